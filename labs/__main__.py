@@ -1,0 +1,27 @@
+"""Command line: ``python -m labs doctor`` and ``python -m labs run MODULE:FUNCTION``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m labs")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("doctor", help="check the environment and run 2- and 4-rank all-reduces")
+    run = sub.add_parser("run", help="run MODULE:FUNCTION on every rank under torchrun")
+    run.add_argument("target", help="package.module:function or path/to/file.py:function")
+    run.add_argument("--backend", default="auto", choices=["auto", "gloo", "nccl"])
+    run.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args(argv)
+    if args.command == "doctor":
+        from labs.doctor import doctor
+        return 0 if doctor() else 1
+    from labs.torchrun import run as run_target
+    run_target(args.target, backend=args.backend, timeout=args.timeout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

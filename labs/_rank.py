@@ -1,0 +1,200 @@
+"""What runs inside one rank: set up the process, run the user's function, report back.
+
+This module is preloaded by the launcher's forkserver (it imports torch, torch.distributed
+and torch._dynamo once), so a warm launch only forks and joins the process group.
+It is also used by the torchrun entry (``python -m labs run module:function``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import faulthandler
+import linecache
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+
+import cloudpickle
+import torch
+import torch._dynamo  # noqa: F401  (DDP imports it lazily; preload it once in the forkserver)
+import torch.distributed as dist
+
+# Messages of collectives that failed only because another rank went away first.
+SECONDARY_ERROR_MARKERS = (
+    "Connection closed by peer",
+    "Connection reset by peer",
+    "Broken pipe",
+    "Connection refused",
+    "ECONNRESET",
+    "Read error",
+    "Socket closed",
+    "Timed out waiting",
+    "Socket Timeout",
+    "timed out",
+)
+
+
+def cpu_count() -> int:
+    """CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
+
+
+def threads_per_rank(local_world_size: int) -> int:
+    """Share the cores out so that ranks on one machine do not oversubscribe them."""
+    return max(1, cpu_count() // max(1, local_world_size))
+
+
+def device() -> torch.device:
+    """The device of the calling rank: its own GPU under nccl, else the CPU.
+
+    Outside a launched rank it is the first GPU if there is one, else the CPU.
+    """
+    name = os.environ.get("LABS_DEVICE")
+    if name:
+        return torch.device(name)
+    return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
+
+
+def setup_rank(*, backend: str, rank: int, world_size: int, local_rank: int,
+               local_world_size: int, timeout: float, store=None) -> None:
+    """Pick the device, share the CPU threads and initialise the default process group."""
+    if backend == "nccl":
+        torch.cuda.set_device(local_rank)
+        os.environ["LABS_DEVICE"] = f"cuda:{local_rank}"
+    else:
+        os.environ["LABS_DEVICE"] = "cpu"
+        if sys.platform.startswith("linux"):
+            # Ranks of one launch talk over loopback: no dependence on hostname resolution.
+            os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    torch.set_num_threads(threads_per_rank(local_world_size))
+    kwargs = dict(backend=backend, timeout=datetime.timedelta(seconds=timeout))
+    if store is not None:
+        kwargs.update(store=store, rank=rank, world_size=world_size)
+    if backend == "nccl":
+        kwargs["device_id"] = torch.device("cuda", local_rank)
+    dist.init_process_group(**kwargs)
+
+
+def _to_cpu(value):
+    """Move tensors in a (nested) return value to the CPU so the caller can load them."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        return type(value)(_to_cpu(v) for v in value)
+    if type(value) is dict:
+        return {k: _to_cpu(v) for k, v in value.items()}
+    return value
+
+
+def _write_atomic(path: str, payload: bytes) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(payload)
+    os.replace(tmp, path)
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback from the user's function down, without the launcher's own frames."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+def _report_error(run_dir: str, rank: int, exc: BaseException, kind: str = "exception") -> None:
+    text = _user_traceback(exc)
+    message = f"{type(exc).__name__}: {exc}"
+    try:
+        original = cloudpickle.dumps(exc)
+    except Exception:
+        original = None
+    secondary = any(m in str(exc) for m in SECONDARY_ERROR_MARKERS)
+    record = dict(rank=rank, kind=kind, exc_type=type(exc).__name__, message=message,
+                  traceback=text, time=time.time(), secondary=secondary, original=original)
+    _write_atomic(os.path.join(run_dir, f"rank{rank}.error"), cloudpickle.dumps(record))
+
+
+def _watchdog(parent_pid: int, hard_deadline: float) -> None:
+    """End this rank if the launching process is gone or the hard deadline passed."""
+    while True:
+        time.sleep(0.5)
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            os._exit(70)
+        except PermissionError:
+            pass
+        if time.time() > hard_deadline:
+            os._exit(71)
+
+
+def _redirect_output(run_dir: str, rank: int) -> None:
+    """Send fd 1 and 2 (Python and C++ output alike) to files the launcher tails."""
+    for fd, name in ((1, "out"), (2, "err")):
+        target = os.open(os.path.join(run_dir, f"rank{rank}.{name}"),
+                         os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
+
+
+def rank_main(run_dir: str, rank: int, world_size: int, backend: str, timeout: float,
+              parent_pid: int, env: dict) -> None:
+    """Entry point of one launched rank (runs in a process forked by the forkserver)."""
+    _redirect_output(run_dir, rank)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher stops ranks, not Ctrl-C
+    stack_file = open(os.path.join(run_dir, f"rank{rank}.stack"), "w")
+    faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=False)
+    os.environ.clear()
+    os.environ.update(env)
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank),
+                      LOCAL_WORLD_SIZE=str(world_size))
+    threading.Thread(target=_watchdog, args=(parent_pid, time.time() + timeout + 30),
+                     daemon=True).start()
+    try:
+        with open(os.path.join(run_dir, "task.pkl"), "rb") as f:
+            fn, args, kwargs, source_lines = cloudpickle.load(f)
+        # Source of notebook cells, so tracebacks show the lines of the student's code.
+        for filename, lines in source_lines.items():
+            linecache.cache[filename] = (sum(map(len, lines)), None, lines, filename)
+        store = dist.FileStore(os.path.join(run_dir, "store"), world_size)
+        setup_rank(backend=backend, rank=rank, world_size=world_size, local_rank=rank,
+                   local_world_size=world_size, timeout=timeout, store=store)
+    except BaseException as exc:  # noqa: BLE001  (report anything, then stop)
+        _report_error(run_dir, rank, exc, kind="setup")
+        _exit(1)
+    try:
+        result = fn(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001
+        _report_error(run_dir, rank, exc)
+        _exit(1)
+    try:
+        payload = cloudpickle.dumps(_to_cpu(result))
+    except Exception as exc:  # noqa: BLE001
+        _report_error(run_dir, rank, exc, kind="result")
+        _exit(1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _write_atomic(os.path.join(run_dir, f"rank{rank}.result"), payload)
+    # Stay in the group until every rank is done: a rank that left early would turn another
+    # rank's unmatched recv into a "connection closed" error instead of the hang it is.
+    release = os.path.join(run_dir, "release")
+    while not os.path.exists(release):
+        time.sleep(0.005)
+    try:
+        dist.destroy_process_group()
+    finally:
+        _exit(0)
+
+
+def _exit(code: int) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,6 @@
+"""Benchmarks: ``python -m labs.bench NAME``. Speed targets live here, never in the tests."""
+
+BENCHMARKS = {
+    "launch": "labs.bench.launch",
+    "collectives": "labs.bench.collectives",
+}

@@ -1,0 +1,22 @@
+"""``python -m labs.bench NAME [options]``: run one benchmark and print its table."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from labs.bench import BENCHMARKS
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in BENCHMARKS:
+        print(f"usage: python -m labs.bench {{{','.join(BENCHMARKS)}}} [options]",
+              file=sys.stderr)
+        return 2
+    module = importlib.import_module(BENCHMARKS[argv[0]])
+    return module.main(argv[1:]) or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

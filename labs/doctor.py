@@ -1,0 +1,88 @@
+"""``python -m labs doctor``: is this machine ready for the course? Says how to fix it if not."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+
+PINNED_TORCH = "2.13.0"
+
+
+def _memory_gib() -> float | None:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def doctor(out=None) -> bool:
+    """Print the environment and run real 2- and 4-rank all-reduces. True when all is well."""
+    import torch
+    import torch.distributed as dist
+
+    from labs import _rank, examples, launcher
+
+    out = out or sys.stdout
+    problems = []
+
+    def say(line=""):
+        print(line, file=out, flush=True)
+
+    say(f"python      {sys.version.split()[0]} ({platform.platform()})")
+    say(f"torch       {torch.__version__}")
+    if torch.__version__.split("+")[0] != PINNED_TORCH:
+        problems.append(f"torch {torch.__version__} is not the course's {PINNED_TORCH}: run "
+                        "`make setup` (or `pip install torch==2.13.0`) so results match.")
+    gloo, nccl = dist.is_gloo_available(), dist.is_nccl_available()
+    say(f"backends    gloo={'yes' if gloo else 'no'}  nccl={'yes' if nccl else 'no'}")
+    if not gloo:
+        problems.append("this torch build has no gloo backend: install the official "
+                        f"torch=={PINNED_TORCH} wheel.")
+    mem = _memory_gib()
+    say(f"cpu         {_rank.cpu_count()} cores" + (f", {mem:.1f} GiB memory" if mem else ""))
+    say(f"max ranks   {launcher.max_world_size()} CPU ranks at once (LABS_MAX_WORLD_SIZE "
+        "overrides)")
+    gpus = launcher.cuda_device_count()
+    if gpus:
+        names = ", ".join(torch.cuda.get_device_name(i) for i in range(gpus))
+        say(f"gpus        {gpus}: {names}")
+    else:
+        say("gpus        none (the course runs on CPU with gloo)")
+
+    checks = [("gloo", n) for n in (2, 4)] + [("nccl", n) for n in (1, 2, 4, 8) if n <= gpus]
+    for backend, n in checks:
+        if backend == "gloo" and n > launcher.max_world_size():
+            problems.append(f"{n} CPU ranks do not fit this machine's memory: close other "
+                            "programs or use fewer ranks.")
+            continue
+        try:
+            times = []
+            for _ in range(2):  # the first launch may start the forkserver (cold)
+                start = time.perf_counter()
+                got = launcher.launch(examples.all_reduce_demo, n, backend=backend,
+                                      timeout=120)
+                times.append(time.perf_counter() - start)
+            expected = float(n * (n + 1) // 2)
+            ok = all(g == expected for g in got)
+            say(f"all_reduce  {backend} x{n}: {'ok' if ok else 'WRONG'} "
+                f"(sum={got[0]:g}, expected {expected:g}); launch {times[0]:.2f} s, then "
+                f"{times[1]:.2f} s warm")
+            if not ok:
+                problems.append(f"the {backend} all-reduce on {n} ranks gave {got}, not "
+                                f"{expected}: reinstall torch=={PINNED_TORCH}.")
+        except Exception as exc:  # noqa: BLE001
+            say(f"all_reduce  {backend} x{n}: FAILED ({type(exc).__name__})")
+            problems.append(f"the {backend} all-reduce on {n} ranks failed: {exc}\n"
+                            "  If it is a network error, set GLOO_SOCKET_IFNAME=lo (Linux) or "
+                            "lo0 (macOS); check that the temporary folder "
+                            f"({os.environ.get('TMPDIR', '/tmp')}) is writable.")
+    say()
+    if problems:
+        say("PROBLEMS:")
+        for p in problems:
+            say(f"- {p}")
+        return False
+    say("All good: the course can run here.")
+    return True

@@ -1,0 +1,489 @@
+"""Run a function on N ranks from a notebook, a test or a script: ``labs.launch``.
+
+How it works, and why:
+- Ranks are forked by a forkserver that imported torch once (``labs._rank``), so a warm
+  launch costs a fork and a process-group join instead of a fresh ``import torch`` per rank.
+  Plain fork from a Jupyter kernel can deadlock, spawn re-imports torch every time.
+- The function and its arguments travel by value (cloudpickle), so functions and classes
+  defined in a notebook cell work.
+- Rendezvous is a FileStore in a fresh temporary folder: no ports to race for, no collision
+  between two notebooks launching at the same time.
+- Each rank writes fd 1 and 2 to files that this process tails, so what a rank prints
+  (C++ included) appears here live, prefixed with ``[rank r]``.
+- Any failure stops all ranks and raises one error about the rank that caused it; a hang ends
+  after ``timeout`` seconds with the waiting ranks named and where they were stuck.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import linecache
+import multiprocessing as mp
+import multiprocessing.connection
+import os
+import pickle
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import types
+from multiprocessing import popen_forkserver, spawn
+
+import cloudpickle
+
+from labs import _rank
+from labs._rank import cpu_count, device  # noqa: F401  (re-exported: labs.device())
+
+BACKENDS = ("auto", "gloo", "nccl")
+# Each CPU rank costs a Python process with torch loaded: stay well inside the machine.
+RANK_MEMORY_BYTES = 400 * 2**20
+FAILURE_GRACE_S = 0.3  # after a first failure, time to collect the others' errors
+
+
+class LaunchError(RuntimeError):
+    """A launched run failed; the message says which rank and why."""
+
+
+class RankError(LaunchError):
+    """A rank raised an exception (attributes: rank, exc_type, remote_traceback, original)."""
+
+    def __init__(self, message, *, rank, exc_type, remote_traceback, original=None):
+        super().__init__(message)
+        self.rank = rank
+        self.exc_type = exc_type
+        self.remote_traceback = remote_traceback
+        self.original = original
+
+
+class RankCrashedError(LaunchError):
+    """A rank died without a Python exception (a signal, os._exit, a crash in C++)."""
+
+    def __init__(self, message, *, rank, exitcode):
+        super().__init__(message)
+        self.rank = rank
+        self.exitcode = exitcode
+
+
+class LaunchTimeoutError(LaunchError, TimeoutError):
+    """The run did not finish within ``timeout``: ``waiting`` lists the ranks still blocked."""
+
+    def __init__(self, message, *, waiting):
+        super().__init__(message)
+        self.waiting = waiting
+
+
+def launch(fn, world_size, args=(), kwargs=None, *, backend="auto", timeout=60.0):
+    """Run ``fn(*args, **kwargs)`` on ``world_size`` processes and return their results.
+
+    Each process is one rank with the default process group initialised
+    (``torch.distributed.get_rank()`` works inside ``fn``); the return values come back as a
+    list in rank order. ``labs.device()`` inside ``fn`` is the rank's device.
+
+    backend: "auto" (nccl with one GPU per rank when there are enough CUDA devices, else
+        gloo on CPU), "gloo" or "nccl".
+    timeout: seconds the whole run may take; a collective waiting longer also fails.
+
+    Example::
+
+        def hello():
+            import torch.distributed as dist
+            return dist.get_rank() * 10
+
+        labs.launch(hello, world_size=4)   # [0, 10, 20, 30]
+    """
+    backend = _check_arguments(fn, world_size, args, kwargs, backend, timeout)
+    return _Run(fn, world_size, tuple(args), dict(kwargs or {}), backend, float(timeout),
+                stream_out=sys.stdout, stream_err=sys.stderr).run()
+
+
+# --- input checks ------------------------------------------------------------------------
+
+def max_world_size() -> int:
+    """The most CPU ranks this machine can run at once (override: LABS_MAX_WORLD_SIZE)."""
+    override = os.environ.get("LABS_MAX_WORLD_SIZE")
+    if override:
+        return int(override)
+    by_cores = max(8, 4 * cpu_count())
+    try:
+        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        by_memory = max(2, available // RANK_MEMORY_BYTES)
+    except (ValueError, OSError, AttributeError):
+        by_memory = by_cores
+    return int(min(by_cores, by_memory))
+
+
+def cuda_device_count() -> int:
+    import torch
+    try:
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:  # noqa: BLE001  (a broken driver counts as no GPU)
+        return 0
+
+
+def resolve_backend(backend: str, world_size: int) -> str:
+    """Turn "auto" into "nccl" or "gloo"; refuse "nccl" without one GPU per rank."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is not one of {BACKENDS}: use 'auto' to let "
+                         "the launcher choose, 'gloo' for CPU or 'nccl' for GPUs.")
+    gpus = cuda_device_count()
+    if backend == "auto":
+        return "nccl" if gpus >= world_size else "gloo"
+    if backend == "nccl" and gpus < world_size:
+        raise ValueError(
+            f"backend='nccl' needs one CUDA GPU per rank: world_size={world_size} but this "
+            f"machine has {gpus} CUDA device(s). Use backend='gloo' (CPU), backend='auto', "
+            f"or world_size <= {gpus}." if gpus else
+            f"backend='nccl' needs CUDA GPUs and this machine has none. Use backend='gloo' "
+            "(runs on CPU) or backend='auto'.")
+    return backend
+
+
+def _check_arguments(fn, world_size, args, kwargs, backend, timeout) -> str:
+    if not callable(fn):
+        raise TypeError(f"labs.launch needs a function to run, got {type(fn).__name__}: "
+                        "pass the function itself, e.g. labs.launch(train, 4), not train().")
+    if isinstance(world_size, bool) or not isinstance(world_size, int):
+        raise TypeError(f"world_size must be an int, got {world_size!r}.")
+    if world_size < 1:
+        raise ValueError(f"world_size={world_size}: a run needs at least one rank "
+                         "(world_size >= 1).")
+    if not isinstance(args, (tuple, list)):
+        raise TypeError(f"args must be a tuple of positional arguments, got "
+                        f"{type(args).__name__}: write args=(x,) for one argument.")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise TypeError(f"kwargs must be a dict, got {type(kwargs).__name__}.")
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError(f"timeout={timeout!r}: give the seconds the run may take, > 0.")
+    backend = resolve_backend(backend, world_size)
+    if backend == "gloo" and world_size > max_world_size():
+        raise ValueError(
+            f"world_size={world_size} is too many CPU ranks for this machine "
+            f"({cpu_count()} cores): at most {max_world_size()} run here. Use a smaller "
+            "world_size (the course uses 2, 4 or 8), or set LABS_MAX_WORLD_SIZE to raise "
+            "the limit.")
+    return backend
+
+
+# --- the forkserver ----------------------------------------------------------------------
+
+_CONTEXT = None
+
+
+def _context():
+    """The forkserver context, with torch preloaded in the server (started on first use)."""
+    global _CONTEXT
+    if _CONTEXT is None:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["labs._rank"])
+        _CONTEXT = ctx
+    return _CONTEXT
+
+
+class _Popen(popen_forkserver.Popen):
+    """Forkserver Popen that does not re-import the caller's ``__main__`` in the rank.
+
+    The function travels by value, so the rank never needs ``__main__``; re-running a script's
+    top level (or a notebook kernel's launcher) in every rank would be slow and surprising.
+    """
+
+    def _launch(self, process_obj):
+        real = spawn.get_preparation_data
+
+        def without_main(name):
+            data = real(name)
+            data.pop("init_main_from_name", None)
+            data.pop("init_main_from_path", None)
+            return data
+
+        spawn.get_preparation_data = without_main
+        try:
+            super()._launch(process_obj)
+        finally:
+            spawn.get_preparation_data = real
+
+
+class _RankProcess(mp.context.ForkServerProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        return _Popen(process_obj)
+
+
+def warm_up() -> None:
+    """Start the forkserver now (importing torch there), so the first launch is fast."""
+    _context()
+    from multiprocessing import forkserver
+    forkserver.ensure_running()
+
+
+def shutdown() -> None:
+    """Stop the forkserver (the next launch starts a fresh one)."""
+    from multiprocessing import forkserver
+    server = forkserver._forkserver
+    if server._forkserver_pid is not None:
+        with contextlib.suppress(OSError):
+            os.close(server._forkserver_alive_fd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(server._forkserver_pid, 0)
+        server._forkserver_pid = None
+        server._forkserver_alive_fd = None
+        server._forkserver_address = None
+
+
+# --- one run -----------------------------------------------------------------------------
+
+def _code_reduce_keeping_filename(code):
+    """cloudpickle's reduction of a code object, with the real file name kept.
+
+    cloudpickle >= 3 renames every shipped function's file to "<dynamic-code>"; keeping the
+    name lets a rank's traceback point at the notebook cell or script line that failed.
+    """
+    reducer, args = _CLOUDPICKLE_CODE_REDUCE(code)
+    args = tuple(code.co_filename if a == "<dynamic-code>" else a for a in args)
+    return reducer, args
+
+
+_CLOUDPICKLE_CODE_REDUCE = getattr(cloudpickle.cloudpickle, "_code_reduce", None)
+
+
+class _Pickler(cloudpickle.Pickler):
+    if _CLOUDPICKLE_CODE_REDUCE is not None:
+        dispatch_table = collections.ChainMap(
+            {types.CodeType: _code_reduce_keeping_filename}, cloudpickle.Pickler.dispatch_table)
+
+
+def _dumps(obj) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer).dump(obj)
+    return buffer.getvalue()
+
+
+def _notebook_sources(fn) -> dict:
+    """Source lines of notebook cells (linecache entries with no file), for rank tracebacks."""
+    sources = {}
+    for filename, entry in list(linecache.cache.items()):
+        if len(entry) == 4 and entry[1] is None and not os.path.exists(filename):
+            sources[filename] = entry[2]
+    return sources
+
+
+class _OutputTail:
+    """Tails one rank's output file and echoes complete lines with a rank prefix."""
+
+    def __init__(self, path, prefix, stream, keep=30):
+        self.path, self.prefix, self.stream, self.keep = path, prefix, stream, keep
+        self.offset, self.partial, self.lines = 0, b"", []
+
+    def pump(self, final=False):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        self.offset += len(data)
+        data = self.partial + data
+        *complete, self.partial = data.split(b"\n")
+        if final and self.partial:
+            complete, self.partial = complete + [self.partial], b""
+        for raw in complete:
+            line = raw.decode("utf-8", errors="replace")
+            self.lines = (self.lines + [line])[-self.keep:]
+            if self.stream is not None:
+                self.stream.write(f"{self.prefix}{line}\n")
+        if complete and self.stream is not None:
+            self.stream.flush()
+
+
+class _Run:
+    def __init__(self, fn, world_size, args, kwargs, backend, timeout, *, stream_out,
+                 stream_err):
+        self.fn, self.world_size, self.args, self.kwargs = fn, world_size, args, kwargs
+        self.backend, self.timeout = backend, timeout
+        self.stream_out, self.stream_err = stream_out, stream_err
+        self.procs = []
+
+    def path(self, name):
+        return os.path.join(self.run_dir, name)
+
+    def run(self):
+        self.run_dir = tempfile.mkdtemp(prefix="labs-launch-")
+        try:
+            self._write_task()
+            self._start()
+            return self._supervise()
+        finally:
+            self._stop_all()
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def _write_task(self):
+        try:
+            payload = _dumps((self.fn, self.args, self.kwargs,
+                                         _notebook_sources(self.fn)))
+        except Exception as exc:  # noqa: BLE001
+            raise LaunchError(
+                f"labs.launch could not send {getattr(self.fn, '__name__', self.fn)!r} and its "
+                f"arguments to the ranks ({type(exc).__name__}: {exc}). Objects such as open "
+                "files, locks, sockets or process groups cannot travel: create them inside "
+                "the function instead.") from None
+        with open(self.path("task.pkl"), "wb") as f:
+            f.write(payload)
+
+    def _start(self):
+        _context()
+        env = dict(os.environ)
+        self.tails = []
+        for rank in range(self.world_size):
+            self.tails.append((
+                _OutputTail(self.path(f"rank{rank}.out"), f"[rank {rank}] ", self.stream_out),
+                _OutputTail(self.path(f"rank{rank}.err"), f"[rank {rank}] ", self.stream_err)))
+            proc = _RankProcess(target=_rank.rank_main, name=f"labs-rank{rank}", daemon=False,
+                                args=(self.run_dir, rank, self.world_size, self.backend,
+                                      self.timeout, os.getpid(), env))
+            proc.start()
+            self.procs.append(proc)
+
+    def _pump(self, final=False):
+        for out, err in self.tails:
+            out.pump(final)
+            err.pump(final)
+
+    def _supervise(self):
+        start = time.monotonic()
+        deadline = start + self.timeout
+        first_failure = None
+        released = False
+        while True:
+            self._pump()
+            codes = [p.exitcode for p in self.procs]
+            failed = [r for r, c in enumerate(codes) if c not in (None, 0)] + [
+                r for r in range(self.world_size) if os.path.exists(self.path(f"rank{r}.error"))]
+            if failed and first_failure is None:
+                first_failure = time.monotonic()
+            done = [r for r in range(self.world_size)
+                    if os.path.exists(self.path(f"rank{r}.result"))]
+            if not failed and len(done) == self.world_size and not released:
+                open(self.path("release"), "w").close()
+                released = True
+            if all(c is not None for c in codes):
+                break
+            if first_failure is not None and time.monotonic() - first_failure > FAILURE_GRACE_S:
+                break
+            if time.monotonic() > deadline:
+                if released:  # results are in, ranks are only slow to leave
+                    break
+                return self._timed_out(time.monotonic() - start)
+            mp.connection.wait([p.sentinel for p in self.procs], timeout=0.01)
+        self._stop_all()
+        self._pump(final=True)
+        errors = self._errors()
+        if errors or any(p.exitcode not in (0, None) for p in self.procs) or not released:
+            self._raise_failure(errors)
+        return [self._result(r) for r in range(self.world_size)]
+
+    def _result(self, rank):
+        with open(self.path(f"rank{rank}.result"), "rb") as f:
+            return pickle.load(f)
+
+    def _errors(self):
+        errors = {}
+        for rank in range(self.world_size):
+            path = self.path(f"rank{rank}.error")
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    errors[rank] = pickle.load(f)
+        return errors
+
+    def _stop_all(self):
+        for proc in self.procs:
+            if proc.exitcode is None:
+                with contextlib.suppress(ProcessLookupError, OSError):
+                    os.kill(proc.pid, signal.SIGKILL)
+        for proc in self.procs:
+            proc.join(timeout=5)
+
+    def _tail(self, rank, n=10):
+        out, err = self.tails[rank]
+        lines = (out.lines + err.lines)[-n:]
+        return "\n".join(f"    {line}" for line in lines) or "    (nothing)"
+
+    def _raise_failure(self, errors):
+        ws = self.world_size
+        primary = sorted((e for e in errors.values() if not e["secondary"]),
+                         key=lambda e: e["time"])
+        crashed = [r for r, p in enumerate(self.procs)
+                   if r not in errors and p.exitcode not in (0, None, -signal.SIGKILL)]
+        others = lambda r: ", ".join(str(o) for o in range(ws) if o != r) or "none"  # noqa: E731
+        if primary:
+            e = primary[0]
+            original = None
+            if e["original"] is not None:
+                with contextlib.suppress(Exception):
+                    original = pickle.loads(e["original"])
+            if e["kind"] == "result":
+                raise LaunchError(
+                    f"rank {e['rank']} of {ws} returned a value that cannot be sent back to "
+                    f"the caller ({e['message']}). Return tensors, numbers, strings, or "
+                    "lists/tuples/dicts of them.")
+            where = " while setting up the process group" if e["kind"] == "setup" else ""
+            raise RankError(
+                f"rank {e['rank']} of {ws} raised {e['message']}{where}\n\n"
+                f"--- traceback on rank {e['rank']} ---\n{e['traceback'].rstrip()}\n"
+                f"--- the other ranks ({others(e['rank'])}) were stopped ---",
+                rank=e["rank"], exc_type=e["exc_type"], remote_traceback=e["traceback"],
+                original=original)
+        if crashed:
+            r = crashed[0]
+            code = self.procs[r].exitcode
+            how = (f"was killed by signal {signal.Signals(-code).name}" if code < 0
+                   else f"exited with code {code}")
+            raise RankCrashedError(
+                f"rank {r} of {ws} {how} without a Python exception (a crash in C++, "
+                f"os._exit or a signal). The last lines it printed:\n{self._tail(r)}\n"
+                f"--- the other ranks ({others(r)}) were stopped ---", rank=r, exitcode=code)
+        if errors:  # only secondary errors: a peer vanished or a collective timed out
+            waiting = sorted(errors)
+            first = errors[waiting[0]]
+            raise LaunchTimeoutError(
+                f"ranks {waiting} of {ws} failed waiting for a peer: {first['message']}\n"
+                f"--- traceback on rank {waiting[0]} ---\n{first['traceback'].rstrip()}",
+                waiting=waiting)
+        raise LaunchError("the ranks ended without returning results (killed from outside?)")
+
+    def _timed_out(self, elapsed):
+        waiting = [r for r, p in enumerate(self.procs)
+                   if p.exitcode is None and not os.path.exists(self.path(f"rank{r}.result"))]
+        finished = [r for r in range(self.world_size)
+                    if os.path.exists(self.path(f"rank{r}.result"))]
+        stacks = self._dump_stacks(waiting)
+        self._stop_all()
+        self._pump(final=True)
+        detail = "\n".join(f"--- where rank {r} was waiting ---\n{stacks[r]}" for r in waiting
+                           if stacks.get(r))
+        raise LaunchTimeoutError(
+            f"timed out after {elapsed:.1f} s (timeout={self.timeout:g}): ranks {waiting} of "
+            f"{self.world_size} were still waiting"
+            + (f"; ranks {finished} had finished" if finished else "") + ".\n"
+            "A rank blocked in a collective or a recv that no other rank matches hangs: check "
+            "that every rank calls the same collectives in the same order, and that each recv "
+            "has a matching send. If the work is just slow, pass a larger timeout=.\n" + detail,
+            waiting=waiting)
+
+    def _dump_stacks(self, ranks):
+        """Ask the waiting ranks for their Python stacks (faulthandler on SIGUSR1)."""
+        for r in ranks:
+            with contextlib.suppress(ProcessLookupError, OSError):
+                os.kill(self.procs[r].pid, signal.SIGUSR1)
+        time.sleep(0.2)
+        stacks = {}
+        for r in ranks:
+            with contextlib.suppress(OSError):
+                with open(self.path(f"rank{r}.stack")) as f:
+                    lines = f.read().splitlines()
+                # Keep the frames above the launcher's own (multiprocessing, labs._rank).
+                cut = next((i for i, ln in enumerate(lines)
+                            if "multiprocessing" in ln or "labs/_rank.py" in ln), len(lines))
+                stacks[r] = "\n".join(lines[:cut])
+        return stacks

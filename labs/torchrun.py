@@ -1,0 +1,64 @@
+"""Run a course function under torchrun, the path from the notebook to a real cluster.
+
+``labs.launch`` starts ranks on one machine; torchrun starts them on many. The same function
+runs under both: ``torchrun --nproc-per-node=4 -m labs run labs.examples:all_reduce_demo``
+(add ``--nnodes``, ``--node-rank`` and ``--rdzv-endpoint`` for several machines).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+
+import torch.distributed as dist
+
+from labs import _rank
+from labs.launcher import cuda_device_count
+
+
+def load_function(target: str):
+    """``package.module:function`` or ``path/to/file.py:function`` -> the function."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not attr:
+        raise SystemExit(f"labs run: expected MODULE:FUNCTION, got {target!r} "
+                         "(for example labs.examples:all_reduce_demo).")
+    if module_name.endswith(".py"):
+        spec = importlib.util.spec_from_file_location("labs_user_script", module_name)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise SystemExit(f"labs run: {module_name} has no function {attr!r}.") from None
+
+
+def run(target: str, *, backend: str = "auto", timeout: float = 600.0) -> object:
+    """Initialise the process group from torchrun's environment, run the function once."""
+    missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+               if v not in os.environ]
+    if missing:
+        raise SystemExit("labs run must be started by torchrun (missing "
+                         f"{', '.join(missing)}): torchrun --nproc-per-node=2 -m labs run "
+                         f"{target}")
+    rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", rank))
+    local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
+    if backend == "auto":
+        backend = "nccl" if cuda_device_count() >= local_world_size else "gloo"
+    fn = load_function(target)
+    _rank.setup_rank(backend=backend, rank=rank, world_size=world_size, local_rank=local_rank,
+                     local_world_size=local_world_size, timeout=timeout)
+    try:
+        result = fn()
+        print(f"[rank {rank}] {fn.__name__} returned {result!r}", flush=True)
+        return result
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run(sys.argv[1])
