@@ -9,11 +9,14 @@ numbers. ``import labs`` is cheap: torch is imported when the launcher is first 
 _LAUNCHER_NAMES = ("launch", "device", "LaunchError", "RankError", "RankCrashedError",
                    "LaunchTimeoutError")
 
-__all__ = list(_LAUNCHER_NAMES)
+__all__ = list(_LAUNCHER_NAMES) + ["environment"]
 
 
 def __getattr__(name):
     if name in _LAUNCHER_NAMES:
         from labs import launcher
         return getattr(launcher, name)
+    if name == "environment":
+        from labs.doctor import environment
+        return environment
     raise AttributeError(f"module 'labs' has no attribute {name!r}")

@@ -86,3 +86,25 @@ def doctor(out=None) -> bool:
         return False
     say("All good: the course can run here.")
     return True
+
+
+def environment(world_size: int, backend: str = "auto", out=None) -> str:
+    """The environment cell of every notebook: what this run will use, in one short block.
+
+    Returns the backend ("gloo" or "nccl") that ``labs.launch`` will pick for ``world_size``.
+    """
+    import torch
+
+    from labs import _rank, launcher
+
+    out = out or sys.stdout
+    chosen = launcher.resolve_backend(backend, world_size)
+    gpus = launcher.cuda_device_count()
+    if chosen == "nccl":
+        devices = ", ".join(f"cuda:{i}" for i in range(world_size))
+    else:
+        devices = f"cpu × {world_size}（每个 rank {_rank.threads_per_rank(world_size)} 个线程）"
+    print(f"torch {torch.__version__} · python {sys.version.split()[0]} · "
+          f"{_rank.cpu_count()} CPU 核 · GPU {gpus} 块", file=out)
+    print(f"本笔记本使用：world_size={world_size}，backend={chosen}，设备：{devices}", file=out)
+    return chosen

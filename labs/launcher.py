@@ -16,11 +16,7 @@ How it works, and why:
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import io
-import linecache
-import multiprocessing as mp
 import multiprocessing.connection
 import os
 import pickle
@@ -29,50 +25,16 @@ import signal
 import sys
 import tempfile
 import time
-import types
-from multiprocessing import popen_forkserver, spawn
 
-import cloudpickle
-
-from labs import _rank
+from labs import _forkserver, _rank
+from labs._forkserver import shutdown, warm_up  # noqa: F401  (re-exported)
 from labs._rank import cpu_count, device  # noqa: F401  (re-exported: labs.device())
+from labs.launch_errors import LaunchError, LaunchTimeoutError, RankCrashedError, RankError
 
 BACKENDS = ("auto", "gloo", "nccl")
 # Each CPU rank costs a Python process with torch loaded: stay well inside the machine.
 RANK_MEMORY_BYTES = 400 * 2**20
 FAILURE_GRACE_S = 0.3  # after a first failure, time to collect the others' errors
-
-
-class LaunchError(RuntimeError):
-    """A launched run failed; the message says which rank and why."""
-
-
-class RankError(LaunchError):
-    """A rank raised an exception (attributes: rank, exc_type, remote_traceback, original)."""
-
-    def __init__(self, message, *, rank, exc_type, remote_traceback, original=None):
-        super().__init__(message)
-        self.rank = rank
-        self.exc_type = exc_type
-        self.remote_traceback = remote_traceback
-        self.original = original
-
-
-class RankCrashedError(LaunchError):
-    """A rank died without a Python exception (a signal, os._exit, a crash in C++)."""
-
-    def __init__(self, message, *, rank, exitcode):
-        super().__init__(message)
-        self.rank = rank
-        self.exitcode = exitcode
-
-
-class LaunchTimeoutError(LaunchError, TimeoutError):
-    """The run did not finish within ``timeout``: ``waiting`` lists the ranks still blocked."""
-
-    def __init__(self, message, *, waiting):
-        super().__init__(message)
-        self.waiting = waiting
 
 
 def launch(fn, world_size, args=(), kwargs=None, *, backend="auto", timeout=60.0):
@@ -136,7 +98,7 @@ def resolve_backend(backend: str, world_size: int) -> str:
             f"backend='nccl' needs one CUDA GPU per rank: world_size={world_size} but this "
             f"machine has {gpus} CUDA device(s). Use backend='gloo' (CPU), backend='auto', "
             f"or world_size <= {gpus}." if gpus else
-            f"backend='nccl' needs CUDA GPUs and this machine has none. Use backend='gloo' "
+            "backend='nccl' needs CUDA GPUs and this machine has none. Use backend='gloo' "
             "(runs on CPU) or backend='auto'.")
     return backend
 
@@ -165,108 +127,6 @@ def _check_arguments(fn, world_size, args, kwargs, backend, timeout) -> str:
             "world_size (the course uses 2, 4 or 8), or set LABS_MAX_WORLD_SIZE to raise "
             "the limit.")
     return backend
-
-
-# --- the forkserver ----------------------------------------------------------------------
-
-_CONTEXT = None
-
-
-def _context():
-    """The forkserver context, with torch preloaded in the server (started on first use)."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["labs._rank"])
-        _CONTEXT = ctx
-    return _CONTEXT
-
-
-class _Popen(popen_forkserver.Popen):
-    """Forkserver Popen that does not re-import the caller's ``__main__`` in the rank.
-
-    The function travels by value, so the rank never needs ``__main__``; re-running a script's
-    top level (or a notebook kernel's launcher) in every rank would be slow and surprising.
-    """
-
-    def _launch(self, process_obj):
-        real = spawn.get_preparation_data
-
-        def without_main(name):
-            data = real(name)
-            data.pop("init_main_from_name", None)
-            data.pop("init_main_from_path", None)
-            return data
-
-        spawn.get_preparation_data = without_main
-        try:
-            super()._launch(process_obj)
-        finally:
-            spawn.get_preparation_data = real
-
-
-class _RankProcess(mp.context.ForkServerProcess):
-    @staticmethod
-    def _Popen(process_obj):
-        return _Popen(process_obj)
-
-
-def warm_up() -> None:
-    """Start the forkserver now (importing torch there), so the first launch is fast."""
-    _context()
-    from multiprocessing import forkserver
-    forkserver.ensure_running()
-
-
-def shutdown() -> None:
-    """Stop the forkserver (the next launch starts a fresh one)."""
-    from multiprocessing import forkserver
-    server = forkserver._forkserver
-    if server._forkserver_pid is not None:
-        with contextlib.suppress(OSError):
-            os.close(server._forkserver_alive_fd)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(server._forkserver_pid, 0)
-        server._forkserver_pid = None
-        server._forkserver_alive_fd = None
-        server._forkserver_address = None
-
-
-# --- one run -----------------------------------------------------------------------------
-
-def _code_reduce_keeping_filename(code):
-    """cloudpickle's reduction of a code object, with the real file name kept.
-
-    cloudpickle >= 3 renames every shipped function's file to "<dynamic-code>"; keeping the
-    name lets a rank's traceback point at the notebook cell or script line that failed.
-    """
-    reducer, args = _CLOUDPICKLE_CODE_REDUCE(code)
-    args = tuple(code.co_filename if a == "<dynamic-code>" else a for a in args)
-    return reducer, args
-
-
-_CLOUDPICKLE_CODE_REDUCE = getattr(cloudpickle.cloudpickle, "_code_reduce", None)
-
-
-class _Pickler(cloudpickle.Pickler):
-    if _CLOUDPICKLE_CODE_REDUCE is not None:
-        dispatch_table = collections.ChainMap(
-            {types.CodeType: _code_reduce_keeping_filename}, cloudpickle.Pickler.dispatch_table)
-
-
-def _dumps(obj) -> bytes:
-    buffer = io.BytesIO()
-    _Pickler(buffer).dump(obj)
-    return buffer.getvalue()
-
-
-def _notebook_sources(fn) -> dict:
-    """Source lines of notebook cells (linecache entries with no file), for rank tracebacks."""
-    sources = {}
-    for filename, entry in list(linecache.cache.items()):
-        if len(entry) == 4 and entry[1] is None and not os.path.exists(filename):
-            sources[filename] = entry[2]
-    return sources
 
 
 class _OutputTail:
@@ -304,12 +164,13 @@ class _Run:
         self.backend, self.timeout = backend, timeout
         self.stream_out, self.stream_err = stream_out, stream_err
         self.procs = []
+        self.killed = set()  # ranks this launcher stopped (not crashes of their own)
 
     def path(self, name):
         return os.path.join(self.run_dir, name)
 
     def run(self):
-        self.run_dir = tempfile.mkdtemp(prefix="labs-launch-")
+        self.run_dir = tempfile.mkdtemp(prefix=f"labs-launch-{os.getpid()}-")
         try:
             self._write_task()
             self._start()
@@ -320,8 +181,8 @@ class _Run:
 
     def _write_task(self):
         try:
-            payload = _dumps((self.fn, self.args, self.kwargs,
-                                         _notebook_sources(self.fn)))
+            payload = _forkserver.dumps((self.fn, self.args, self.kwargs,
+                                         _forkserver.notebook_sources(self.fn)))
         except Exception as exc:  # noqa: BLE001
             raise LaunchError(
                 f"labs.launch could not send {getattr(self.fn, '__name__', self.fn)!r} and its "
@@ -332,14 +193,14 @@ class _Run:
             f.write(payload)
 
     def _start(self):
-        _context()
+        _forkserver.context()
         env = dict(os.environ)
         self.tails = []
         for rank in range(self.world_size):
             self.tails.append((
                 _OutputTail(self.path(f"rank{rank}.out"), f"[rank {rank}] ", self.stream_out),
                 _OutputTail(self.path(f"rank{rank}.err"), f"[rank {rank}] ", self.stream_err)))
-            proc = _RankProcess(target=_rank.rank_main, name=f"labs-rank{rank}", daemon=False,
+            proc = _forkserver.RankProcess(target=_rank.rank_main, name=f"labs-rank{rank}", daemon=False,
                                 args=(self.run_dir, rank, self.world_size, self.backend,
                                       self.timeout, os.getpid(), env))
             proc.start()
@@ -375,7 +236,7 @@ class _Run:
                 if released:  # results are in, ranks are only slow to leave
                     break
                 return self._timed_out(time.monotonic() - start)
-            mp.connection.wait([p.sentinel for p in self.procs], timeout=0.01)
+            multiprocessing.connection.wait([p.sentinel for p in self.procs], timeout=0.01)
         self._stop_all()
         self._pump(final=True)
         errors = self._errors()
@@ -397,8 +258,9 @@ class _Run:
         return errors
 
     def _stop_all(self):
-        for proc in self.procs:
+        for rank, proc in enumerate(self.procs):
             if proc.exitcode is None:
+                self.killed.add(rank)
                 with contextlib.suppress(ProcessLookupError, OSError):
                     os.kill(proc.pid, signal.SIGKILL)
         for proc in self.procs:
@@ -414,7 +276,7 @@ class _Run:
         primary = sorted((e for e in errors.values() if not e["secondary"]),
                          key=lambda e: e["time"])
         crashed = [r for r, p in enumerate(self.procs)
-                   if r not in errors and p.exitcode not in (0, None, -signal.SIGKILL)]
+                   if r not in errors and r not in self.killed and p.exitcode not in (0, None)]
         others = lambda r: ", ".join(str(o) for o in range(ws) if o != r) or "none"  # noqa: E731
         if primary:
             e = primary[0]

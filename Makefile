@@ -1,0 +1,47 @@
+# The course's commands. `make lab` opens the course, `make test` runs every test.
+# Both set up .venv first (and reuse it when it is already complete).
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+READY := $(VENV)/.labs-ready
+SUBMISSIONS ?= submissions
+
+.PHONY: setup lab test notebooks execute grade doctor bench clean
+
+setup: $(READY)
+
+$(READY): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
+	@touch $(READY)
+
+lab: setup
+	$(BIN)/python -m labs doctor || true
+	$(BIN)/jupyter lab notebooks/
+
+test: setup
+	$(BIN)/python -m pytest tests solutions notebooks --nbval-lax --nbval-current-env \
+		--nbval-cell-timeout=300
+
+notebooks: setup
+	$(BIN)/python -m labs.exercises.generate --src solutions --dst notebooks
+
+execute: setup
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.timeout=600 solutions/*.ipynb
+	$(MAKE) notebooks
+
+grade: setup
+	$(BIN)/python -m labs.grade $(SUBMISSIONS) --out grades
+
+doctor: setup
+	$(BIN)/python -m labs doctor
+
+bench: setup
+	$(BIN)/python -m labs.bench launch
+	$(BIN)/python -m labs.bench collectives
+
+clean:
+	rm -rf $(VENV) grades .pytest_cache
