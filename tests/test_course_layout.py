@@ -70,3 +70,9 @@ def test_solution_notebook_is_executed_without_errors(path):
     assert all(c.execution_count for c in code), "re-execute it: make execute"
     for c in code:
         assert not any(o.output_type == "error" for o in c.outputs), c.source[:80]
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    assert "make test" in readme
+    assert "make test" in (ROOT / ".ci/run").read_text()

@@ -362,3 +362,15 @@ def test_launch_benchmark_prints_all_methods():
     assert proc.returncode == 0, proc.stderr
     for method in ("labs.launch", "mp.spawn", "torchrun"):
         assert method in proc.stdout
+
+
+def test_gpu_benchmark_reports_when_there_is_no_gpu():
+    from labs.bench import gpu
+    assert gpu.peak_tflops("NVIDIA H200") == 989.0 and gpu.peak_tflops("a CPU") is None
+    proc = subprocess.run([sys.executable, "-m", "labs.bench", "gpu"], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    if not torch.cuda.is_available():
+        assert "no CUDA GPU here" in proc.stdout
+    else:
+        assert "labs.launch nccl x1: backend=nccl, each rank on its own GPU: True" in proc.stdout

@@ -3,4 +3,5 @@
 BENCHMARKS = {
     "launch": "labs.bench.launch",
     "collectives": "labs.bench.collectives",
+    "gpu": "labs.bench.gpu",
 }
