@@ -156,6 +156,8 @@ def rank_main(run_dir: str, rank: int, world_size: int, backend: str, timeout: f
     os.environ.update(env)
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank),
                       LOCAL_WORLD_SIZE=str(world_size))
+    # torch read TORCH_DISTRIBUTED_DEBUG when the forkserver imported it: read it again now.
+    dist.set_debug_level_from_env()
     threading.Thread(target=_watchdog, args=(parent_pid, time.time() + timeout + 30),
                      daemon=True).start()
     try:
