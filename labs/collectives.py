@@ -1,0 +1,285 @@
+"""Collectives written by hand over point-to-point send/recv, and the bytes they move.
+
+Ring all-reduce is a reduce-scatter followed by an all-gather (Patarasuk & Yuan, "Bandwidth
+optimal all-reduce algorithms for clusters of workstations", JPDC 2009; Horovod and NCCL's
+ring algorithm work this way). The tensor is cut into N chunks (``tensor_split``, so any size
+works); in each of N-1 steps every rank sends one chunk to its right neighbour while it
+receives one from its left. Reduce-scatter adds what it receives, all-gather stores it. Each
+rank therefore sends 2(N-1)/N·S bytes, below 2S however large N is
+(:func:`ring_all_reduce_bytes_per_rank`); the naive scheme (everyone sends to rank 0, rank 0
+sends the sum back) makes rank 0 send (N-1)·S.
+
+Every function takes the process group as ``group=None`` (None: the default group) and an
+optional :class:`ByteCounter`, both passed explicitly (the only module state is a cache of
+receive buffers). With one rank in the group a collective returns its input unchanged. All of
+them work in place, like ``torch.distributed.all_reduce``::
+
+    counter = ByteCounter()
+    ring_all_reduce(t, counter=counter)     # t now holds the sum over the ranks
+    counter.sent == ring_all_reduce_bytes_per_rank(t.numel() * t.element_size(), world_size)
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+__all__ = [
+    "ByteCounter",
+    "ring_chunks",
+    "ring_reduce_scatter",
+    "ring_all_gather",
+    "ring_all_reduce",
+    "naive_all_reduce",
+    "ring_all_reduce_bytes_per_rank",
+    "naive_all_reduce_bytes_busiest_rank",
+    "time_collective",
+    "bandwidth_sweep",
+    "bus_bandwidth",
+]
+
+
+# --- counting bytes ----------------------------------------------------------------------
+
+@dataclass
+class ByteCounter:
+    """Bytes and messages one rank sent and received through the functions of this module.
+
+    Each rank keeps its own counter (create it inside the launched function and return it).
+    """
+
+    sent: int = 0
+    received: int = 0
+    messages_sent: int = 0
+    messages_received: int = 0
+
+    def record_send(self, tensor: torch.Tensor) -> None:
+        self.sent += tensor.numel() * tensor.element_size()
+        self.messages_sent += 1
+
+    def record_recv(self, tensor: torch.Tensor) -> None:
+        self.received += tensor.numel() * tensor.element_size()
+        self.messages_received += 1
+
+    def reset(self) -> None:
+        self.sent = self.received = self.messages_sent = self.messages_received = 0
+
+
+def ring_all_reduce_bytes_per_rank(size_bytes: float, world_size: int) -> float:
+    """Bytes each rank sends (and receives) in a ring all-reduce of ``size_bytes``: 2(N-1)/N·S.
+
+    Reduce-scatter and all-gather each send N-1 chunks of S/N bytes. Exact when the element
+    count is divisible by N; otherwise the chunks differ by one element and so does the count.
+    """
+    n = world_size
+    return 2 * (n - 1) / n * size_bytes
+
+
+def naive_all_reduce_bytes_busiest_rank(size_bytes: float, world_size: int) -> float:
+    """Bytes the root sends in the gather-to-root-then-broadcast all-reduce: (N-1)·S.
+
+    It receives the same amount again; the other ranks send and receive S each.
+    """
+    return (world_size - 1) * size_bytes
+
+
+# --- point-to-point plumbing -------------------------------------------------------------
+
+def _rank_and_size(group) -> tuple[int, int]:
+    return dist.get_rank(group), dist.get_world_size(group)
+
+
+def _p2p(*, send: torch.Tensor | None = None, to: int | None = None,
+         recv: torch.Tensor | None = None, source: int | None = None, group,
+         counter: ByteCounter | None) -> None:
+    """Send ``send`` to group rank ``to`` while receiving ``recv`` from ``source``; wait both.
+
+    Posting the receive and the send together, before waiting, is what keeps a ring from
+    deadlocking: every rank sends and receives at the same time (and the two overlap).
+    Empty tensors are skipped; both sides skip them, since every rank knows the chunk sizes.
+    """
+    ops = []
+    if recv is not None and recv.numel():
+        ops.append(dist.P2POp(dist.irecv, recv, group=group, group_peer=source))
+    if send is not None and send.numel():
+        ops.append(dist.P2POp(dist.isend, send, group=group, group_peer=to))
+    if not ops:
+        return
+    for work in dist.batch_isend_irecv(ops):
+        work.wait()
+    if counter is not None:
+        for op in ops:
+            (counter.record_send if op.op is dist.isend else counter.record_recv)(op.tensor)
+
+
+def ring_chunks(tensor: torch.Tensor, world_size: int) -> list[torch.Tensor]:
+    """The N chunks of the ring: views of the flattened (contiguous) tensor, sizes differing
+    by at most one element (``torch.tensor_split``). Chunk r is the one rank r ends up owning
+    after the reduce-scatter."""
+    return tensor.view(-1).tensor_split(world_size)
+
+
+# Receive buffers kept between calls, one per (device, dtype), grown on demand. A fresh
+# buffer per call is page-faulted (and zeroed by the OS) on first touch, which at tens of MB
+# costs about as much as the reduction itself; NCCL likewise keeps its buffers allocated.
+_RECV_BUFFERS: dict = {}
+
+
+def _recv_buffer(like: torch.Tensor, numel: int) -> torch.Tensor:
+    key = (like.device, like.dtype)
+    buffer = _RECV_BUFFERS.get(key)
+    if buffer is None or buffer.numel() < numel:
+        buffer = _RECV_BUFFERS[key] = torch.empty(numel, dtype=like.dtype, device=like.device)
+    return buffer[:numel]
+
+
+def _check_contiguous(tensor: torch.Tensor) -> None:
+    if not tensor.is_contiguous():
+        raise ValueError("these collectives work in place on a contiguous tensor: pass "
+                         "tensor.contiguous() (and use that tensor afterwards).")
+
+
+# --- the ring ----------------------------------------------------------------------------
+
+def ring_reduce_scatter(tensor: torch.Tensor, *, group=None,
+                        counter: ByteCounter | None = None) -> torch.Tensor:
+    """Sum chunk r of ``tensor`` over the ranks onto rank r; returns that chunk (a view).
+
+    In place: ``tensor`` is the workspace, and on return only chunk ``rank`` of
+    ``ring_chunks(tensor, N)`` holds a full sum (the other chunks hold partial sums).
+    Step s (s = 0..N-2): send chunk (r-s-1) mod N to rank r+1, receive chunk (r-s-2) mod N
+    from rank r-1 and add it to our copy; after N-1 steps chunk r has every rank's share.
+    """
+    _check_contiguous(tensor)
+    rank, n = _rank_and_size(group)
+    chunks = ring_chunks(tensor, n)
+    if n == 1:
+        return chunks[0]
+    right, left = (rank + 1) % n, (rank - 1) % n
+    buffer = _recv_buffer(tensor, chunks[0].numel())  # chunk 0 is the largest
+    for step in range(n - 1):
+        send = chunks[(rank - step - 1) % n]
+        target = chunks[(rank - step - 2) % n]
+        incoming = buffer[: target.numel()]
+        _p2p(send=send, to=right, recv=incoming, source=left, group=group, counter=counter)
+        target.add_(incoming)
+    return chunks[rank]
+
+
+def ring_all_gather(tensor: torch.Tensor, *, group=None,
+                    counter: ByteCounter | None = None) -> torch.Tensor:
+    """Fill every chunk of ``tensor`` from the rank that owns it; returns ``tensor``.
+
+    In place: on entry chunk r of ``ring_chunks(tensor, N)`` is valid on rank r (the rest is
+    overwritten). Step s: send chunk (r-s) mod N to the right, receive chunk (r-s-1) mod N
+    from the left straight into its place, no copy.
+    """
+    _check_contiguous(tensor)
+    rank, n = _rank_and_size(group)
+    if n == 1:
+        return tensor
+    chunks = ring_chunks(tensor, n)
+    right, left = (rank + 1) % n, (rank - 1) % n
+    for step in range(n - 1):
+        _p2p(send=chunks[(rank - step) % n], to=right, recv=chunks[(rank - step - 1) % n],
+             source=left, group=group, counter=counter)
+    return tensor
+
+
+def ring_all_reduce(tensor: torch.Tensor, *, group=None,
+                    counter: ByteCounter | None = None) -> torch.Tensor:
+    """Sum ``tensor`` over the ranks, in place, as reduce-scatter then all-gather; returns it.
+
+    Same result as ``dist.all_reduce(tensor)`` (up to the order of float additions); each rank
+    sends ``ring_all_reduce_bytes_per_rank(S, N)`` bytes.
+    """
+    ring_reduce_scatter(tensor, group=group, counter=counter)
+    return ring_all_gather(tensor, group=group, counter=counter)
+
+
+def naive_all_reduce(tensor: torch.Tensor, *, group=None, counter: ByteCounter | None = None,
+                     root: int = 0) -> torch.Tensor:
+    """Sum ``tensor`` over the ranks, in place, through one root: the contrast to the ring.
+
+    Every rank sends its tensor to ``root`` (a group rank), which adds them and sends the sum
+    back to every rank. The root moves ``naive_all_reduce_bytes_busiest_rank(S, N)`` bytes each
+    way; it is the bottleneck, and grows with N while the ring's per-rank bytes stay below 2S.
+    """
+    _check_contiguous(tensor)
+    rank, n = _rank_and_size(group)
+    if n == 1:
+        return tensor
+    if rank != root:
+        _p2p(send=tensor, to=root, group=group, counter=counter)
+        _p2p(recv=tensor, source=root, group=group, counter=counter)
+        return tensor
+    buffer = _recv_buffer(tensor, tensor.numel()).view_as(tensor)
+    peers = [peer for peer in range(n) if peer != root]
+    for peer in peers:  # one at a time: the root's link is the bottleneck either way
+        _p2p(recv=buffer, source=peer, group=group, counter=counter)
+        tensor.add_(buffer)
+    for peer in peers:
+        _p2p(send=tensor, to=peer, group=group, counter=counter)
+    return tensor
+
+
+# --- timing ------------------------------------------------------------------------------
+
+def time_collective(fn, tensor: torch.Tensor, *, repeats: int = 3, warmup: int = 1,
+                    group=None) -> float:
+    """Median over ``repeats`` of the slowest rank's seconds for ``fn(tensor)``.
+
+    Call on every rank of ``group``. Each repeat starts from a barrier; the per-rank times are
+    combined with a MAX all-reduce, so every rank returns the same number.
+    """
+    for _ in range(warmup):
+        fn(tensor)
+    times = torch.zeros(repeats, dtype=torch.float64, device=tensor.device)  # nccl: on GPU
+    for i in range(repeats):
+        dist.barrier(group=group)
+        start = time.perf_counter()
+        fn(tensor)
+        if tensor.is_cuda:
+            torch.cuda.synchronize(tensor.device)
+        times[i] = time.perf_counter() - start
+    dist.all_reduce(times, op=dist.ReduceOp.MAX, group=group)
+    return statistics.median(times.cpu().tolist())
+
+
+def bandwidth_sweep(sizes_bytes, implementations: dict, *, repeats: int = 3, warmup: int = 1,
+                    dtype=torch.float32, device=None, group=None) -> dict:
+    """``{name: [seconds per size]}`` for each all-reduce in ``implementations``.
+
+    ``implementations`` maps a name to a function ``f(tensor)`` that all-reduces in place, e.g.
+    ``{"ring (hand)": ring_all_reduce, "gloo": dist.all_reduce}``. Call on every rank;
+    sizes are rounded down to whole elements of ``dtype``; ``device`` defaults to the rank's
+    (``labs.device()``).
+    """
+    if device is None:
+        from labs import _rank
+        device = _rank.device()
+    element = torch.tensor([], dtype=dtype).element_size()
+    results = {name: [] for name in implementations}
+    for size in sizes_bytes:
+        # zeros stay zeros however often they are summed: no overflow over the repeats
+        tensor = torch.zeros(max(1, int(size) // element), dtype=dtype, device=device)
+        for name, fn in implementations.items():
+            call = fn if group is None else functools.partial(fn, group=group)
+            results[name].append(time_collective(call, tensor, repeats=repeats,
+                                                 warmup=warmup, group=group))
+    return results
+
+
+def bus_bandwidth(size_bytes: float, seconds: float, world_size: int) -> float:
+    """All-reduce "bus bandwidth" in bytes/s, as nccl-tests reports it: S/t · 2(N-1)/N.
+
+    S/t (the "algorithm bandwidth") falls as N grows even on perfect links; scaling by the
+    ring's 2(N-1)/N gives the rate each rank's link actually carried, comparable across N
+    and with the hardware's link speed (github.com/NVIDIA/nccl-tests, doc/PERFORMANCE.md).
+    """
+    return size_bytes / seconds * 2 * (world_size - 1) / world_size

@@ -1,0 +1,261 @@
+"""Checks of the graded exercises of notebook 2.0 (process groups and collectives).
+
+Each check runs the student's function on real ranks (``labs.launch``, gloo) and compares what
+every rank ends with against the reference: the sum over the ranks' inputs, computed here in
+float64. A short timeout turns a deadlocked ring into a clear message instead of a frozen
+notebook. Student code is reached through the function passed to the check, so the checks do
+not care how the notebook is laid out::
+
+    check_ring_all_reduce(my_ring_all_reduce)           # ex2_0_ring_all_reduce, 3 points
+    check_all_reduce_from_rs_ag(all_reduce_from_rs_ag)  # ex2_0_rs_ag_all_reduce, 2 points
+    check_ring_bytes(ring_bytes_sent_per_rank)          # ex2_0_ring_bytes, 1 point
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import sysconfig
+from dataclasses import dataclass
+
+from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded
+
+__all__ = ["check_ring_all_reduce", "check_all_reduce_from_rs_ag", "check_ring_bytes",
+           "CHECK_TIMEOUT"]
+
+#: Seconds one launch of the student's code may take; a correct solution needs well under 1 s.
+CHECK_TIMEOUT = 20.0
+
+# Collectives of torch.distributed (and the lab's own) that an exercise may not call.
+COLLECTIVES = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
+               "all_gather_single", "all_gather_into_tensor", "reduce_scatter",
+               "reduce_scatter_single", "reduce_scatter_tensor", "all_to_all",
+               "all_to_all_single", "gather", "scatter")
+LAB_COLLECTIVES = ("ring_all_reduce", "ring_reduce_scatter", "ring_all_gather",
+                   "naive_all_reduce")
+REDUCE_SCATTERS = ("reduce_scatter_single", "reduce_scatter_tensor", "reduce_scatter")
+ALL_GATHERS = ("all_gather_single", "all_gather_into_tensor", "all_gather")
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    world_size: int
+    shape: tuple
+    dtype: str = "float32"
+    hidden: bool = False
+    seed: int = 0
+    values: str = "small integers"  # or "normal": random floats, summed in a different order
+
+
+# Shown in the notebook's markdown: small integer values, so a message reads easily.
+ALL_REDUCE_CASES = (
+    Case("用例 1：4 个 rank，长度 8", 4, (8,)),
+    Case("用例 2：2 个 rank，长度 6", 2, (6,), seed=1),
+    Case("隐藏用例 1：3 个 rank，长度不能被 3 整除", 3, (10,), hidden=True, seed=2),
+    Case("隐藏用例 2：4 个 rank，二维张量，float64", 4, (3, 5), "float64", hidden=True, seed=3),
+    Case("隐藏用例 3：4 个 rank，int64", 4, (9,), "int64", hidden=True, seed=4),
+    Case("隐藏用例 4：4 个 rank，元素比 rank 少", 4, (2,), hidden=True, seed=5),
+    Case("隐藏用例 5：3 个 rank，较长的随机张量", 3, (1001,), hidden=True, seed=6, values="normal"),
+)
+
+
+# --- on the ranks --------------------------------------------------------------------------
+
+def _inputs(c: Case):
+    """One input tensor per rank, deterministic in the case's seed."""
+    import torch
+
+    g = torch.Generator().manual_seed(1000 + c.seed)
+    dtype = getattr(torch, c.dtype)
+    if c.values == "normal":
+        return [torch.randn(c.shape, generator=g, dtype=dtype) for _ in range(c.world_size)]
+    return [torch.randint(-9, 10, c.shape, generator=g).to(dtype) for _ in range(c.world_size)]
+
+
+@contextlib.contextmanager
+def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str):
+    """Inside a rank: make ``forbidden`` collectives raise, record calls of ``recorded`` ones."""
+    import torch.distributed as dist
+
+    from labs import collectives
+
+    saved = []
+
+    def forbid(module, name, shown):
+        def refuse(*args, **kwargs):
+            raise ExerciseFailed(f"本练习不能调用 {shown}：{why}")
+        saved.append((module, name, getattr(module, name)))
+        setattr(module, name, refuse)
+
+    def record(module, name):
+        original = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return original(*args, **kwargs)
+        saved.append((module, name, original))
+        setattr(module, name, wrapper)
+
+    for name in forbidden:
+        if hasattr(dist, name):
+            forbid(dist, name, f"dist.{name}")
+    for name in LAB_COLLECTIVES:
+        forbid(collectives, name, f"labs.collectives.{name}")
+    for name in recorded:
+        if hasattr(dist, name):
+            record(dist, name)
+    try:
+        yield
+    finally:
+        for module, name, original in reversed(saved):
+            setattr(module, name, original)
+
+
+def _run_student(fn, inputs, forbidden, recorded, why):
+    """Rank body: call ``fn`` on this rank's input; return (result, names of recorded calls)."""
+    import torch.distributed as dist
+
+    tensor = inputs[dist.get_rank()].clone()
+    calls: list = []
+    with _guarded(forbidden, recorded, calls, why):
+        out = fn(tensor)
+    result = tensor if out is None else out  # in place (returning None) is accepted too
+    return result, calls
+
+
+def _count_ring_bytes(numel: int, dtype: str) -> int:
+    """Rank body: bytes this rank sends in the lab's ring all-reduce of ``numel`` elements."""
+    import torch
+
+    from labs import collectives
+
+    counter = collectives.ByteCounter()
+    collectives.ring_all_reduce(torch.ones(numel, dtype=getattr(torch, dtype)), counter=counter)
+    return counter.sent
+
+
+# --- in the notebook's process -------------------------------------------------------------
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def _is_library(filename: str) -> bool:
+    """Frames of torch, the standard library, the lab or the import system: not the student's."""
+    return (filename.startswith("<") or "site-packages" in filename or "/labs/" in filename
+            or filename.startswith(sysconfig.get_paths()["stdlib"]))
+
+
+def _where_stuck(message: str) -> str:
+    """'rank 0、1 停在 my_ring_all_reduce 第 12 行；…' from a LaunchTimeoutError's stacks."""
+    places: dict = {}
+    for block in message.split("--- where rank ")[1:]:
+        rank = block.split(" ", 1)[0]
+        for m in _FRAME.finditer(block):  # most recent call first: the first user frame
+            if not _is_library(m["file"]):
+                places.setdefault(f"{m['func']} 第 {m['line']} 行", []).append(rank)
+                break
+    return "；".join(f"rank {'、'.join(ranks)} 停在 {where}" for where, ranks in places.items())
+
+
+def _launch(fn, world_size, args):
+    """``labs.launch`` with the check's timeout; hangs and crashes become ExerciseFailed."""
+    import labs
+
+    try:
+        return labs.launch(fn, world_size, args=args, backend="gloo", timeout=CHECK_TIMEOUT)
+    except labs.LaunchTimeoutError as exc:
+        where = _where_stuck(str(exc))
+        raise ExerciseFailed(
+            f"在 {world_size} 个 rank 上运行了 {CHECK_TIMEOUT:g} 秒还没有结束，"
+            f"仍在等待的 rank：{list(exc.waiting)}" + (f"（{where}）" if where else "") + "。"
+            "这通常是死锁：某个 recv 没有配对的 send，或者相邻的 rank 都先做阻塞的 send"
+            "（或 recv）而互相等待。每一步请用 dist.isend / dist.irecv 同时发出发送和接收，"
+            "再对两者调用 wait()。") from None
+    except labs.RankCrashedError as exc:
+        raise ExerciseFailed(
+            f"rank {exc.rank} 没有抛出 Python 异常就退出了（exit code {exc.exitcode}），"
+            "可能是内存不够或底层库崩溃；请检查张量大小和 send/recv 的形状。") from None
+
+
+def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required=None):
+    import torch
+
+    for c in cases:
+        with case(c.label, hidden=c.hidden):
+            inputs = _inputs(c)
+            total = torch.stack([x.double() for x in inputs]).sum(0).to(inputs[0].dtype)
+            results = _launch(_run_student, c.world_size,
+                              (student_fn, inputs, forbidden, recorded, why))
+            for rank, (got, calls) in enumerate(results):
+                if required is not None:
+                    required(calls, rank)
+                compare_tensors(total, got, what="all-reduce 的结果", rank=rank)
+
+
+@graded("ex2_0_ring_all_reduce", points=3)
+def check_ring_all_reduce(student_fn):
+    """``student_fn(tensor)`` sums ``tensor`` over the ranks in place with send/recv only."""
+    _check_sum_on_ranks(
+        student_fn, ALL_REDUCE_CASES, forbidden=COLLECTIVES, recorded=(),
+        why="这个练习要用点对点通信（dist.isend / dist.irecv）自己实现 ring all-reduce。")
+
+
+@graded("ex2_0_rs_ag_all_reduce", points=2)
+def check_all_reduce_from_rs_ag(student_fn):
+    """``student_fn(tensor)`` sums ``tensor`` over the ranks with reduce-scatter + all-gather."""
+
+    def required(calls, rank):
+        for names, what in ((REDUCE_SCATTERS, "reduce-scatter"), (ALL_GATHERS, "all-gather")):
+            if not any(name in calls for name in names):
+                raise ExerciseFailed(
+                    f"rank {rank} 没有调用 {what}（例如 dist.{names[0]}）：这个练习要求先 "
+                    "reduce-scatter 再 all-gather。")
+
+    _check_sum_on_ranks(
+        student_fn, ALL_REDUCE_CASES,
+        forbidden=tuple(n for n in COLLECTIVES if n not in REDUCE_SCATTERS + ALL_GATHERS),
+        recorded=REDUCE_SCATTERS + ALL_GATHERS, required=required,
+        why="这个练习要用 reduce-scatter 加 all-gather 组合出 all-reduce。")
+
+
+# (size in bytes, world size, hidden)
+BYTES_CASES = ((2**20, 4, False), (1000, 2, False), (3 * 2**20, 3, True), (2**30, 8, True),
+               (4096, 1, True), (10**9, 1024, True))
+# Measured on real ranks: (world size, elements, dtype); element counts divisible by N.
+MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
+
+
+def _number(value, what):
+    """Accept ints, floats and 0-d tensors/arrays; anything else is a wrong type."""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ExerciseFailed(f"{what}应该是一个数（字节数），实际得到 {type(value).__name__}：{value!r}")
+    return value
+
+
+@graded("ex2_0_ring_bytes", points=1)
+def check_ring_bytes(student_fn):
+    """``student_fn(size_bytes, world_size)`` = bytes each rank sends in a ring all-reduce."""
+    from labs.collectives import ring_all_reduce_bytes_per_rank
+
+    hidden_count = 0
+    for size, n, hidden in BYTES_CASES:
+        hidden_count += hidden
+        label = f"隐藏用例 {hidden_count}" if hidden else f"用例 S={size} 字节，N={n}"
+        with case(label, hidden=hidden):
+            got = _number(student_fn(size, n), "返回值")
+            assert_close(float(ring_all_reduce_bytes_per_rank(size, n)), got, what="返回值",
+                         rtol=1e-9, atol=1e-6)
+    for n, numel, dtype in MEASURED_CASES:
+        with case(f"实测：{n} 个 rank 上用 ByteCounter 数出的字节数"):
+            sent = _launch(_count_ring_bytes, n, (numel, dtype))
+            size = numel * (4 if dtype == "float32" else 8)
+            got = _number(student_fn(size, n), "返回值")
+            for rank, measured in enumerate(sent):
+                if not math.isclose(got, measured, rel_tol=1e-9, abs_tol=1e-6):
+                    raise ExerciseFailed(
+                        f"rank {rank} 实测发送了 {measured} 字节（S={size} 字节，N={n}），"
+                        f"你的公式给出 {got:g}")

@@ -1,0 +1,101 @@
+"""Grading notebook 2.0 from the command line, as an instructor would.
+
+Three submissions are graded in one run: the solution notebook (full marks), the untouched
+student notebook (zero, every exercise "未完成"), and a copy of the solution whose ring
+all-reduce forgets the all-gather phase (partial marks, with the rank/element message).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.exercises.generate import graded_cells
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / "2.0_collectives.ipynb"
+STUDENT = ROOT / "notebooks" / "2.0_collectives.ipynb"
+POINTS = {"ex2_0_ring_all_reduce": 3, "ex2_0_rs_ag_all_reduce": 2, "ex2_0_ring_bytes": 1}
+
+
+def _plant_wrong_ring(path: Path) -> None:
+    """The solution with the ring's all-gather loop removed: only reduce-scatter is done."""
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    solution_id = "ex2_0_ring_all_reduce_solution"
+    (cell,) = [c for c in nb.cells if c.cell_type == "code"
+               and c.metadata.get("nbgrader", {}).get("grade_id") == solution_id]
+    lines = cell.source.split("\n")
+    start = next(i for i, line in enumerate(lines) if "# all-gather" in line)
+    end = next(i for i, line in enumerate(lines) if "END SOLUTION" in line)
+    assert start < end
+    cell.source = "\n".join(lines[:start] + lines[end:])
+    nbformat.write(nb, str(path))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("grading_2_0")
+    subs = root / "submissions"
+    subs.mkdir()
+    shutil.copy(SOLUTION, subs / "solution_2.0_collectives.ipynb")
+    shutil.copy(STUDENT, subs / "untouched_2.0_collectives.ipynb")
+    _plant_wrong_ring(subs / "planted_2.0_collectives.ipynb")
+    out = root / "grades"
+    proc = subprocess.run(
+        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
+         str(SOLUTION.parent), "--timeout", "240", "--cell-timeout", "120"],
+        capture_output=True, text=True, cwd=root, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "grades.json").read_text(encoding="utf-8"))
+    return {s["submission"].split("_")[0]: s for s in data["submissions"]}
+
+
+def _by_id(submission) -> dict:
+    return {e["grade_id"]: e for e in submission["exercises"]}
+
+
+def test_notebook_declares_the_graded_exercises():
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    cells = graded_cells(nb)
+    assert {gid: c.metadata["nbgrader"]["points"] for gid, c in cells.items()} == POINTS
+    for cell in cells.values():
+        assert cell.metadata["nbgrader"] == {
+            "grade": True, "grade_id": cell.metadata["nbgrader"]["grade_id"],
+            "points": cell.metadata["nbgrader"]["points"], "solution": False,
+            "locked": True, "schema_version": 3}
+
+
+def test_solution_scores_full_marks(report):
+    solution = report["solution"]
+    assert solution["error"] is None
+    assert (solution["total"], solution["max_total"]) == (6, 6)
+    for gid, e in _by_id(solution).items():
+        assert e["message"] == f"✅ 练习 {gid} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
+
+
+def test_untouched_student_notebook_scores_zero(report):
+    untouched = report["untouched"]
+    assert untouched["error"] is None  # "Run All" reached the end
+    assert (untouched["total"], untouched["max_total"]) == (0, 6)
+    for gid, e in _by_id(untouched).items():
+        assert e["message"].startswith(f"❌ 练习 {gid} 未完成（0 分）：练习代码还没有写"), e["message"]
+
+
+def test_planted_wrong_ring_scores_partial_marks_with_the_reason(report):
+    planted = report["planted"]
+    assert (planted["total"], planted["max_total"]) == (3, 6)
+    exercises = _by_id(planted)
+    assert {gid: e["points"] for gid, e in exercises.items()} == {
+        "ex2_0_ring_all_reduce": 0, "ex2_0_rs_ag_all_reduce": 2, "ex2_0_ring_bytes": 1}
+    message = exercises["ex2_0_ring_all_reduce"]["message"]
+    assert re.fullmatch(
+        r"❌ 练习 ex2_0_ring_all_reduce 未通过（0/3 分）：用例 1：4 个 rank，长度 8："
+        r"rank \d 上的all-reduce 的结果不对：第一个不一致的元素在下标 \(\d+,\)，"
+        r"期望 -?\d+(\.\d+)?，实际 -?\d+(\.\d+)?（共 \d+/8 个元素不一致.*）", message), message
