@@ -4,4 +4,5 @@ BENCHMARKS = {
     "launch": "labs.bench.launch",
     "collectives": "labs.bench.collectives",
     "gpu": "labs.bench.gpu",
+    "pp": "labs.bench.pp",
 }

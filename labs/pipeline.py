@@ -1,0 +1,176 @@
+"""Pipeline parallelism (PP) by hand, top to bottom: partition → schedule → executor → timeline.
+
+1. Partition: cut a model's layers into p stages of consecutive layers, evenly by count
+   (``partition_evenly``) or balanced by cost (``balanced_partition``), with the cost of a
+   layer estimated from FLOPs (``gpt_layer_costs``) or measured (``measure_layer_costs``).
+2. Schedule: per-rank lists of actions (F/B of micro-batch i, send/recv), GPipe, 1F1B and
+   interleaved 1F1B (``labs.pipeline_schedules``), and a simulator that proves a schedule
+   cannot deadlock and computes its ideal timeline (``labs.pipeline_simulator``); re-exported.
+3. Executor: ``run_schedule`` runs one rank's list with send/recv and records timestamps:
+   ``labs.pipeline_executor``, re-exported here.
+4. Timeline: ``labs.plots_pp.plot_timeline`` draws measured and simulated timelines alike.
+
+``labs.pipeline_experiments`` puts them together into a training step that is compared with
+single-process training and with torch.distributed.pipelining. A stage of TinyGPT is a
+``GPTStage``: the embedding (first stage only), blocks [start, stop), the head (last stage only).
+
+GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Sequence
+
+import torch
+from torch import Tensor, nn
+
+from labs.models import TinyGPT, TinyGPTConfig
+from labs.pipeline_executor import (REAL_COMPUTE, FixedTime, Recorder, gather_timeline,  # noqa: F401
+                                    mode_label, run_schedule)
+from labs.pipeline_schedules import (SCHEDULES, Action, add_communication,  # noqa: F401
+                                     bubble_fraction, build_schedule, compute_order, gpipe_order,
+                                     interleaved_order, min_microbatches, one_f_one_b_order,
+                                     one_f_one_b_warmup, stage_rank)
+from labs.pipeline_simulator import DeadlockError, ScheduleError, Timeline, simulate, validate  # noqa: F401
+
+Bounds = list[tuple[int, int]]  # per stage: layers [start, stop)
+
+
+# --- 1. partition ----------------------------------------------------------------------------
+
+def _check_stages(n_layers: int, n_stages: int) -> None:
+    if not isinstance(n_stages, int) or n_stages < 1:
+        raise ValueError(f"n_stages={n_stages!r} must be a positive integer")
+    if n_stages > n_layers:
+        raise ValueError(f"cannot split {n_layers} layers into {n_stages} stages: every stage "
+                         f"needs at least one layer. Use at most {n_layers} stages (or "
+                         f"n_stages / n_chunks), or a deeper model.")
+
+
+def partition_evenly(n_layers: int, n_stages: int) -> Bounds:
+    """Stages of consecutive layers whose sizes differ by at most one (earlier stages get the
+    extra layers). Even by count is not even by time when layers differ: see balanced_partition."""
+    _check_stages(n_layers, n_stages)
+    size, extra = divmod(n_layers, n_stages)
+    bounds, start = [], 0
+    for s in range(n_stages):
+        stop = start + size + (s < extra)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
+
+
+def stage_costs(costs: Sequence[float], bounds: Bounds) -> list[float]:
+    """Total cost of each stage."""
+    return [float(sum(costs[a:b])) for a, b in bounds]
+
+
+def balanced_partition(costs: Sequence[float], n_stages: int) -> Bounds:
+    """Consecutive stages minimising the largest stage cost: the slowest stage sets the pace
+    of the whole pipeline. Dynamic programming over (layers used, stages used), O(n²·p)."""
+    n = len(costs)
+    _check_stages(n, n_stages)
+    prefix = [0.0]
+    for c in costs:
+        prefix.append(prefix[-1] + float(c))
+    inf = float("inf")
+    # best[k][i]: the smallest max-stage-cost splitting layers [0, i) into k stages
+    best = [[inf] * (n + 1) for _ in range(n_stages + 1)]
+    cut = [[0] * (n + 1) for _ in range(n_stages + 1)]
+    best[0][0] = 0.0
+    for k in range(1, n_stages + 1):
+        for i in range(k, n - (n_stages - k) + 1):
+            for j in range(k - 1, i):  # the last of the k stages is layers [j, i)
+                worst = max(best[k - 1][j], prefix[i] - prefix[j])
+                if worst < best[k][i]:
+                    best[k][i], cut[k][i] = worst, j
+    bounds, i = [], n
+    for k in range(n_stages, 0, -1):
+        bounds.append((cut[k][i], i))
+        i = cut[k][i]
+    return bounds[::-1]
+
+
+def gpt_layer_costs(config: TinyGPTConfig, seq_len: int | None = None) -> list[float]:
+    """Estimated forward FLOPs per sequence of each transformer block, with the embedding folded
+    into the first block and the LM head into the last (they always sit on the first / last
+    stage). Per block 24·T·h² + 4·T²·h (PTD-P §5.1), head 2·T·h·V; backward is about twice the
+    forward for every layer, so the ratios hold for a whole step."""
+    T, h, V = seq_len or config.block_size, config.n_embd, config.vocab_size
+    costs = [24.0 * T * h * h + 4.0 * T * T * h for _ in range(config.n_layer)]
+    costs[-1] += 2.0 * T * h * V  # lm_head: (T, h) x (h, V)
+    return costs
+
+
+def measure_layer_costs(layers: Sequence[nn.Module], x: Tensor, *, repeats: int = 5) -> list[float]:
+    """Measured seconds of forward + backward of each layer on input x (median of ``repeats``),
+    layer after layer (each takes the previous one's output)."""
+    costs = []
+    for layer in layers:
+        times = []
+        for _ in range(repeats):
+            inp = x.detach().requires_grad_(x.is_floating_point())
+            start = time.perf_counter()
+            out = layer(inp)
+            out.float().pow(2).mean().backward()
+            times.append(time.perf_counter() - start)
+        costs.append(statistics.median(times))
+        x = out.detach()
+    layer_grads_to_none(layers)
+    return costs
+
+
+def layer_grads_to_none(layers: Sequence[nn.Module]) -> None:
+    for layer in layers:
+        for q in layer.parameters():
+            q.grad = None
+
+
+# --- stages of TinyGPT -----------------------------------------------------------------------
+
+class GPTStage(nn.Module):
+    """Blocks [start, stop) of a TinyGPT as one pipeline stage; the first stage also embeds the
+    tokens, the last also applies ln_f and lm_head. Its parameters are the model's own (shared,
+    not copied); ``global_names`` maps each local name to the name in the whole model."""
+
+    def __init__(self, model: TinyGPT, start: int, stop: int, *, first: bool, last: bool) -> None:
+        super().__init__()
+        self.first, self.last, self.span = first, last, (start, stop)
+        if first:
+            self.wte, self.wpe, self.drop = (model.transformer.wte, model.transformer.wpe,
+                                             model.transformer.drop)
+        self.blocks = nn.ModuleList(model.blocks[start:stop])
+        if last:
+            self.ln_f, self.lm_head = model.transformer.ln_f, model.lm_head
+        names = {id(q): n for n, q in model.named_parameters()}
+        self.global_names = {n: names[id(q)] for n, q in self.named_parameters()}
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.first:  # token ids (b, T) -> embeddings (b, T, C), exactly as TinyGPT.embed
+            pos = torch.arange(x.size(1), dtype=torch.long, device=x.device)  # (T,)
+            x = self.drop(self.wte(x) + self.wpe(pos))  # (b, T, C) + (T, C) -> (b, T, C)
+        for block in self.blocks:
+            x = block(x)  # (b, T, C)
+        if self.last:
+            x = self.lm_head(self.ln_f(x))  # (b, T, C) -> logits (b, T, V)
+        return x
+
+
+def build_gpt_stages(model: TinyGPT, bounds: Bounds, rank: int, n_ranks: int) -> dict[int, GPTStage]:
+    """{stage index: GPTStage} of the stages ``rank`` holds (stage s lives on rank s % p)."""
+    n = len(bounds)
+    return {s: GPTStage(model, *bounds[s], first=s == 0, last=s == n - 1)
+            for s in range(n) if stage_rank(s, n_ranks) == rank}
+
+
+def split_microbatches(batch: Tensor, n_microbatches: int) -> list[Tensor]:
+    """Split a batch along dim 0 into ``n_microbatches`` equal micro-batches."""
+    if not isinstance(n_microbatches, int) or n_microbatches < 1:
+        raise ValueError(f"n_microbatches={n_microbatches!r} must be a positive integer")
+    if batch.size(0) % n_microbatches:
+        divisors = [d for d in range(1, batch.size(0) + 1) if batch.size(0) % d == 0]
+        raise ValueError(f"a batch of {batch.size(0)} rows cannot be split into {n_microbatches} "
+                         f"equal micro-batches; use n_microbatches among {divisors} or a batch "
+                         f"size that is a multiple of {n_microbatches}")
+    return list(batch.chunk(n_microbatches))

@@ -1,0 +1,262 @@
+"""The executor: run exactly one rank's list of actions with send/recv, and record when.
+
+``run_schedule`` walks ``schedule[rank]`` (built by ``labs.pipeline_schedules``) action by
+action: a forward runs the stage on the micro-batch's input, a backward runs autograd from the
+gradient that came back, a send is an ``isend`` (asynchronous: it never blocks the rank), a
+receive is an ``irecv`` waited on at once. Before anything runs, every rank simulates the whole
+schedule, so a schedule that would deadlock is an error, not a hang.
+
+Two modes of timing, stated on every plot:
+- real compute (``timing=None``): each action takes what it takes. On a machine with fewer
+  cores than ranks the ranks fight for cores, so the timeline mixes the schedule with contention.
+- fixed time (``timing=FixedTime(...)``): each action still computes for real (the gradients
+  stay exact), but counts as taking its stated duration from the moment the rank is free and
+  its input is ready; the rank sleeps until then (sleep needs no core). Each message carries the
+  time its data was ready, so transport latency and core contention stay out of the timeline
+  and 4 ranks on 2 cores show the schedule alone. Actions whose real compute took longer than
+  stated end late and are counted as overruns.
+
+Timestamps are ``time.perf_counter()``: CLOCK_MONOTONIC on Linux, one clock for all processes
+of a machine, so the ranks' events line up without correction.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+import torch.distributed as dist
+from torch import Tensor, nn
+
+from labs.pipeline_schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, Action, stage_rank
+from labs.pipeline_simulator import Timeline, simulate
+
+REAL_COMPUTE = "real compute"
+
+
+@dataclass(frozen=True)
+class FixedTime:
+    """Fixed-time mode: a forward of stage s takes ``forward_s`` seconds, a backward
+    ``backward_s`` (a number for every stage, or one per stage)."""
+
+    forward_s: float | Sequence[float] = 0.010
+    backward_s: float | Sequence[float] = 0.020
+
+    def duration(self, kind: str, stage: int) -> float:
+        value = self.forward_s if kind == F else self.backward_s
+        return float(value[stage]) if isinstance(value, (list, tuple)) else float(value)
+
+    @property
+    def label(self) -> str:
+        def ms(v):
+            return (f"{v * 1e3:g}" if not isinstance(v, (list, tuple))
+                    else "/".join(f"{x * 1e3:.3g}" for x in v))
+        return f"fixed-time mode (F={ms(self.forward_s)} ms, B={ms(self.backward_s)} ms per stage)"
+
+
+def mode_label(timing: FixedTime | None) -> str:
+    return REAL_COMPUTE if timing is None else timing.label
+
+
+class Recorder:
+    """Per-rank record of a run: (kind, mb, stage, start, end) per action, micro-batches in
+    flight (forwarded, not yet backwarded), bytes of activations saved for backward."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        self.in_flight = self.peak_in_flight = 0
+        self.live_bytes = self.peak_bytes = 0
+        self.overruns = 0  # fixed-time actions whose real compute took longer than stated
+        self._saved: dict[tuple, int] = {}
+
+    def add(self, a: Action, start: float, end: float) -> None:
+        self.events.append((a.kind, a.mb, a.stage, start, end))
+
+    def forward_done(self, key: tuple, saved_bytes: int) -> None:
+        self._saved[key] = saved_bytes
+        self.in_flight += 1
+        self.live_bytes += saved_bytes
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        self.peak_bytes = max(self.peak_bytes, self.live_bytes)
+
+    def backward_done(self, key: tuple) -> None:
+        self.in_flight -= 1
+        self.live_bytes -= self._saved.pop(key)
+
+    def summary(self) -> dict:
+        return dict(events=self.events, peak_in_flight=self.peak_in_flight,
+                    peak_activation_bytes=self.peak_bytes, overruns=self.overruns)
+
+
+class _SavedBytes(torch.autograd.graph.saved_tensors_hooks):
+    """Counts the bytes of the distinct activations autograd saves for backward (parameters
+    excluded: they are not activations)."""
+
+    def __init__(self, params: set[int]) -> None:
+        self.nbytes, self._seen = 0, set()
+
+        def pack(t: Tensor):
+            ptr = t.untyped_storage().data_ptr()
+            if ptr not in params and ptr not in self._seen:
+                self._seen.add(ptr)
+                self.nbytes += t.untyped_storage().nbytes()
+            return t
+
+        super().__init__(pack, lambda t: t)
+
+
+def _tag(kind: str, mb: int, stage: int, n_stages: int) -> int:
+    """One tag per message, so sends and receives match whatever order they are posted in."""
+    return (mb * n_stages + stage) * 2 + (kind == B)
+
+
+def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Module], *,
+                 inputs: Sequence[Tensor] | None = None, targets: Sequence[Tensor] | None = None,
+                 loss_fn: Callable[[Tensor, Tensor], Tensor] | None = None,
+                 activation_shape: Sequence[int], dtype: torch.dtype = torch.float32,
+                 group: dist.ProcessGroup | None = None, timing: FixedTime | None = None,
+                 recorder: Recorder | None = None) -> list[Tensor]:
+    """Run this rank's part of ``schedule``; gradients accumulate in the stages' parameters.
+
+    stages: {stage index: module} for the stages this rank holds.
+    inputs / targets: the micro-batches, needed on the ranks holding the first / last stage.
+    loss_fn(output, target): the loss of one micro-batch; each is divided by m before backward,
+        so the gradients are those of the mean loss over the whole batch.
+    activation_shape: shape of the tensor passed between stages (one micro-batch).
+    group: the pipeline's process group (None = the default group); peers are group ranks.
+    Returns this rank's micro-batch losses (unscaled; empty unless it holds the last stage).
+    """
+    rank, p = dist.get_rank(group), dist.get_world_size(group)
+    if len(schedule) != p:
+        raise ValueError(f"the schedule has {len(schedule)} ranks but the group has {p}")
+    plan = simulate(schedule).info  # raises DeadlockError / ScheduleError before any message
+    n_stages, m = plan["n_stages"], plan["n_microbatches"]
+    device = next(next(iter(stages.values())).parameters()).device
+    recorder = recorder or Recorder()
+    params = {q.untyped_storage().data_ptr() for mod in stages.values() for q in mod.parameters()}
+    x_in: dict[tuple, Tensor] = {}  # (mb, stage) -> stage input (requires grad after stage 0)
+    y_out: dict[tuple, Tensor] = {}  # (mb, stage) -> stage output, or the loss on the last stage
+    grad_out: dict[tuple, Tensor] = {}  # (mb, stage) -> gradient of the stage output
+    losses: list[Tensor] = []
+    sends: list[tuple[dist.Work, Tensor]] = []
+
+    clock = _Clock(timing, recorder)
+
+    def recv(a: Action, kind: str) -> Tensor:
+        buf = torch.empty(tuple(activation_shape), dtype=dtype, device=device)
+        src_stage = a.stage - 1 if kind == F else a.stage + 1
+        tag = _tag(kind, a.mb, src_stage, n_stages)
+        dist.irecv(buf, group=group, group_src=a.peer, tag=2 * tag).wait()
+        if timing is not None:  # when the data was ready at the sender (fixed-time mode)
+            stamp = torch.empty(1, dtype=torch.float64)
+            dist.irecv(stamp, group=group, group_src=a.peer, tag=2 * tag + 1).wait()
+            clock.ready[(kind, a.mb, src_stage)] = stamp.item()
+        return buf
+
+    def send(a: Action, kind: str, t: Tensor) -> None:
+        tag = _tag(kind, a.mb, a.stage, n_stages)
+        t = t.contiguous()
+        sends.append((dist.isend(t, group=group, group_dst=a.peer, tag=2 * tag), t))
+        if timing is not None:
+            stamp = torch.tensor([clock.done[(kind, a.mb, a.stage)]], dtype=torch.float64)
+            sends.append((dist.isend(stamp, group=group, group_dst=a.peer, tag=2 * tag + 1), stamp))
+
+    for a in schedule[rank]:
+        key = (a.mb, a.stage)
+        if a.kind == RECV_F:
+            x_in[key] = recv(a, F).requires_grad_()
+        elif a.kind == RECV_B:
+            grad_out[key] = recv(a, B)
+        elif a.kind == SEND_F:
+            send(a, F, y_out[key].detach())
+        elif a.kind == SEND_B:
+            send(a, B, x_in[key].grad)
+        elif a.kind == F:
+            start = clock.begin(a, (F, a.mb, a.stage - 1))
+            if a.stage == 0:
+                x = inputs[a.mb].to(device)
+            elif stage_rank(a.stage - 1, p) == rank:  # previous stage on this rank (interleaved)
+                x = y_out[(a.mb, a.stage - 1)].detach().requires_grad_()
+            else:
+                x = x_in[key]
+            x_in[key] = x
+            saved = _SavedBytes(params)
+            with saved:
+                out = stages[a.stage](x)
+                if a.stage == n_stages - 1:
+                    loss = loss_fn(out, targets[a.mb].to(device))
+                    losses.append(loss.detach())
+                    out = loss / m  # the mean over micro-batches = the batch's mean loss
+            y_out[key] = out
+            recorder.forward_done(key, saved.nbytes)
+            clock.end(a, start)
+        elif a.kind == B:
+            start = clock.begin(a, (B, a.mb, a.stage + 1))
+            if a.stage == n_stages - 1:
+                y_out.pop(key).backward()
+            else:
+                grad = grad_out.pop(key, None)
+                if grad is None:  # next stage on this rank (interleaved)
+                    grad = x_in[(a.mb, a.stage + 1)].grad
+                torch.autograd.backward(y_out.pop(key), grad)
+            recorder.backward_done(key)
+            clock.end(a, start)
+    clock.finish()
+    for work, _ in sends:
+        work.wait()
+    return losses
+
+
+class _Clock:
+    """When compute actions start and end.
+
+    Real compute: the wall clock. Fixed time: an action starts when the rank is free and its
+    input is ready (the stamp its producer sent with the data), and ends its stated duration
+    later; the rank sleeps until then. Transport latency and core contention are thereby kept
+    out of the timeline; an action whose real compute takes longer than stated ends late and
+    counts as an overrun.
+    """
+
+    def __init__(self, timing: FixedTime | None, recorder: Recorder) -> None:
+        self.timing, self.recorder = timing, recorder
+        self.free_at = time.perf_counter()
+        self.ready: dict[tuple, float] = {}  # message -> when its data was ready at the sender
+        self.done: dict[tuple, float] = {}  # (kind, mb, stage) computed here -> its end
+
+    def begin(self, a: Action, needs: tuple) -> float:
+        if self.timing is None:
+            return time.perf_counter()
+        start = max(self.free_at, self.ready.get(needs, 0.0), self.done.get(needs, 0.0))
+        _sleep_until(start)
+        return start
+
+    def end(self, a: Action, start: float) -> None:
+        now = time.perf_counter()
+        end = now
+        if self.timing is not None:
+            end = start + self.timing.duration(a.kind, a.stage)
+            if now > end:
+                self.recorder.overruns += 1
+                end = now
+        self.free_at = self.done[(a.kind, a.mb, a.stage)] = end
+        self.recorder.add(a, start, end)
+
+    def finish(self) -> None:
+        if self.timing is not None:
+            _sleep_until(self.free_at)
+
+
+def _sleep_until(t: float) -> None:
+    while (left := t - time.perf_counter()) > 0:
+        time.sleep(left)
+
+
+def gather_timeline(per_rank: Sequence[dict], mode: str) -> Timeline:
+    """A Timeline from what each rank's recorder returned, with time 0 at the first start."""
+    t0 = min(e[3] for r in per_rank for e in r["events"])
+    events = [[(k, mb, s, a - t0, b - t0) for (k, mb, s, a, b) in r["events"]] for r in per_rank]
+    return Timeline(events, mode=mode, info=dict(
+        peak_in_flight=[r["peak_in_flight"] for r in per_rank],
+        peak_activation_bytes=[r["peak_activation_bytes"] for r in per_rank],
+        overruns=sum(r["overruns"] for r in per_rank)))

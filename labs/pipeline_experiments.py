@@ -1,0 +1,222 @@
+"""Pipeline training steps on real ranks, and the single-process and torch references.
+
+Each rank builds the same seeded TinyGPT, keeps its stages, and runs one schedule of
+``labs.pipeline`` per step; ``labs.launch`` brings the per-rank results back and ``merge``
+joins them into one loss, gradients and weights named as in the whole model, comparable with
+``reference_step`` (single process, same batch) and with ``torch_pipeline_step``
+(torch.distributed.pipelining's ScheduleGPipe / Schedule1F1B on the same split)::
+
+    run = PipelineRun(schedule="1f1b", n_microbatches=4)
+    per_rank = labs.launch(pipeline_step, 4, args=(run,))
+    got, ref = merge(per_rank), reference_step(run)    # compare loss, grads, state
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import torch
+import torch.distributed as dist
+
+from labs import pipeline as pp
+from labs.data import CharTokenizer, get_batch
+from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
+from labs.reference import train_reference
+
+VOCAB = 96  # >= the corpus vocabulary (CharTokenizer().vocab_size)
+TINY = TinyGPTConfig(vocab_size=VOCAB, block_size=16, n_layer=8, n_head=2, n_embd=32)
+SMALL = TinyGPTConfig(vocab_size=VOCAB, block_size=32, n_layer=8, n_head=4, n_embd=64)
+
+
+@dataclass(frozen=True)
+class PipelineRun:
+    """One pipeline experiment: schedule, micro-batches, batch, split, model, timing mode."""
+
+    schedule: str | tuple = "1f1b"  # "gpipe", "1f1b", "interleaved", or a Schedule (per rank)
+    n_microbatches: int = 4
+    batch_size: int = 8
+    n_chunks: int = 1  # v model chunks per rank (interleaved only)
+    bounds: tuple | None = None  # blocks [start, stop) per stage; None = partition_evenly
+    config: TinyGPTConfig = TINY
+    lr: float = 1e-3
+    seed: int = 0
+    timing: pp.FixedTime | None = None  # None = real compute
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        pp.split_microbatches(torch.empty(self.batch_size, 0), self.n_microbatches)  # checks m | B
+
+    def build_schedule(self, n_ranks: int) -> list:
+        if isinstance(self.schedule, str):
+            return pp.build_schedule(self.schedule, n_ranks, self.n_microbatches, self.n_chunks)
+        return [list(actions) for actions in self.schedule]
+
+    def stage_bounds(self, n_ranks: int) -> pp.Bounds:
+        n_stages = n_ranks * self.n_chunks
+        if self.bounds is not None:
+            if len(self.bounds) != n_stages:
+                raise ValueError(f"bounds has {len(self.bounds)} stages but {n_ranks} ranks x "
+                                 f"{self.n_chunks} chunks need {n_stages}")
+            return [tuple(b) for b in self.bounds]
+        return pp.partition_evenly(self.config.n_layer, n_stages)
+
+    def batches(self, step: int):
+        return get_batch(step, self.batch_size, self.config.block_size, seed=self.seed)
+
+
+def _setup(run: PipelineRun, group):
+    rank, p = dist.get_rank(group), dist.get_world_size(group)
+    bounds = run.stage_bounds(p)
+    model = TinyGPT(run.config, seed=run.seed).to(torch.device("cpu"))
+    return rank, p, bounds, model
+
+
+def _result(stages: dict, losses: list, m: int, **extra) -> dict:
+    """What one rank returns: its micro-batch losses, gradients and weights by global name."""
+    grads, state = {}, {}
+    for stage in stages.values():
+        for local, name in stage.global_names.items():
+            q = stage.get_parameter(local)
+            state[name] = q.detach().clone()
+            if q.grad is not None:
+                grads[name] = q.grad.detach().clone()
+    loss = torch.stack(losses).mean().item() if losses else None
+    return dict(loss=loss, grads=grads, state=state, n_microbatches=m, **extra)
+
+
+def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None) -> dict:
+    """On a rank: ``run.steps`` training steps with the hand-written executor (AdamW).
+
+    Returns the last step's loss (last stage only), gradients (before the update) and weights
+    (after it), the recorder's summary of the last step, and every step's wall time.
+    """
+    rank, p, bounds, model = _setup(run, group)
+    m = run.n_microbatches
+    stages = pp.build_gpt_stages(model, bounds, rank, p)
+    schedule = run.build_schedule(p)
+    params = [q for s in stages.values() for q in s.parameters()]
+    opt = torch.optim.AdamW(params, lr=run.lr)
+    shape = (run.batch_size // m, run.config.block_size, run.config.n_embd)
+    step_s = []
+    for step in range(run.steps):
+        x, y = run.batches(step)
+        xs, ys = pp.split_microbatches(x, m), pp.split_microbatches(y, m)
+        opt.zero_grad(set_to_none=True)
+        recorder = pp.Recorder()
+        dist.barrier(group=group)
+        start = time.perf_counter()
+        losses = pp.run_schedule(schedule, stages, inputs=xs, targets=ys,
+                                 loss_fn=language_model_loss, activation_shape=shape,
+                                 group=group, timing=run.timing, recorder=recorder)
+        step_s.append(time.perf_counter() - start)
+        opt.step()  # leaves .grad alone: _result reads this step's gradients
+    return _result(stages, losses, m, step_s=step_s, **recorder.summary())
+
+
+def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None) -> dict:
+    """On a rank: the same steps with torch.distributed.pipelining (ScheduleGPipe or
+    Schedule1F1B) on the same split, model and batch."""
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+
+    classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
+    if run.schedule not in classes or run.n_chunks != 1:
+        raise ValueError(f"torch comparison covers {sorted(classes)} with one chunk per rank")
+    rank, p, bounds, model = _setup(run, group)
+    m = run.n_microbatches
+    (module,) = pp.build_gpt_stages(model, bounds, rank, p).values()
+    stage = PipelineStage(module, rank, p, torch.device("cpu"), group=group)
+    schedule = classes[run.schedule](stage, n_microbatches=m, loss_fn=language_model_loss)
+    opt = torch.optim.AdamW(module.parameters(), lr=run.lr)
+    step_s, losses = [], []
+    for step in range(run.steps):
+        x, y = run.batches(step)
+        opt.zero_grad(set_to_none=True)
+        losses = []
+        dist.barrier(group=group)
+        start = time.perf_counter()
+        if rank == 0:
+            schedule.step(x)
+        elif rank == p - 1:
+            schedule.step(target=y, losses=losses)
+        else:
+            schedule.step()
+        step_s.append(time.perf_counter() - start)
+        opt.step()
+    return _result({rank: module}, [t.detach() for t in losses], m, step_s=step_s)
+
+
+def merge(per_rank: list[dict]) -> dict:
+    """One result from all ranks': the loss (from the last stage), gradients and weights."""
+    loss = next(r["loss"] for r in per_rank if r["loss"] is not None)
+    grads = {k: v for r in per_rank for k, v in r["grads"].items()}
+    state = {k: v for r in per_rank for k, v in r["state"].items()}
+    return dict(loss=loss, grads=grads, state=state)
+
+
+def reference_step(run: PipelineRun) -> dict:
+    """The ground truth: the same steps in one process (labs.reference.train_reference)."""
+    if run.config.vocab_size < CharTokenizer().vocab_size:
+        raise ValueError("the config's vocabulary is smaller than the corpus's")
+    result = train_reference(TinyGPT(run.config, seed=run.seed), run.batches,
+                             steps=run.steps, lr=run.lr)
+    return dict(loss=result.losses[-1], grads=result.grads_of_last_step, state=result.state_dict)
+
+
+def compare(got: dict, expected: dict, **tolerances) -> None:
+    """assert_close on loss, gradients and weights. Not bit-exact: the pipeline sums the
+    micro-batches' gradients (each scaled by 1/m) where one process differentiates the mean
+    over the whole batch, so float rounding differs in the last bits."""
+    torch.testing.assert_close(torch.tensor(got["loss"]), torch.tensor(expected["loss"]), **tolerances)
+    assert got["grads"].keys() == expected["grads"].keys(), "not every parameter got a gradient"
+    for name in expected["grads"]:
+        torch.testing.assert_close(got["grads"][name], expected["grads"][name], **tolerances,
+                                   msg=lambda m, n=name: f"gradient of {n}: {m}")
+    for name in expected["state"]:
+        torch.testing.assert_close(got["state"][name], expected["state"][name], **tolerances,
+                                   msg=lambda m, n=name: f"weight {n} after the step: {m}")
+
+
+def timeline_of(per_rank: list[dict], run: PipelineRun) -> pp.Timeline:
+    """The measured Timeline of the last step, labelled with its mode."""
+    return pp.gather_timeline(per_rank, pp.mode_label(run.timing))
+
+
+def sweep(runs: list[PipelineRun], group: dist.ProcessGroup | None = None, *,
+          warmup: bool = True) -> list[dict]:
+    """On a rank: ``pipeline_step`` for each run in turn (one launch for a whole grid).
+    A first untimed real-compute step warms up autograd and the allocator, so that the first
+    timed actions do not overrun. Gradients and weights are dropped to keep the results small."""
+    if warmup and runs:
+        pipeline_step(replace(runs[0], timing=None, steps=1), group)
+    out = []
+    for run in runs:
+        r = pipeline_step(run, group)
+        out.append({k: v for k, v in r.items() if k not in ("grads", "state")})
+    return out
+
+
+def bubble_grid(n_ranks: int, ms, timing: pp.FixedTime | None, *, schedule: str = "1f1b",
+                microbatch_size: int = 1, config: TinyGPTConfig = TINY) -> list[PipelineRun]:
+    """Runs with a fixed micro-batch size and m micro-batches each (GPipe's convention)."""
+    return [PipelineRun(schedule=schedule, n_microbatches=m, batch_size=m * microbatch_size,
+                        timing=timing, config=config) for m in ms]
+
+
+def with_(run: PipelineRun, **changes) -> PipelineRun:
+    return replace(run, **changes)
+
+
+def measure(runs: list[PipelineRun], n_ranks: int, *, timeout: float = 120.0) -> list[pp.Timeline]:
+    """From the notebook: run ``runs`` on ``n_ranks`` ranks in one launch; their measured
+    Timelines (info: peak in-flight micro-batches and activation bytes per rank, overruns)."""
+    from labs.launcher import launch
+
+    per_rank = launch(sweep, n_ranks, args=(runs,), timeout=timeout)
+    return [timeline_of([r[i] for r in per_rank], run) for i, run in enumerate(runs)]
+
+
+def simulate_run(run: PipelineRun, n_ranks: int) -> pp.Timeline:
+    """The ideal timeline of ``run`` with its stated times (FixedTime(), if it has none)."""
+    timing = run.timing or pp.FixedTime()
+    return pp.simulate(run.build_schedule(n_ranks), forward_s=timing.forward_s,
+                       backward_s=timing.backward_s)

@@ -1,0 +1,192 @@
+"""Pipeline schedules as data, and a simulator that checks them and computes their ideal timeline.
+
+A schedule is, for every rank, the ordered list of what that rank does: ``F3`` (forward of
+micro-batch 3), ``B3`` (its backward), and the sends and receives that move activations forward
+and gradients backward. As in ``torch.distributed.pipelining.schedules``, the list is data: the
+simulator (``labs.pipeline_simulator``) proves it cannot deadlock and computes its ideal timeline, the executor
+(``labs.pipeline_executor``) runs exactly that list on real ranks, and the plot draws both::
+
+    orders = [one_f_one_b_order(4, 8, stage) for stage in range(4)]    # compute only: F/B
+    schedule = add_communication(orders, n_stages=4)                     # + SEND/RECV
+    timeline = simulate(schedule, forward_s=1.0, backward_s=2.0)         # pipeline_simulator
+
+Stage ``s`` lives on rank ``s % p`` (p ranks): with one stage per rank that is rank s; with v
+model chunks per rank (interleaved 1F1B) rank r holds stages r, r + p, r + 2p, ...
+
+GPipe: Huang et al., arXiv:1811.06965. 1F1B (PipeDream-Flush) and interleaved 1F1B:
+Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
+Megatron-LM" (PTD-P), arXiv:2104.04473 §2.2.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+F, B = "F", "B"  # compute: forward / backward of one micro-batch on one stage
+SEND_F, RECV_F = "SEND_F", "RECV_F"  # the activation leaving stage s / entering stage s
+SEND_B, RECV_B = "SEND_B", "RECV_B"  # the gradient leaving stage s backwards / entering stage s
+COMPUTE = (F, B)
+KINDS = (F, B, SEND_F, RECV_F, SEND_B, RECV_B)
+
+
+class Action(NamedTuple):
+    """One step of one rank: ``kind`` of micro-batch ``mb`` at pipeline stage ``stage``.
+
+    For a send, ``stage`` is the stage whose result leaves; for a receive, the stage that needs
+    it. ``peer`` is the other rank of a send or receive (None for compute).
+    """
+
+    kind: str
+    mb: int
+    stage: int
+    peer: int | None = None
+
+    def __str__(self) -> str:
+        if self.kind in COMPUTE:
+            return f"{self.kind}{self.mb}"
+        return f"{self.kind}{self.mb}{'->' if self.kind.startswith('SEND') else '<-'}{self.peer}"
+
+
+Schedule = list[list[Action]]  # schedule[rank] = that rank's actions, in order
+
+
+def stage_rank(stage: int, n_ranks: int) -> int:
+    """The rank that holds ``stage`` (looping placement: rank r holds r, r + p, r + 2p, ...)."""
+    return stage % n_ranks
+
+
+def _check_counts(n_stages: int, n_microbatches: int) -> None:
+    for name, value in (("n_stages", n_stages), ("n_microbatches", n_microbatches)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name}={value!r} must be a positive integer")
+
+
+# --- compute orders: what each rank computes, in order --------------------------------------
+
+def gpipe_order(n_stages: int, n_microbatches: int, stage: int) -> list[Action]:
+    """GPipe: every micro-batch forward, then every micro-batch backward (arXiv:1811.06965).
+
+    All m micro-batches' activations are alive at once before the first backward.
+    """
+    _check_counts(n_stages, n_microbatches)
+    return ([Action(F, i, stage) for i in range(n_microbatches)]
+            + [Action(B, i, stage) for i in range(n_microbatches)])
+
+
+def one_f_one_b_warmup(n_stages: int, n_microbatches: int, stage: int) -> int:
+    """Forwards stage ``stage`` runs before its first backward: min(p - stage - 1, m).
+
+    The last stage starts backward at once; the first waits for p - 1 more forwards to fill
+    the pipeline. (torch's Schedule1F1B counts p - stage warmup forwards, its last one fused
+    with the first backward: the same order of computation.)
+    """
+    return min(n_stages - stage - 1, n_microbatches)
+
+
+def one_f_one_b_order(n_stages: int, n_microbatches: int, stage: int) -> list[Action]:
+    """1F1B (PipeDream-Flush, PTD-P §2.2): warmup forwards, steady one-forward-one-backward,
+    cooldown backwards. At most p micro-batches are in flight on a stage, whatever m is.
+    """
+    _check_counts(n_stages, n_microbatches)
+    m, warmup = n_microbatches, one_f_one_b_warmup(n_stages, n_microbatches, stage)
+    order = [Action(F, i, stage) for i in range(warmup)]  # warmup: fill the pipeline
+    for k in range(m - warmup):  # steady: forward of micro-batch warmup + k, backward of k
+        order += [Action(F, warmup + k, stage), Action(B, k, stage)]
+    order += [Action(B, i, stage) for i in range(m - warmup, m)]  # cooldown: drain it
+    return order
+
+
+def interleaved_order(n_ranks: int, n_chunks: int, n_microbatches: int, rank: int) -> list[Action]:
+    """Interleaved 1F1B (PTD-P §2.2.2): rank r holds v = ``n_chunks`` model chunks (stages
+    r, r + p, ...); micro-batches go through the chunks in groups of p. The bubble shrinks by v
+    at the price of v times more point-to-point messages. Needs m to be a multiple of p.
+    """
+    _check_counts(n_ranks, n_microbatches)
+    p, v, m = n_ranks, n_chunks, n_microbatches
+    if not isinstance(v, int) or v < 1:
+        raise ValueError(f"n_chunks={v!r} must be a positive integer")
+    if m % p:
+        raise ValueError(f"interleaved 1F1B sends micro-batches through the chunks in groups of "
+                         f"p={p}: n_microbatches={m} must be a multiple of {p}")
+
+    def unit(k: int, forward: bool) -> Action:  # the k-th forward (or backward) of this rank
+        chunk = (k % (p * v)) // p
+        mb = (k // (p * v)) * p + k % p
+        chunk = chunk if forward else v - 1 - chunk  # backwards go through the chunks in reverse
+        return Action(F if forward else B, mb, chunk * p + rank)
+
+    total = m * v
+    warmup = min((p - rank - 1) * 2 + (v - 1) * p, total)  # Megatron-LM's warmup count
+    order = [unit(k, True) for k in range(warmup)]
+    for k in range(total - warmup):
+        order += [unit(warmup + k, True), unit(k, False)]
+    order += [unit(k, False) for k in range(total - warmup, total)]
+    return order
+
+
+def add_communication(orders: Sequence[Sequence[Action]], n_stages: int | None = None) -> Schedule:
+    """Insert the sends and receives into per-rank compute orders.
+
+    A receive goes right before the compute that needs it; a send right after the compute
+    that produced it. Sends are asynchronous (the executor uses isend), receives block.
+    """
+    p = len(orders)
+    n_stages = n_stages or 1 + max(a.stage for order in orders for a in order)
+    schedule: Schedule = []
+    for rank, order in enumerate(orders):
+        out: list[Action] = []
+        for a in order:
+            prev_rank, next_rank = stage_rank(a.stage - 1, p), stage_rank(a.stage + 1, p)
+            if a.kind == F and a.stage > 0 and prev_rank != rank:
+                out.append(Action(RECV_F, a.mb, a.stage, prev_rank))
+            if a.kind == B and a.stage < n_stages - 1 and next_rank != rank:
+                out.append(Action(RECV_B, a.mb, a.stage, next_rank))
+            out.append(Action(a.kind, a.mb, a.stage))
+            if a.kind == F and a.stage < n_stages - 1 and next_rank != rank:
+                out.append(Action(SEND_F, a.mb, a.stage, next_rank))
+            if a.kind == B and a.stage > 0 and prev_rank != rank:
+                out.append(Action(SEND_B, a.mb, a.stage, prev_rank))
+        schedule.append(out)
+    return schedule
+
+
+SCHEDULES = ("gpipe", "1f1b", "interleaved")
+
+
+def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int = 1) -> Schedule:
+    """The full schedule (compute + communication) of ``name`` in SCHEDULES, for every rank."""
+    if name == "gpipe":
+        orders = [gpipe_order(n_ranks, n_microbatches, r) for r in range(n_ranks)]
+    elif name == "1f1b":
+        orders = [one_f_one_b_order(n_ranks, n_microbatches, r) for r in range(n_ranks)]
+    elif name == "interleaved":
+        orders = [interleaved_order(n_ranks, n_chunks, n_microbatches, r) for r in range(n_ranks)]
+    else:
+        raise ValueError(f"schedule {name!r} is unknown; use one of {SCHEDULES}")
+    if name != "interleaved" and n_chunks != 1:
+        raise ValueError(f"{name} runs one chunk per rank; n_chunks={n_chunks} needs 'interleaved'")
+    return add_communication(orders, n_ranks * n_chunks)
+
+
+def compute_order(actions: Sequence[Action]) -> list[str]:
+    """A rank's compute actions as strings, e.g. ['F0', 'F1', 'B0', ...]."""
+    return [str(a) for a in actions if a.kind in COMPUTE]
+
+
+# --- bubble: the formula --------------------------------------------------------------------
+
+def bubble_fraction(p: int, m: int, v: int = 1) -> float:
+    """Idle share of a pipeline step with p stages, m micro-batches, v chunks per rank:
+    (p - 1) / (v·m + p - 1). The same for GPipe and 1F1B; interleaving divides the idle time
+    (p - 1)·(t_f + t_b) by v (PTD-P §2.2: bubble time / ideal time = (p - 1) / (v·m)).
+    """
+    return (p - 1) / (v * m + p - 1)
+
+
+def min_microbatches(p: int, target: float, v: int = 1) -> int:
+    """The smallest m whose bubble_fraction(p, m, v) is at most ``target``."""
+    if not 0 < target < 1:
+        raise ValueError(f"target={target} must lie strictly between 0 and 1")
+    m = 1
+    while bubble_fraction(p, m, v) > target:
+        m += 1
+    return m

@@ -1,0 +1,192 @@
+"""The simulator: run a schedule on paper, prove it completes, compute its ideal timeline.
+
+Semantics (the executor's): sends never block, a receive waits for its message, compute of
+stage s takes its stated time. If every unfinished rank waits for a message no rank will send,
+the schedule deadlocks and ``simulate`` says where each rank is stuck. ``Timeline`` is the
+common format of simulated and measured timelines (``labs.pipeline_executor``), so one plot
+draws both. After torch.distributed.pipelining's schedule simulator; PTD-P arXiv:2104.04473.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from labs.pipeline_schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, Action,
+                                     stage_rank)
+
+
+class ScheduleError(ValueError):
+    """A schedule that cannot be run: an action missing, twice, on the wrong rank, out of order."""
+
+
+class DeadlockError(ScheduleError):
+    """Every unfinished rank waits for a message that no rank will ever send."""
+
+
+# --- the simulator ----------------------------------------------------------------------------
+
+@dataclass
+class Timeline:
+    """What each rank did and when: ``events[rank]`` = [(kind, mb, stage, start_s, end_s)].
+
+    Made by the simulator (ideal, from stated durations) or by the executor's recorder
+    (measured timestamps); ``mode`` says which, for the plot's label.
+    """
+
+    events: list[list[tuple]]
+    mode: str
+    info: dict = field(default_factory=dict)
+
+    @property
+    def n_ranks(self) -> int:
+        return len(self.events)
+
+    def span(self) -> tuple[float, float]:
+        """(first start, last end) over all ranks' compute."""
+        starts = [e[3] for rank in self.events for e in rank]
+        ends = [e[4] for rank in self.events for e in rank]
+        return min(starts), max(ends)
+
+    def idle_fraction(self) -> list[float]:
+        """Per rank: the share of the step (first start to last end, all ranks) not computing."""
+        t0, t1 = self.span()
+        return [1.0 - sum(e[4] - e[3] for e in rank if e[0] in COMPUTE) / (t1 - t0)
+                for rank in self.events]
+
+    def peak_in_flight(self) -> list[int]:
+        """Per rank: the most micro-batches (per stage summed) forwarded but not yet backwarded."""
+        peaks = []
+        for rank in self.events:
+            live = peak = 0
+            for e in sorted(rank, key=lambda e: e[3]):
+                live += 1 if e[0] == F else -1 if e[0] == B else 0
+                peak = max(peak, live)
+            peaks.append(peak)
+        return peaks
+
+
+def _per_stage(value, stage: int) -> float:
+    return float(value[stage]) if isinstance(value, (list, tuple)) else float(value)
+
+
+def _message(a: Action) -> tuple:
+    """The message a send or receive is about, keyed by the stage that produced it."""
+    return {SEND_F: (F, a.mb, a.stage), RECV_F: (F, a.mb, a.stage - 1),
+            SEND_B: (B, a.mb, a.stage), RECV_B: (B, a.mb, a.stage + 1)}[a.kind]
+
+
+def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
+    """Check every F and B appears exactly once, on the rank holding its stage.
+
+    Returns (n_stages, n_microbatches). Raises ScheduleError saying what is wrong.
+    """
+    p = len(schedule)
+    computes = [(r, a) for r, acts in enumerate(schedule) for a in acts if a.kind in COMPUTE]
+    if not computes:
+        raise ScheduleError("the schedule computes nothing")
+    for r, acts in enumerate(schedule):
+        for a in acts:
+            if a.kind not in KINDS:
+                raise ScheduleError(f"rank {r}: unknown action kind {a.kind!r}; use one of {KINDS}")
+    n_stages = 1 + max(a.stage for _, a in computes)
+    m = 1 + max(a.mb for _, a in computes)
+    seen: dict[tuple, int] = {}
+    for r, a in computes:
+        if stage_rank(a.stage, p) != r:
+            raise ScheduleError(f"{a} of stage {a.stage} is on rank {r}, but stage {a.stage} "
+                                f"lives on rank {stage_rank(a.stage, p)}")
+        key = (a.kind, a.mb, a.stage)
+        if key in seen:
+            raise ScheduleError(f"{a} of stage {a.stage} appears twice on rank {r}")
+        seen[key] = r
+    missing = [f"{k}{i} of stage {s}" for k in COMPUTE for s in range(n_stages) for i in range(m)
+               if (k, i, s) not in seen]
+    if missing:
+        raise ScheduleError(f"the schedule never runs {', '.join(missing[:6])}"
+                            + (f" (and {len(missing) - 6} more)" if len(missing) > 6 else ""))
+    return n_stages, m
+
+
+def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=2.0,
+             comm_s: float = 0.0) -> Timeline:
+    """Run ``schedule`` on paper: prove it completes and compute its ideal timeline.
+
+    Compute of stage s takes ``forward_s`` / ``backward_s`` seconds (a number, or one per stage);
+    a message arrives ``comm_s`` after it was sent; sends never block, receives wait for their
+    message. Raises DeadlockError when every unfinished rank waits for a message no rank will
+    send, ScheduleError for a missing, repeated, misplaced or out-of-order action.
+    """
+    n_stages, m = validate(schedule)
+    p = len(schedule)
+    clock = [0.0] * p
+    pos = [0] * p
+    done: dict[tuple, float] = {}  # (kind, mb, stage) computed -> end time
+    received: list[set] = [set() for _ in range(p)]
+    inbox: dict[tuple, tuple[int, float]] = {}  # message -> (destination rank, arrival time)
+    events: list[list[tuple]] = [[] for _ in range(p)]
+
+    def needs(a: Action) -> list[tuple]:
+        """Messages or local results compute action ``a`` depends on (besides its own F)."""
+        if a.kind == F:
+            return [(F, a.mb, a.stage - 1)] if a.stage > 0 else []
+        return [(B, a.mb, a.stage + 1)] if a.stage < n_stages - 1 else []
+
+    def step(r: int, a: Action) -> bool:
+        """Advance rank r past ``a`` if it can; False if it must wait for a message."""
+        if a.kind in (SEND_F, SEND_B):
+            key = _message(a)
+            consumer = a.stage + 1 if a.kind == SEND_F else a.stage - 1
+            if a.peer != stage_rank(consumer, p):
+                raise ScheduleError(f"rank {r}: {a} goes to rank {a.peer}, but stage {consumer} "
+                                    f"lives on rank {stage_rank(consumer, p)}")
+            if key not in done:
+                raise ScheduleError(f"rank {r}: {a} sends the result of {key[0]}{a.mb} of stage "
+                                    f"{a.stage} before computing it")
+            if key in inbox:
+                raise ScheduleError(f"rank {r}: {a} is sent twice")
+            inbox[key] = (a.peer, clock[r] + comm_s)
+            return True
+        if a.kind in (RECV_F, RECV_B):
+            key = _message(a)
+            if key not in inbox or inbox[key][0] != r:
+                return False
+            clock[r] = max(clock[r], inbox[key][1])
+            received[r].add(key)
+            return True
+        for key in needs(a):
+            local = stage_rank(key[2], p) == r
+            if (local and key not in done) or (not local and key not in received[r]):
+                how = "compute it first" if local else f"receive it (RECV_{key[0]}) first"
+                raise ScheduleError(f"rank {r}: {a} of stage {a.stage} needs the "
+                                    f"{'activation' if a.kind == F else 'gradient'} of "
+                                    f"{key[0]}{key[1]} of stage {key[2]}: {how}")
+        if a.kind == B and (F, a.mb, a.stage) not in done:
+            raise ScheduleError(f"rank {r}: {a} of stage {a.stage} comes before its forward")
+        duration = _per_stage(forward_s if a.kind == F else backward_s, a.stage)
+        start = clock[r]
+        clock[r] = start + duration
+        done[(a.kind, a.mb, a.stage)] = clock[r]
+        events[r].append((a.kind, a.mb, a.stage, start, clock[r]))
+        return True
+
+    progress = True
+    while progress:
+        progress = False
+        for r in range(p):
+            while pos[r] < len(schedule[r]) and step(r, schedule[r][pos[r]]):
+                pos[r] += 1
+                progress = True
+    stuck = [r for r in range(p) if pos[r] < len(schedule[r])]
+    if stuck:
+        waits = "; ".join(f"rank {r} waits at {schedule[r][pos[r]]} (action {pos[r]})"
+                          for r in stuck)
+        raise DeadlockError(f"the schedule deadlocks: {waits}. No rank can send what these "
+                            "ranks wait for.")
+    unread = [k for k in inbox if k not in received[inbox[k][0]]]
+    if unread:
+        k = unread[0]
+        raise ScheduleError(f"the result of {k[0]}{k[1]} of stage {k[2]} is sent to rank "
+                            f"{inbox[k][0]} but never received there")
+    return Timeline(events, mode="simulated (ideal)",
+                    info=dict(n_stages=n_stages, n_microbatches=m, forward_s=forward_s,
+                              backward_s=backward_s, comm_s=comm_s))

@@ -1,0 +1,174 @@
+"""Pipeline parallelism (labs.pipeline*): partition, schedules as data, simulator, executor.
+
+The executor runs on real gloo ranks and is compared with single-process training
+(labs.reference) and with torch.distributed.pipelining on the same split; timings are only
+checked in fixed-time mode and only as ratios (idle shares), never as absolute times.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+import torch
+
+import labs
+from labs import pipeline as pp
+from labs import pipeline_experiments as px
+from labs.pipeline_schedules import Action
+
+LAUNCH_TIMEOUT = 60
+
+
+# --- partition --------------------------------------------------------------------------------
+
+def test_partition_evenly_and_errors():
+    assert pp.partition_evenly(8, 4) == [(0, 2), (2, 4), (4, 6), (6, 8)]
+    assert pp.partition_evenly(7, 3) == [(0, 3), (3, 5), (5, 7)]
+    with pytest.raises(ValueError, match="cannot split 2 layers into 4 stages"):
+        pp.partition_evenly(2, 4)
+    with pytest.raises(ValueError, match="cannot split 3 layers into 4 stages"):
+        pp.balanced_partition([1.0, 2.0, 3.0], 4)
+
+
+def _brute_force_best(costs, n_stages):
+    n = len(costs)
+    best = float("inf")
+    for cuts in itertools.combinations(range(1, n), n_stages - 1):
+        edges = (0, *cuts, n)
+        best = min(best, max(sum(costs[a:b]) for a, b in zip(edges, edges[1:])))
+    return best
+
+
+def test_balanced_partition_is_optimal_and_contiguous():
+    rng = random.Random(0)
+    for _ in range(30):
+        n = rng.randint(1, 9)
+        p = rng.randint(1, n)
+        costs = [rng.choice([1, 2, 3, 5, 8]) * 1.0 for _ in range(n)]
+        bounds = pp.balanced_partition(costs, p)
+        assert len(bounds) == p and bounds[0][0] == 0 and bounds[-1][1] == n
+        assert all(a < b for a, b in bounds) and all(b == c for (_, b), (c, _) in zip(bounds, bounds[1:]))
+        assert max(pp.stage_costs(costs, bounds)) == _brute_force_best(costs, p)
+
+
+def test_gpt_layer_costs_put_the_head_on_the_last_block():
+    costs = pp.gpt_layer_costs(px.TINY)
+    assert len(costs) == px.TINY.n_layer and costs[-1] > costs[0] == costs[1]
+
+
+# --- schedules and simulator -------------------------------------------------------------------
+
+def test_gpipe_and_1f1b_orders():
+    assert pp.compute_order(pp.gpipe_order(4, 3, 1)) == ["F0", "F1", "F2", "B0", "B1", "B2"]
+    assert [pp.one_f_one_b_warmup(4, 8, s) for s in range(4)] == [3, 2, 1, 0]
+    assert pp.compute_order(pp.one_f_one_b_order(4, 5, 1)) == [
+        "F0", "F1", "F2", "B0", "F3", "B1", "F4", "B2", "B3", "B4"]
+    assert pp.compute_order(pp.one_f_one_b_order(4, 5, 3)) == [
+        "F0", "B0", "F1", "B1", "F2", "B2", "F3", "B3", "F4", "B4"]
+    assert pp.compute_order(pp.one_f_one_b_order(4, 2, 0)) == ["F0", "F1", "B0", "B1"]  # m < p
+
+
+def test_communication_is_inserted_next_to_compute():
+    (r0, r1) = pp.build_schedule("gpipe", 2, 2)
+    assert [str(a) for a in r0] == ["F0", "SEND_F0->1", "F1", "SEND_F1->1", "RECV_B0<-1", "B0",
+                                    "RECV_B1<-1", "B1"]
+    assert [str(a) for a in r1][:3] == ["RECV_F0<-0", "F0", "RECV_F1<-0"]
+
+
+@pytest.mark.parametrize("name,v", [("gpipe", 1), ("1f1b", 1), ("interleaved", 2), ("interleaved", 3)])
+def test_simulated_bubble_equals_the_formula(name, v):
+    for p, m in [(2, 2), (2, 4), (4, 4), (4, 8), (4, 16), (3, 6)]:
+        timeline = pp.simulate(pp.build_schedule(name, p, m, v), forward_s=1 / v, backward_s=2 / v)
+        for idle in timeline.idle_fraction():
+            assert idle == pytest.approx(pp.bubble_fraction(p, m, v))
+
+
+def test_m_smaller_than_p_is_allowed_and_its_bubble_is_large():
+    for name in ("gpipe", "1f1b"):
+        timeline = pp.simulate(pp.build_schedule(name, 4, 1))
+        assert timeline.idle_fraction() == pytest.approx([0.75] * 4)
+
+
+def test_in_flight_microbatches_gpipe_m_1f1b_at_most_p():
+    p, m = 4, 8
+    assert pp.simulate(pp.build_schedule("gpipe", p, m)).peak_in_flight() == [m] * p
+    assert pp.simulate(pp.build_schedule("1f1b", p, m)).peak_in_flight() == [4, 3, 2, 1]
+
+
+def test_bubble_formula_and_min_microbatches():
+    assert pp.bubble_fraction(8, 32) == pytest.approx(7 / 39)  # 17.9 %, FACTCHECK #13
+    assert pp.bubble_fraction(12, 32) == pytest.approx(11 / 43)  # 25.6 %
+    assert pp.min_microbatches(8, 0.10) == 63 and pp.min_microbatches(12, 0.10) == 99
+
+
+def test_deadlock_and_bad_schedules_are_errors():
+    good = pp.build_schedule("gpipe", 2, 1)
+    r0 = [Action("F", 0, 0), Action("RECV_B", 0, 0, 1), Action("SEND_F", 0, 0, 1), Action("B", 0, 0)]
+    with pytest.raises(pp.DeadlockError, match=r"rank 0 waits at RECV_B0<-1.*rank 1 waits at RECV_F0<-0"):
+        pp.simulate([r0, good[1]])
+    with pytest.raises(pp.ScheduleError, match="never runs B0 of stage 1"):
+        pp.simulate([good[0], [a for a in good[1] if a.kind != "B"]])
+    with pytest.raises(pp.ScheduleError, match="comes before its forward"):
+        pp.simulate([[Action("B", 0, 0), Action("F", 0, 0)]])
+    with pytest.raises(pp.ScheduleError, match="lives on rank 1"):
+        pp.simulate([good[0] + [Action("F", 0, 1)], good[1]])
+    with pytest.raises(ValueError, match="multiple of 4"):
+        pp.build_schedule("interleaved", 4, 6, 2)
+
+
+def test_microbatches_must_divide_the_batch():
+    with pytest.raises(ValueError, match="cannot be split into 3 equal micro-batches"):
+        pp.split_microbatches(torch.zeros(8, 4), 3)
+    with pytest.raises(ValueError, match="cannot be split into 3"):
+        px.PipelineRun(batch_size=8, n_microbatches=3)
+
+
+# --- the executor on real ranks ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def reference():
+    return px.reference_step(px.PipelineRun())  # batch 8, the same for every m below
+
+
+@pytest.mark.parametrize("p", [2, 4])
+@pytest.mark.parametrize("name", ["gpipe", "1f1b", "interleaved"])
+def test_executor_equals_single_process(name, p, reference):
+    run = px.PipelineRun(schedule=name, n_microbatches=4, n_chunks=2 if name == "interleaved" else 1)
+    per_rank = labs.launch(px.pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT)
+    px.compare(px.merge(per_rank), reference)
+    peaks = [r["peak_in_flight"] for r in per_rank]
+    if name == "gpipe":
+        assert peaks == [4] * p
+    elif name == "1f1b":
+        assert peaks == [min(4, p - r) for r in range(p)]
+
+
+@pytest.mark.parametrize("p", [2, 4])
+@pytest.mark.parametrize("name", ["gpipe", "1f1b"])
+def test_executor_equals_torch_pipelining(name, p, reference):
+    run = px.PipelineRun(schedule=name, n_microbatches=4)
+    ours = px.merge(labs.launch(px.pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT))
+    theirs = px.merge(labs.launch(px.torch_pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT))
+    px.compare(theirs, reference)
+    px.compare(ours, theirs)
+
+
+def test_a_deadlocking_schedule_is_refused_on_the_ranks_not_hung():
+    good = pp.build_schedule("gpipe", 2, 1)
+    r0 = [Action("F", 0, 0), Action("RECV_B", 0, 0, 1), Action("SEND_F", 0, 0, 1), Action("B", 0, 0)]
+    run = px.PipelineRun(schedule=(tuple(r0), tuple(good[1])), n_microbatches=1, batch_size=2)
+    with pytest.raises(labs.RankError, match="DeadlockError"):
+        labs.launch(px.pipeline_step, 2, args=(run,), timeout=LAUNCH_TIMEOUT)
+
+
+def test_fixed_time_bubble_matches_the_formula_for_m_at_least_p():
+    timing = pp.FixedTime(0.010, 0.020)
+    for p, ms in [(2, [2, 8]), (4, [4, 8])]:
+        runs = px.bubble_grid(p, ms, timing)
+        per_rank = labs.launch(px.sweep, p, args=(runs,), timeout=LAUNCH_TIMEOUT)
+        for i, run in enumerate(runs):
+            timeline = pp.gather_timeline([r[i] for r in per_rank], pp.mode_label(timing))
+            expected = pp.bubble_fraction(p, run.n_microbatches)
+            for idle in timeline.idle_fraction():
+                assert idle == pytest.approx(expected, rel=0.10), (p, run.n_microbatches)
