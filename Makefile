@@ -42,6 +42,8 @@ doctor: setup
 bench: setup
 	$(BIN)/python -m labs.bench launch
 	$(BIN)/python -m labs.bench collectives
+	$(BIN)/python -m labs.bench ddp
+	$(BIN)/python -m labs.bench pp
 
 clean:
 	rm -rf $(VENV) grades .pytest_cache

@@ -3,6 +3,7 @@
 BENCHMARKS = {
     "launch": "labs.bench.launch",
     "collectives": "labs.bench.collectives",
+    "ddp": "labs.bench.ddp",
     "gpu": "labs.bench.gpu",
     "pp": "labs.bench.pp",
 }

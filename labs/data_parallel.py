@@ -1,0 +1,356 @@
+"""Data parallelism written by hand, in the steps PyTorch's DistributedDataParallel took.
+
+Every rank holds a full replica, trains on its own slice of the global batch, and averages
+the gradients with the others before the optimizer step, so all replicas take the same step
+as one process on the whole batch would (Li et al., "PyTorch Distributed: Experiences on
+Accelerating Data Parallel Training", VLDB 2020, arXiv:2006.15704):
+
+1. :func:`allreduce_gradients` -- after backward, one all-reduce per gradient;
+2. :func:`allreduce_gradients_bucketed` -- gradients packed into buckets of ``bucket_bytes``,
+   one all-reduce per bucket (fewer, larger messages);
+3. :class:`OverlappedGradReducer` -- each bucket all-reduced asynchronously as soon as backward
+   has produced its last gradient (post-accumulate-grad hooks), while backward goes on;
+4. :func:`parameter_server_step` -- the contrast: gradients gathered on one root, which steps
+   the only optimizer and sends the weights back; the root moves (N-1)·S each way.
+
+:func:`train_data_parallel` runs any of them, or ``torch.nn.parallel.DistributedDataParallel``,
+inside a launched rank and returns a ``TrainResult`` to compare with
+``labs.reference.train_reference``. Groups are passed explicitly (``group=None``: default).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.utils.data import DistributedSampler
+
+from labs.data import shard_batch
+from labs.reference import TrainResult, make_optimizer
+
+__all__ = ["assign_buckets", "linear_scaling_lr", "warmup_lr", "scaling_efficiency",
+           "sampler_global_batches", "ReplicaMismatchError", "check_replicas_identical",
+           "allreduce_gradients", "allreduce_gradients_bucketed", "OverlappedGradReducer",
+           "parameter_server_step", "train_data_parallel", "VARIANTS", "BUCKET_BYTES"]
+
+BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb=25
+VARIANTS = ("allreduce", "bucketed", "overlapped", "parameter_server", "ddp")
+
+
+# --- math: no communication here ---------------------------------------------------------
+
+def assign_buckets(sizes_bytes, bucket_bytes: int) -> list[list[int]]:
+    """Group tensors (given by their sizes in bytes, in parameter order) into buckets.
+
+    Walks the tensors in *reverse* order, the order in which backward produces gradients, and
+    starts a new bucket when the next tensor would push the current one past ``bucket_bytes``;
+    a tensor larger than the cap gets a bucket of its own. Returns lists of indices.
+    """
+    if not bucket_bytes > 0:
+        raise ValueError(f"bucket_bytes={bucket_bytes} must be > 0 (DDP's default is 25 MB, "
+                         f"{BUCKET_BYTES} bytes)")
+    buckets, current, filled = [], [], 0
+    for i in reversed(range(len(sizes_bytes))):
+        if current and filled + sizes_bytes[i] > bucket_bytes:
+            buckets.append(current)
+            current, filled = [], 0
+        current.append(i)
+        filled += sizes_bytes[i]
+    if current:
+        buckets.append(current)
+    return buckets
+
+
+def linear_scaling_lr(base_lr: float, base_batch: int, batch: int) -> float:
+    """Linear scaling rule (Goyal et al., arXiv:1706.02677): batch × k -> learning rate × k."""
+    return base_lr * batch / base_batch
+
+
+def warmup_lr(step: int, *, base_lr: float, base_batch: int, batch: int,
+              warmup_steps: int) -> float:
+    """Gradual warmup (Goyal et al. §2.2): from ``base_lr`` at step 0, linearly up to the
+    linearly scaled rate at ``warmup_steps``, constant after."""
+    target = linear_scaling_lr(base_lr, base_batch, batch)
+    if warmup_steps <= 0 or step >= warmup_steps:
+        return target
+    return base_lr + (target - base_lr) * step / warmup_steps
+
+
+def scaling_efficiency(speedup: float, world_size: int) -> float:
+    """Speedup over one device divided by the number of devices (1.0 = perfect)."""
+    return speedup / world_size
+
+
+def sampler_global_batches(num_samples: int, world_size: int, per_rank_batch: int, *,
+                           epoch: int = 0, shuffle: bool = True, seed: int = 0,
+                           drop_last: bool = False) -> list[torch.Tensor]:
+    """The global batches one epoch of ``DistributedSampler`` + ``DataLoader(batch_size=
+    per_rank_batch)`` feeds the ranks: each rank's batch, concatenated in rank order.
+
+    DistributedSampler pads the index list to a multiple of ``world_size`` by repeating its
+    first indices (``drop_last=False``) or drops the tail (``drop_last=True``), so every rank
+    gets as many samples, and the last per-rank batch is equally short on all ranks.
+    ``shard_batch(global, rank, world_size)`` gives back rank ``rank``'s batch.
+    """
+    per_rank = []
+    for rank in range(world_size):
+        sampler = DistributedSampler(range(num_samples), num_replicas=world_size, rank=rank,
+                                     shuffle=shuffle, seed=seed, drop_last=drop_last)
+        sampler.set_epoch(epoch)
+        per_rank.append(torch.tensor(list(sampler)).split(per_rank_batch))
+    return [torch.cat(batch) for batch in zip(*per_rank)]
+
+
+# --- replicas ----------------------------------------------------------------------------
+
+class ReplicaMismatchError(ValueError):
+    """The replicas' parameters differ across ranks before training starts."""
+
+
+def check_replicas_identical(model: nn.Module, group=None, src: int = 0) -> None:
+    """Raise ReplicaMismatchError on every rank unless all ranks hold ``src``'s parameters bit
+    for bit (``src`` is a rank of ``group``)."""
+    params = [p.detach() for p in model.parameters()]
+    mine = torch.cat([p.reshape(-1) for p in params]) if params else torch.zeros(0)
+    theirs = mine.clone()
+    dist.broadcast(theirs, group=group, group_src=src)
+    names, offset = [], 0
+    for name, p in model.named_parameters():
+        if not torch.equal(mine[offset:offset + p.numel()], theirs[offset:offset + p.numel()]):
+            names.append(name)
+        offset += p.numel()
+    bad = torch.tensor([len(names)], device=mine.device)
+    dist.all_reduce(bad, op=dist.ReduceOp.MAX, group=group)
+    if bad.item():
+        rank = dist.get_rank(group)
+        raise ReplicaMismatchError(
+            f"the replicas differ: on rank {rank}, {len(names)} parameter(s) differ from rank "
+            f"{src}'s ({', '.join(names[:3]) or 'none here; another rank differs'}). Data "
+            "parallelism needs identical replicas at the start: build the model from the same "
+            "seed on every rank, or broadcast rank 0's parameters first (as DDP does).")
+
+
+# --- step 1: one all-reduce per gradient -------------------------------------------------
+
+def allreduce_gradients(model: nn.Module, group=None) -> None:
+    """After backward: replace every gradient by its average over the ranks of ``group``."""
+    world_size = dist.get_world_size(group)
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad, group=group)  # sum over ranks, in place
+            p.grad.div_(world_size)
+
+
+# --- step 2: buckets ---------------------------------------------------------------------
+
+def _grad_params(model: nn.Module) -> list[nn.Parameter]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def allreduce_gradients_bucketed(model: nn.Module, bucket_bytes: int = BUCKET_BYTES,
+                                 group=None) -> None:
+    """After backward: average the gradients with one all-reduce per bucket of ~bucket_bytes."""
+    params = _grad_params(model)
+    world_size = dist.get_world_size(group)
+    for bucket in assign_buckets([p.numel() * p.element_size() for p in params], bucket_bytes):
+        grads = [params[i].grad for i in bucket]
+        flat = torch.cat([g.reshape(-1) for g in grads])  # one message for the whole bucket
+        dist.all_reduce(flat, group=group)
+        flat.div_(world_size)
+        for g, part in zip(grads, flat.split([g.numel() for g in grads])):
+            g.copy_(part.view_as(g))
+
+
+# --- step 3: buckets overlapped with backward --------------------------------------------
+
+class OverlappedGradReducer:
+    """All-reduce each bucket while backward is still computing the earlier layers' gradients.
+
+    A post-accumulate-grad hook copies each gradient into its bucket's flat buffer; when a
+    bucket is complete it is all-reduced asynchronously (``async_op=True``), buckets strictly
+    in order so that every rank issues the same collectives in the same order. Call
+    :meth:`wait` after ``backward()`` and before ``optimizer.step()``. Inside :meth:`no_sync`
+    gradients only accumulate locally (gradient accumulation), as with DDP's ``no_sync``::
+
+        reducer = OverlappedGradReducer(model, bucket_bytes=2**20)
+        loss.backward(); reducer.wait(); optimizer.step()
+    """
+
+    def __init__(self, model: nn.Module, bucket_bytes: int = BUCKET_BYTES, group=None):
+        check_replicas_identical(model, group)
+        self.group, self.world_size = group, dist.get_world_size(group)
+        self.params = _grad_params(model)
+        self.buckets = assign_buckets([p.numel() * p.element_size() for p in self.params],
+                                      bucket_bytes)
+        self.buffers, self.slots = [], {}
+        for b, bucket in enumerate(self.buckets):
+            offset = 0
+            for i in bucket:
+                self.slots[i] = (b, offset)
+                offset += self.params[i].numel()
+            first = self.params[bucket[0]]
+            self.buffers.append(torch.zeros(offset, dtype=first.dtype, device=first.device))
+        self.handles = [p.register_post_accumulate_grad_hook(functools.partial(self._ready, i))
+                        for i, p in enumerate(self.params)]
+        self.sync = True
+        self._reset()
+
+    def _reset(self) -> None:
+        self.missing = [len(bucket) for bucket in self.buckets]
+        self.works, self.next_bucket = [], 0
+
+    def _ready(self, i: int, param: torch.Tensor) -> None:
+        if not self.sync:
+            return
+        b, offset = self.slots[i]
+        self.buffers[b][offset:offset + param.numel()].copy_(param.grad.reshape(-1))
+        self.missing[b] -= 1
+        while self.next_bucket < len(self.buckets) and self.missing[self.next_bucket] == 0:
+            self.works.append(dist.all_reduce(self.buffers[self.next_bucket], group=self.group,
+                                              async_op=True))
+            self.next_bucket += 1
+
+    def wait(self) -> None:
+        """Wait for all buckets, then write the averaged gradients back into ``.grad``."""
+        if self.next_bucket < len(self.buckets):
+            stuck = [b for b, m in enumerate(self.missing) if m]
+            for work in self.works:
+                work.wait()
+            self._reset()
+            raise RuntimeError(
+                f"buckets {stuck} never completed: some parameters got no gradient in this "
+                "backward (unused in forward), or wait() was called before backward(). "
+                "torch DDP needs find_unused_parameters=True for such models.")
+        for work, buffer, bucket in zip(self.works, self.buffers, self.buckets):
+            work.wait()
+            buffer.div_(self.world_size)
+            for i in bucket:
+                b, offset = self.slots[i]
+                p = self.params[i]
+                p.grad.copy_(buffer[offset:offset + p.numel()].view_as(p))
+        self._reset()
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backward passes inside only accumulate gradients locally, no communication."""
+        self.sync = False
+        try:
+            yield
+        finally:
+            self.sync = True
+
+    def remove(self) -> None:
+        """Take the hooks off the parameters."""
+        for handle in self.handles:
+            handle.remove()
+
+
+# --- the contrast: gather to a root, broadcast back --------------------------------------
+
+def parameter_server_step(model: nn.Module, optimizer, *, root: int = 0, group=None,
+                          counter=None) -> None:
+    """One update the "parameter server" way: every rank sends its gradients to ``root``, the
+    root averages them, steps the only ``optimizer`` (None on the other ranks) and sends the
+    new weights to every rank. ``counter`` (a ``labs.collectives.ByteCounter``) records bytes.
+    """
+    rank, world_size = dist.get_rank(group), dist.get_world_size(group)
+    params = _grad_params(model)
+    grads = torch.cat([p.grad.reshape(-1) for p in params])
+    peers = [r for r in range(world_size) if r != root]
+
+    def send(t, peer):
+        dist.send(t, group=group, group_dst=peer)
+        if counter is not None:
+            counter.record_send(t)
+
+    def recv(t, peer):
+        dist.recv(t, group=group, group_src=peer)
+        if counter is not None:
+            counter.record_recv(t)
+
+    if rank == root:
+        incoming = torch.empty_like(grads)
+        for peer in peers:
+            recv(incoming, peer)
+            grads.add_(incoming)
+        grads.div_(world_size)
+        for p, g in zip(params, grads.split([p.numel() for p in params])):
+            p.grad.copy_(g.view_as(p))
+        optimizer.step()
+        weights = torch.cat([p.detach().reshape(-1) for p in params])
+        for peer in peers:
+            send(weights, peer)
+    else:
+        send(grads, root)
+        weights = torch.empty_like(grads)
+        recv(weights, root)
+        with torch.no_grad():
+            for p, w in zip(params, weights.split([p.numel() for p in params])):
+                p.copy_(w.view_as(p))
+
+
+# --- one training loop for every variant -------------------------------------------------
+
+def train_data_parallel(model: nn.Module, batches, *, steps: int, lr: float,
+                        variant: str = "ddp", optimizer: str = "adamw",
+                        bucket_bytes: int = BUCKET_BYTES, group=None,
+                        on_step=None) -> TrainResult:
+    """Train ``model`` (the same replica on every rank) data-parallel; call on every rank.
+
+    ``batches(step)`` returns the *global* batch (x, y), the same on every rank; each rank
+    trains on its ``shard_batch`` slice (the global batch must divide by the world size).
+    Returns what ``train_reference`` returns on one process for the same model and batches:
+    the mean loss over the global batch of each step, the final weights, and the averaged
+    gradients of the last step. The hand-written variants refuse replicas that differ
+    (ReplicaMismatchError); torch DDP instead broadcasts rank 0's weights at construction.
+    ``on_step(step)``, if given, is called after each optimizer step (the benchmark times it).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant={variant!r} is unknown; use one of {VARIANTS}")
+    assign_buckets([], bucket_bytes)  # validates bucket_bytes on every variant
+    rank, world_size = dist.get_rank(group), dist.get_world_size(group)
+    module, reducer = model, None
+    if variant == "ddp":
+        model = nn.parallel.DistributedDataParallel(model, process_group=group,
+                                                    bucket_cap_mb=bucket_bytes / 2**20)
+    elif variant == "overlapped":
+        reducer = OverlappedGradReducer(model, bucket_bytes, group)
+    else:
+        check_replicas_identical(model, group)
+    owns_optimizer = variant != "parameter_server" or rank == 0
+    opt = make_optimizer(module.parameters(), optimizer, lr=lr) if owns_optimizer else None
+    device = next(module.parameters()).device
+    losses = torch.zeros(steps, dtype=torch.float64)
+    for step in range(steps):
+        x, y = shard_batch(*batches(step), rank, world_size)
+        _, loss = model(x.to(device), y.to(device))
+        if opt is not None:
+            opt.zero_grad(set_to_none=False)
+        else:
+            module.zero_grad(set_to_none=False)
+        loss.backward()
+        losses[step] = loss.item()
+        if variant == "allreduce":
+            allreduce_gradients(module, group)
+        elif variant == "bucketed":
+            allreduce_gradients_bucketed(module, bucket_bytes, group)
+        elif variant == "overlapped":
+            reducer.wait()
+        if step == steps - 1:
+            if variant == "parameter_server":  # the root averages; show everyone the average
+                allreduce_gradients(module, group)
+            grads = {n: p.grad.detach().clone() for n, p in module.named_parameters()}
+        if variant == "parameter_server":
+            parameter_server_step(module, opt, group=group)
+        else:
+            opt.step()
+        if on_step is not None:
+            on_step(step)
+    if reducer is not None:
+        reducer.remove()
+    dist.all_reduce(losses, group=group)  # equal shards: mean of the means = global mean
+    state = {n: t.detach().clone() for n, t in module.state_dict().items()}
+    return TrainResult(losses=(losses / world_size).tolist(), state_dict=state,
+                       grads_of_last_step=grads)

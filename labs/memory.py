@@ -1,0 +1,241 @@
+"""How much memory training needs: model states (parameters, gradients, optimizer states) and
+activations, estimated from sizes alone and measured on real tensors.
+
+Model states, bytes per parameter (ZeRO, Rajbhandari et al., arXiv:1910.02054, §3.1):
+
+============================  ======  =====  ============  ===============  =====
+recipe                        weight  grad   fp32 master   optimizer        total
+============================  ======  =====  ============  ===============  =====
+fp32, SGD (no momentum)       4       4      -             -                8
+fp32, SGD with momentum       4       4      -             4                12
+fp32, Adam                    4       4      -             8 (m, v)         16
+mixed (fp16/bf16), Adam       2       2      4             8 (m, v)         16
+============================  ======  =====  ============  ===============  =====
+
+Activations of a GPT-style transformer block (Korthikanti et al., "Reducing Activation
+Recomputation in Large Transformer Models", arXiv:2205.05198, §4.1): with s = sequence length,
+b = batch, h = hidden, a = heads, the tensors kept for backward are 16·sbh + a·s²·b elements
+per layer without dropout; with dropout (masks of 1 byte and the dropped attention) and 2-byte
+activations the paper's 34·sbh + 5·a·s²·b bytes. :func:`measured_activation_bytes` counts what
+autograd really saves, so the two can be compared::
+
+    model_state_bytes(110e6, "adam", "fp32").total / 1e9     # BERT-Base: 1.76 GB
+    fits_on_one_card(110e6, 40e9, optimizer="adam").fits     # True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+__all__ = ["ModelStateBytes", "bytes_per_param", "model_state_bytes", "measured_model_state_bytes",
+           "TransformerShape", "transformer_params", "ActivationBytes", "activation_bytes",
+           "measured_activation_bytes", "FitReport", "fits_on_one_card", "GB"]
+
+GB = 1e9  # the chapter's GB are decimal (440 MB = 110e6 x 4 B)
+OPTIMIZER_STATES = {"sgd": 0, "sgd_momentum": 1, "adam": 2}  # fp32 tensors per parameter
+PRECISIONS = ("fp32", "mixed")
+
+
+@dataclass(frozen=True)
+class ModelStateBytes:
+    """Bytes of the model states, by kind."""
+
+    params: float
+    grads: float
+    master_params: float  # fp32 copy of the weights kept by mixed-precision training
+    optimizer_states: float
+
+    @property
+    def total(self) -> float:
+        return self.params + self.grads + self.master_params + self.optimizer_states
+
+    def as_dict(self) -> dict:
+        return {"params": self.params, "grads": self.grads, "master_params": self.master_params,
+                "optimizer_states": self.optimizer_states, "total": self.total}
+
+
+def _check_recipe(optimizer: str, precision: str) -> None:
+    if optimizer not in OPTIMIZER_STATES:
+        raise ValueError(f"optimizer={optimizer!r} is unknown; use one of {sorted(OPTIMIZER_STATES)}")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r} is unknown; use 'fp32' or 'mixed' "
+                         "(fp16/bf16 weights and grads with an fp32 master copy)")
+
+
+def bytes_per_param(optimizer: str = "adam", precision: str = "fp32") -> ModelStateBytes:
+    """Bytes each parameter costs, by kind (the table of the module docstring)."""
+    _check_recipe(optimizer, precision)
+    low = 4 if precision == "fp32" else 2  # the bytes of the weights the model computes with
+    return ModelStateBytes(params=low, grads=low, master_params=0 if precision == "fp32" else 4,
+                           optimizer_states=4 * OPTIMIZER_STATES[optimizer])
+
+
+def model_state_bytes(num_params: float, optimizer: str = "adam",
+                      precision: str = "fp32") -> ModelStateBytes:
+    """Bytes of parameters, gradients, master weights and optimizer states of a model."""
+    if num_params < 0:
+        raise ValueError(f"num_params={num_params} must be >= 0")
+    per = bytes_per_param(optimizer, precision)
+    return ModelStateBytes(*(num_params * v for v in (per.params, per.grads, per.master_params,
+                                                      per.optimizer_states)))
+
+
+def _tensor_bytes(tensors) -> int:
+    """Bytes of distinct tensors (each counted once; a DTensor counts its local shard)."""
+    seen, total = set(), 0
+    for t in tensors:
+        if t is None:
+            continue
+        if hasattr(t, "to_local"):  # DTensor (FSDP2): only this rank's shard lives here
+            t = t.to_local()
+        key = (t.untyped_storage().data_ptr(), t.storage_offset(), t.numel(), t.dtype)
+        if key not in seen:
+            seen.add(key)
+            total += t.numel() * t.element_size()
+    return total
+
+
+def measured_model_state_bytes(model: nn.Module, optimizer: torch.optim.Optimizer | None = None,
+                               master_params=()) -> ModelStateBytes:
+    """Bytes of the real tensors on this rank: ``model``'s parameters and their ``.grad``, the
+    ``master_params`` tensors, and ``optimizer``'s state.
+
+    The optimizer's scalar ``step`` counters (one 4-byte tensor per parameter tensor) are left
+    out, as the estimator leaves them out: a few hundred bytes next to megabytes.
+    """
+    params = list(model.parameters())
+    states = []
+    if optimizer is not None:
+        for state in optimizer.state.values():
+            states += [v for k, v in state.items() if torch.is_tensor(v) and k != "step"]
+    return ModelStateBytes(params=_tensor_bytes(params),
+                           grads=_tensor_bytes(p.grad for p in params),
+                           master_params=_tensor_bytes(master_params),
+                           optimizer_states=_tensor_bytes(states))
+
+
+# --- transformer shape and activations ---------------------------------------------------
+
+@dataclass(frozen=True)
+class TransformerShape:
+    """The sizes that decide a GPT-style transformer's memory (nanoGPT / labs.models.TinyGPT)."""
+
+    layers: int
+    hidden: int
+    heads: int
+    seq_len: int
+    vocab: int
+
+    @classmethod
+    def from_config(cls, config, seq_len: int | None = None) -> "TransformerShape":
+        """From a ``TinyGPTConfig`` (seq_len defaults to its block_size)."""
+        return cls(config.n_layer, config.n_embd, config.n_head,
+                   seq_len or config.block_size, config.vocab_size)
+
+
+def transformer_params(shape: TransformerShape, *, max_positions: int | None = None) -> int:
+    """Parameters of a TinyGPT of this shape (biases on, untied lm_head): exact.
+
+    Per layer 12h² + 13h: q/k/v 3h²+3h, attention output h²+h, MLP 4h²+4h and 4h²+h, two
+    LayerNorms 4h. Plus embeddings (V + positions)·h, the final LayerNorm 2h, lm_head V·h.
+    """
+    h, positions = shape.hidden, max_positions or shape.seq_len
+    return (shape.layers * (12 * h * h + 13 * h) + (shape.vocab + positions) * h + 2 * h
+            + shape.vocab * h)
+
+
+@dataclass(frozen=True)
+class ActivationBytes:
+    """Activation bytes kept for backward: per transformer layer, in the head, in total."""
+
+    per_layer: float
+    head: float
+    layers: int
+
+    @property
+    def total(self) -> float:
+        return self.layers * self.per_layer + self.head
+
+
+def activation_bytes(shape: TransformerShape, batch: int, *, bytes_per_element: int = 4,
+                     dropout: bool = False) -> ActivationBytes:
+    """Activations of one forward pass, from the shape (Korthikanti et al. 2022, §4.1).
+
+    Per layer, in elements: attention input, q, k, v, softmax output (a·s² per sample),
+    projection input: 5·sbh + a·s²·b; MLP input, GELU input (4h), GELU output (4h): 9·sbh; the
+    two LayerNorm inputs: 2·sbh. With dropout add a 1-byte mask for the attention (a·s²·b),
+    the two residual dropouts (2·sbh) and the dropped attention (a·s²·b elements).
+    Head: final LayerNorm input and lm_head input (2·sbh) and the log-softmax of the loss (sbV).
+    Small tensors (LayerNorm statistics, token ids, the causal mask) are not counted.
+    """
+    s, b, h, a, e = shape.seq_len, batch, shape.hidden, shape.heads, bytes_per_element
+    per_layer = e * (16 * s * b * h + a * s * s * b)
+    if dropout:
+        per_layer += 2 * s * b * h + a * s * s * b + e * a * s * s * b
+    head = e * (2 * s * b * h + s * b * shape.vocab)
+    return ActivationBytes(per_layer=per_layer, head=head, layers=shape.layers)
+
+
+def measured_activation_bytes(model: nn.Module, *inputs) -> int:
+    """Bytes autograd saves for backward in ``model(*inputs)``: distinct storages of the saved
+    tensors, parameters excluded (they are model states, counted above)."""
+    param_storages = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved: dict[int, int] = {}
+
+    def pack(t):
+        ptr = t.untyped_storage().data_ptr()
+        if ptr not in param_storages:
+            saved[ptr] = max(saved.get(ptr, 0), t.untyped_storage().nbytes())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(*inputs)
+    del out
+    return sum(saved.values())
+
+
+# --- does it fit in one card? ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FitReport:
+    """The "fits in one card?" judgement with its numbers (bytes)."""
+
+    model_states: float
+    activations: float
+    card: float
+    budget: float  # share of the card the model states may take (the chapter's ~70 %)
+
+    @property
+    def fits(self) -> bool:
+        """Model states within the budget, and states + activations within the card."""
+        return (self.model_states <= self.budget * self.card
+                and self.model_states + self.activations <= self.card)
+
+    @property
+    def verdict(self) -> str:
+        states, total = self.model_states / GB, (self.model_states + self.activations) / GB
+        head = (f"model states {states:.2f} GB = {self.model_states / self.card:.0%} of the "
+                f"{self.card / GB:.0f} GB card (budget {self.budget:.0%})")
+        if self.activations:
+            head += f"; with activations {total:.2f} GB"
+        if self.fits:
+            return head + " -> fits: plain data parallelism (DDP) works"
+        return head + (" -> does not fit: shard the states (ZeRO/FSDP), split the model "
+                       "(TP/PP) or cut activations (checkpointing, smaller micro-batch)")
+
+
+def fits_on_one_card(num_params: float, card_bytes: float, *, optimizer: str = "adam",
+                     precision: str = "fp32", activation_bytes: float = 0.0,
+                     budget: float = 0.7) -> FitReport:
+    """Apply the chapter's rule of thumb: model states <= ``budget`` (70 %) of the card, and
+    states plus the activations (when given) within the card. A rule of thumb, not a law:
+    activations can exceed the model states (ZeRO §3.2)."""
+    if card_bytes <= 0:
+        raise ValueError(f"card_bytes={card_bytes} must be > 0 (e.g. 40e9 for an A100-40GB)")
+    if not 0 < budget <= 1:
+        raise ValueError(f"budget={budget} must lie in (0, 1]")
+    states = model_state_bytes(num_params, optimizer, precision).total
+    return FitReport(model_states=states, activations=float(activation_bytes),
+                     card=float(card_bytes), budget=budget)

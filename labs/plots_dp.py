@@ -1,0 +1,85 @@
+"""Figures of notebook 2.1 (data parallel): loss curves, bytes through the busiest rank,
+memory bars, compute vs communication. Small (7×3 in, 80 dpi) and labelled in English with
+units, like ``labs.plots`` (the default fonts have no CJK glyphs)."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = ["plot_curves", "plot_busiest_rank_bytes", "plot_stacked_bars"]
+
+FIGSIZE = (7, 3)
+DPI = 80
+
+
+def _finish(fig, ax, title):
+    ax.tick_params(labelsize=7)
+    ax.grid(True, color="0.88", linewidth=0.6)
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    plt.close(fig)  # shown once, as the cell's value
+    return fig
+
+
+def plot_curves(curves: dict, *, xlabel: str, ylabel: str, title: str = "", logy=False,
+                x: dict | None = None, styles: dict | None = None):
+    """One line per entry of ``curves`` (name -> values); ``x`` maps a name to its x values
+    (default 0, 1, ...). Values that are inf/NaN (a diverged run) end the line with an 'x'."""
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    for name, values in curves.items():
+        values = np.asarray(values, dtype=float)
+        xs = np.asarray(x[name] if x and name in x else np.arange(len(values)), dtype=float)
+        ok = np.isfinite(values) & (values < 1e6)
+        end = int(np.argmin(ok)) if not ok.all() else len(values)
+        style = (styles or {}).get(name, {})
+        line, = ax.plot(xs[:end], values[:end], label=name, linewidth=1.2, **style)
+        if end < len(values):
+            ax.plot(xs[max(end - 1, 0)], values[max(end - 1, 0)], "x", color=line.get_color(),
+                    markersize=8)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.legend(fontsize=7)
+    return _finish(fig, ax, title)
+
+
+def plot_busiest_rank_bytes(world_sizes, measured: dict, formulas: dict, *, title: str = ""):
+    """Measured bytes (markers) and formulas (dashed lines) against the number of ranks."""
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    for (name, values), color in zip(measured.items(), ("C0", "C1", "C2", "C3")):
+        ax.plot(world_sizes, np.asarray(values) / 2**20, "o", color=color, label=f"{name} (measured)")
+        formula = formulas.get(name)
+        if formula is not None:
+            ax.plot(world_sizes, np.asarray(formula) / 2**20, "--", color=color, linewidth=1,
+                    label=f"{name} (formula)")
+    ax.set_xticks(list(world_sizes))
+    ax.set_xlabel("number of ranks N", fontsize=8)
+    ax.set_ylabel("bytes sent + received (MB)", fontsize=8)
+    ax.legend(fontsize=7)
+    return _finish(fig, ax, title)
+
+
+def plot_stacked_bars(bars: dict, *, ylabel: str, title: str = "", scale: float = 1.0):
+    """Stacked bars: ``bars`` maps a bar label to ``{part: value}`` (values divided by scale)."""
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    labels = list(bars)
+    parts = [p for p in dict.fromkeys(k for b in bars.values() for k in b) if p != "total"]
+    bottom = np.zeros(len(labels))
+    for part in parts:
+        values = np.array([bars[label].get(part, 0.0) for label in labels], dtype=float) / scale
+        if not values.any():
+            continue
+        ax.bar(labels, values, bottom=bottom, label=part, width=0.6)
+        bottom += values
+    top = bottom.max() if len(bottom) else 1.0
+    for i, total in enumerate(bottom):
+        ax.text(i, total + 0.01 * top, f"{total:.3g}", ha="center", va="bottom", fontsize=7)
+    ax.set_ylim(0, top * 1.15 if top > 0 and math.isfinite(top) else 1)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.legend(fontsize=7)
+    return _finish(fig, ax, title)

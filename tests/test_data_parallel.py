@@ -1,0 +1,216 @@
+"""labs.data_parallel: every variant, and torch DDP, trains to the weights of single-process
+training on the global batch, on real gloo ranks (labs.launch).
+
+Exact equality is not expected: the all-reduce sums the ranks' gradients in another order than
+one process sums the batch, so results agree to float32 rounding (assert_close's defaults).
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import labs
+from labs import data_parallel as dp
+from labs.data import get_batch, regression_batch
+from labs.models import MLP, TinyGPT, TinyGPTConfig
+from labs.reference import train_reference
+
+SIZES = [16, 64, 64, 4]
+GPT = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=2, n_embd=32)
+TIMEOUT = 60
+
+
+def mlp_batches(step):
+    return regression_batch(step, 8, 16, 4)
+
+
+def gpt_batches(step):
+    return get_batch(step, 8, GPT.block_size)
+
+
+def assert_matches(result, ref):
+    torch.testing.assert_close(result.losses, ref.losses)
+    for name, value in ref.state_dict.items():
+        torch.testing.assert_close(result.state_dict[name], value, msg=name)
+        if name in ref.grads_of_last_step:
+            torch.testing.assert_close(result.grads_of_last_step[name],
+                                       ref.grads_of_last_step[name], msg=name)
+
+
+def _train_all_variants(make_model, batches, steps, lr, bucket_bytes):
+    return {v: dp.train_data_parallel(make_model(), batches, steps=steps, lr=lr, variant=v,
+                                      bucket_bytes=bucket_bytes) for v in dp.VARIANTS}
+
+
+@pytest.mark.parametrize("world_size", [2, 4])
+def test_mlp_every_variant_equals_single_process(world_size):
+    ref = train_reference(MLP(SIZES), mlp_batches, steps=4, lr=1e-2)
+    results = labs.launch(_train_all_variants, world_size,
+                          args=(lambda: MLP(SIZES), mlp_batches, 4, 1e-2, 4096), timeout=TIMEOUT)
+    for per_variant in results:
+        for variant, result in per_variant.items():
+            assert_matches(result, ref)
+    for variant in dp.VARIANTS:  # replicas stay bit-identical across ranks
+        for r in results[1:]:
+            for name, value in results[0][variant].state_dict.items():
+                assert torch.equal(r[variant].state_dict[name], value), (variant, name)
+
+
+@pytest.mark.parametrize("world_size", [2, 4])
+def test_tinygpt_every_variant_equals_single_process(world_size):
+    ref = train_reference(TinyGPT(GPT), gpt_batches, steps=3, lr=1e-3)
+    results = labs.launch(_train_all_variants, world_size,
+                          args=(lambda: TinyGPT(GPT), gpt_batches, 3, 1e-3, 16384),
+                          timeout=TIMEOUT)
+    for per_variant in results:
+        for result in per_variant.values():
+            assert_matches(result, ref)
+
+
+# --- DistributedSampler and gradient accumulation ----------------------------------------
+
+def test_sampler_batches_no_overlap_full_coverage_and_set_epoch():
+    batches = dp.sampler_global_batches(12, 4, 2, epoch=0)
+    order = torch.cat(batches)
+    assert sorted(order.tolist()) == list(range(12))  # every sample once, no overlap
+    assert not torch.equal(order, torch.cat(dp.sampler_global_batches(12, 4, 2, epoch=1)))
+    assert torch.equal(order, torch.cat(dp.sampler_global_batches(12, 4, 2, epoch=0)))
+    # 10 samples on 4 ranks: padded to 12 by repeating the first two of the order
+    padded = torch.cat(dp.sampler_global_batches(10, 4, 2, shuffle=False))
+    assert padded.tolist() == [0, 4, 1, 5, 2, 6, 3, 7, 8, 9, 0, 1]
+    assert sorted(set(padded.tolist())) == list(range(10))
+    assert [len(b) for b in dp.sampler_global_batches(10, 4, 2)] == [8, 4]  # uneven last
+    assert [len(b) for b in dp.sampler_global_batches(10, 4, 2, drop_last=True)] == [8]
+
+
+def _sampler_run(variant, dataset, world_size):
+    batches = dp.sampler_global_batches(len(dataset[0]), world_size, 2, epoch=0)
+    return dp.train_data_parallel(MLP(SIZES), lambda s: (dataset[0][batches[s]],
+                                                        dataset[1][batches[s]]),
+                                  steps=len(batches), lr=1e-2, variant=variant)
+
+
+@pytest.mark.parametrize("world_size", [2, 4])
+def test_uneven_last_batch_like_distributed_sampler(world_size):
+    """10 samples, 2 per rank and step: the last step is short on every rank, and DDP equals
+    one process trained on the sampler's (padded) global batches."""
+    dataset = regression_batch(0, 10, 16, 4)
+    batches = dp.sampler_global_batches(10, world_size, 2, epoch=0)
+    assert len(batches[-1]) < len(batches[0])
+    ref = train_reference(MLP(SIZES), lambda s: (dataset[0][batches[s]], dataset[1][batches[s]]),
+                          steps=len(batches), lr=1e-2)
+    for variant in ("ddp", "overlapped"):
+        for result in labs.launch(_sampler_run, world_size, args=(variant, dataset, world_size),
+                                  timeout=TIMEOUT):
+            assert_matches(result, ref)
+
+
+def _accumulate(kind):
+    """Two micro-batches per rank, the first under no_sync; returns the averaged gradients."""
+    rank, ws = dist.get_rank(), dist.get_world_size()
+    model = MLP(SIZES)
+    wrapped = (torch.nn.parallel.DistributedDataParallel(model) if kind == "ddp"
+               else dp.OverlappedGradReducer(model, bucket_bytes=4096))
+    x, y = regression_batch(0, 8 * ws, 16, 4)
+    micro = [(x[i::2], y[i::2]) for i in range(2)]  # 2 micro-batches of the global batch
+    for k, (mx, my) in enumerate(micro):
+        ctx = wrapped.no_sync() if k == 0 else torch.enable_grad()
+        with ctx:
+            forward = wrapped if kind == "ddp" else model
+            _, loss = forward(*(t.chunk(ws)[rank] for t in (mx, my)))
+            (loss / len(micro)).backward()
+    if kind != "ddp":
+        wrapped.wait()
+    return {n: p.grad for n, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("kind", ["ddp", "overlapped"])
+def test_gradient_accumulation_with_no_sync(kind):
+    model = MLP(SIZES)
+    x, y = regression_batch(0, 16, 16, 4)
+    _, loss = model(x, y)
+    loss.backward()
+    for grads in labs.launch(_accumulate, 2, args=(kind,), timeout=TIMEOUT):
+        for name, p in model.named_parameters():
+            torch.testing.assert_close(grads[name], p.grad, msg=name)
+
+
+# --- traffic through the busiest rank ----------------------------------------------------
+
+def _ps_bytes():
+    from labs.collectives import ByteCounter
+    model = MLP(SIZES)
+    _, loss = model(*regression_batch(dist.get_rank(), 4, 16, 4))
+    loss.backward()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1) if dist.get_rank() == 0 else None
+    counter = ByteCounter()
+    dp.parameter_server_step(model, opt, counter=counter)
+    return counter.sent, counter.received
+
+
+def test_parameter_server_root_moves_n_minus_1_times_the_model():
+    size = 4 * MLP(SIZES).num_params()
+    counts = labs.launch(_ps_bytes, 4, timeout=TIMEOUT)
+    assert counts[0] == (3 * size, 3 * size)
+    assert all(c == (size, size) for c in counts[1:])
+
+
+# --- maths and bad input -----------------------------------------------------------------
+
+def test_assign_buckets():
+    assert dp.assign_buckets([4, 4, 4, 4], 8) == [[3, 2], [1, 0]]
+    assert dp.assign_buckets([4, 100, 4], 8) == [[2], [1], [0]]  # too large: its own bucket
+    assert dp.assign_buckets([1, 2, 3], 10**9) == [[2, 1, 0]]
+    assert dp.assign_buckets([], 8) == []
+    for bad in (0, -5):
+        with pytest.raises(ValueError, match="bucket_bytes"):
+            dp.assign_buckets([4], bad)
+
+
+def test_learning_rate_rules():
+    assert dp.linear_scaling_lr(0.1, 256, 1024) == pytest.approx(0.4)
+    assert dp.warmup_lr(0, base_lr=0.1, base_batch=256, batch=1024, warmup_steps=10) == 0.1
+    assert dp.warmup_lr(5, base_lr=0.1, base_batch=256, batch=1024,
+                        warmup_steps=10) == pytest.approx(0.25)
+    assert dp.warmup_lr(50, base_lr=0.1, base_batch=256, batch=1024,
+                        warmup_steps=10) == pytest.approx(0.4)
+    assert dp.scaling_efficiency(3.6, 4) == pytest.approx(0.9)
+
+
+def _train(variant, batch, bucket_bytes, perturb):
+    model = MLP(SIZES)
+    if perturb and dist.get_rank() == 1:
+        with torch.no_grad():
+            model.layers[0].weight[0, 0] += 1.0
+    result = dp.train_data_parallel(model, lambda s: regression_batch(s, batch, 16, 4), steps=1,
+                                    lr=1e-2, variant=variant, bucket_bytes=bucket_bytes)
+    return result.state_dict
+
+
+def test_batch_not_divisible_by_world_size():
+    with pytest.raises(labs.RankError, match="not divisible by world_size=4"):
+        labs.launch(_train, 4, args=("allreduce", 10, 4096, False), timeout=TIMEOUT)
+
+
+def test_bucket_size_not_positive():
+    for variant in ("bucketed", "ddp"):
+        with pytest.raises(labs.RankError, match="bucket_bytes=0 must be > 0"):
+            labs.launch(_train, 2, args=(variant, 8, 0, False), timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("variant", ["allreduce", "bucketed", "overlapped", "parameter_server"])
+def test_replicas_that_differ_are_refused(variant):
+    with pytest.raises(labs.RankError, match="replicas differ") as info:
+        labs.launch(_train, 2, args=(variant, 8, 4096, True), timeout=TIMEOUT)
+    assert isinstance(info.value.original, dp.ReplicaMismatchError)
+
+
+def test_torch_ddp_overwrites_differing_replicas_with_rank_0():
+    """Stated behaviour: DDP broadcasts rank 0's weights at construction, so a differing
+    replica is silently replaced and the run equals one started from rank 0's weights."""
+    states = labs.launch(_train, 2, args=("ddp", 8, 4096, True), timeout=TIMEOUT)
+    expected = labs.launch(_train, 2, args=("ddp", 8, 4096, False), timeout=TIMEOUT)[0]
+    for state in states:
+        for name, value in expected.items():
+            torch.testing.assert_close(state[name], value)

@@ -1,0 +1,98 @@
+"""Notebook 2.1: the grader gives the solutions full marks, the untouched student version zero,
+and a planted wrong answer partial marks with the check's message (asserted on grades.json).
+
+To stay fast the submissions keep the notebook's setup cell and its exercise section only (the
+exercises do not depend on the sections before them); nbval runs the whole notebooks:
+``pytest --nbval-lax solutions/2.1_data_parallel.ipynb notebooks/2.1_data_parallel.ipynb``.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.exercises import generate
+
+ROOT = Path(__file__).resolve().parents[1]
+NAME = "2.1_data_parallel.ipynb"
+SOLUTION = ROOT / "solutions" / NAME
+STUDENT = ROOT / "notebooks" / NAME
+POINTS = {"ex2_1_average_gradients": 3, "ex2_1_buckets": 2, "ex2_1_model_state_bytes": 2,
+          "ex2_1_warmup_lr": 2, "ex2_1_hours_per_epoch": 1}
+
+
+def exercise_part(nb):
+    """The setup cell (imports) and everything from the '## 练习' heading on."""
+    start = next(i for i, c in enumerate(nb.cells)
+                 if c.cell_type == "markdown" and c.source.startswith("## 练习"))
+    setup = next(c for c in nb.cells if c.cell_type == "code")
+    nb.cells = [setup] + nb.cells[start:]
+    return nb
+
+
+def plant_wrong_buckets(nb):
+    """make_buckets walking the tensors in forward order: a plausible student mistake."""
+    (cell,) = [c for c in nb.cells if c.source.startswith("def make_buckets")]
+    cell.source = cell.source.replace("for i in reversed(range(len(sizes_bytes))):",
+                                      "for i in range(len(sizes_bytes)):")
+    assert "range(len(sizes_bytes)):" in cell.source
+    return nb
+
+
+@pytest.fixture(scope="module")
+def grades(tmp_path_factory):
+    root = tmp_path_factory.mktemp("grading")
+    subs = root / "submissions"
+    for who, nb in (("solution", exercise_part(nbformat.read(str(SOLUTION), as_version=4))),
+                    ("untouched", exercise_part(nbformat.read(str(STUDENT), as_version=4))),
+                    ("planted", plant_wrong_buckets(exercise_part(
+                        nbformat.read(str(SOLUTION), as_version=4))))):
+        (subs / who).mkdir(parents=True)
+        nbformat.write(nb, str(subs / who / NAME))
+    out = root / "grades"
+    proc = subprocess.run([sys.executable, "-m", "labs.grade", str(subs), "--out", str(out),
+                           "--solutions", str(ROOT / "solutions"), "--timeout", "240"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((out / "grades.json").read_text())
+    return {Path(s["submission"]).parts[0]: s for s in data["submissions"]}
+
+
+def by_id(submission):
+    return {e["grade_id"]: e for e in submission["exercises"]}
+
+
+def test_student_notebook_is_in_sync_with_the_solutions():
+    proc = subprocess.run([sys.executable, "-m", "labs.exercises.generate", "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    graded = generate.graded_cells(nbformat.read(str(SOLUTION), as_version=4))
+    assert {gid: int(c.metadata["nbgrader"]["points"]) for gid, c in graded.items()} == POINTS
+
+
+def test_solution_gets_full_marks(grades):
+    s = grades["solution"]
+    assert s["error"] is None
+    assert s["total"] == s["max_total"] == sum(POINTS.values())
+
+
+def test_untouched_student_notebook_gets_zero(grades):
+    s = grades["untouched"]
+    assert s["total"] == 0 and s["max_total"] == sum(POINTS.values())
+    for exercise in s["exercises"]:
+        assert "未完成" in exercise["message"], exercise
+
+
+def test_planted_wrong_answer_gets_partial_marks_with_the_reason(grades):
+    s = grades["planted"]
+    assert s["total"] == sum(POINTS.values()) - POINTS["ex2_1_buckets"]
+    wrong = by_id(s)["ex2_1_buckets"]
+    assert wrong["points"] == 0
+    assert wrong["message"].startswith("❌ 练习 ex2_1_buckets 未通过"), wrong
+    assert "用例 make_buckets([4, 4, 4, 4], 8)：分桶结果[0][0]不对：期望 3，实际 0" in wrong["message"]
+    assert all(e["points"] == e["max_points"] for gid, e in by_id(s).items()
+               if gid != "ex2_1_buckets")
