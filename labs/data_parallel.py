@@ -25,9 +25,16 @@ import functools
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.utils.data import DistributedSampler
 
 from labs.data import shard_batch
+from labs.data_parallel_math import (  # noqa: F401  (re-exported: the maths lives there)
+    BUCKET_BYTES,
+    assign_buckets,
+    linear_scaling_lr,
+    sampler_global_batches,
+    scaling_efficiency,
+    warmup_lr,
+)
 from labs.reference import TrainResult, make_optimizer
 
 __all__ = ["assign_buckets", "linear_scaling_lr", "warmup_lr", "scaling_efficiency",
@@ -35,72 +42,7 @@ __all__ = ["assign_buckets", "linear_scaling_lr", "warmup_lr", "scaling_efficien
            "allreduce_gradients", "allreduce_gradients_bucketed", "OverlappedGradReducer",
            "parameter_server_step", "train_data_parallel", "VARIANTS", "BUCKET_BYTES"]
 
-BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb=25
 VARIANTS = ("allreduce", "bucketed", "overlapped", "parameter_server", "ddp")
-
-
-# --- math: no communication here ---------------------------------------------------------
-
-def assign_buckets(sizes_bytes, bucket_bytes: int) -> list[list[int]]:
-    """Group tensors (given by their sizes in bytes, in parameter order) into buckets.
-
-    Walks the tensors in *reverse* order, the order in which backward produces gradients, and
-    starts a new bucket when the next tensor would push the current one past ``bucket_bytes``;
-    a tensor larger than the cap gets a bucket of its own. Returns lists of indices.
-    """
-    if not bucket_bytes > 0:
-        raise ValueError(f"bucket_bytes={bucket_bytes} must be > 0 (DDP's default is 25 MB, "
-                         f"{BUCKET_BYTES} bytes)")
-    buckets, current, filled = [], [], 0
-    for i in reversed(range(len(sizes_bytes))):
-        if current and filled + sizes_bytes[i] > bucket_bytes:
-            buckets.append(current)
-            current, filled = [], 0
-        current.append(i)
-        filled += sizes_bytes[i]
-    if current:
-        buckets.append(current)
-    return buckets
-
-
-def linear_scaling_lr(base_lr: float, base_batch: int, batch: int) -> float:
-    """Linear scaling rule (Goyal et al., arXiv:1706.02677): batch × k -> learning rate × k."""
-    return base_lr * batch / base_batch
-
-
-def warmup_lr(step: int, *, base_lr: float, base_batch: int, batch: int,
-              warmup_steps: int) -> float:
-    """Gradual warmup (Goyal et al. §2.2): from ``base_lr`` at step 0, linearly up to the
-    linearly scaled rate at ``warmup_steps``, constant after."""
-    target = linear_scaling_lr(base_lr, base_batch, batch)
-    if warmup_steps <= 0 or step >= warmup_steps:
-        return target
-    return base_lr + (target - base_lr) * step / warmup_steps
-
-
-def scaling_efficiency(speedup: float, world_size: int) -> float:
-    """Speedup over one device divided by the number of devices (1.0 = perfect)."""
-    return speedup / world_size
-
-
-def sampler_global_batches(num_samples: int, world_size: int, per_rank_batch: int, *,
-                           epoch: int = 0, shuffle: bool = True, seed: int = 0,
-                           drop_last: bool = False) -> list[torch.Tensor]:
-    """The global batches one epoch of ``DistributedSampler`` + ``DataLoader(batch_size=
-    per_rank_batch)`` feeds the ranks: each rank's batch, concatenated in rank order.
-
-    DistributedSampler pads the index list to a multiple of ``world_size`` by repeating its
-    first indices (``drop_last=False``) or drops the tail (``drop_last=True``), so every rank
-    gets as many samples, and the last per-rank batch is equally short on all ranks.
-    ``shard_batch(global, rank, world_size)`` gives back rank ``rank``'s batch.
-    """
-    per_rank = []
-    for rank in range(world_size):
-        sampler = DistributedSampler(range(num_samples), num_replicas=world_size, rank=rank,
-                                     shuffle=shuffle, seed=seed, drop_last=drop_last)
-        sampler.set_epoch(epoch)
-        per_rank.append(torch.tensor(list(sampler)).split(per_rank_batch))
-    return [torch.cat(batch) for batch in zip(*per_rank)]
 
 
 # --- replicas ----------------------------------------------------------------------------
