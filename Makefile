@@ -43,6 +43,7 @@ bench: setup
 	$(BIN)/python -m labs.bench launch
 	$(BIN)/python -m labs.bench collectives
 	$(BIN)/python -m labs.bench ddp
+	$(BIN)/python -m labs.bench tp
 	$(BIN)/python -m labs.bench pp
 
 clean:

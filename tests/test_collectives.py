@@ -20,6 +20,7 @@ import torch.distributed as dist  # noqa: E402
 import labs  # noqa: E402
 from labs import collectives, plots  # noqa: E402
 from labs.exercises import collectives_checks as checks  # noqa: E402
+from labs.exercises import ranks  # noqa: E402
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete  # noqa: E402
 
 # Ship this module's functions to the ranks by value: otherwise every rank would import this
@@ -255,7 +256,7 @@ def test_check_ring_all_reduce(monkeypatch, capsys):
 
 
 def test_check_turns_a_deadlock_into_a_message(monkeypatch, capsys):
-    monkeypatch.setattr(checks, "CHECK_TIMEOUT", 8.0)  # room for a loaded machine's start-up
+    monkeypatch.setattr(ranks, "CHECK_TIMEOUT", 8.0)  # room for a loaded machine's start-up
     with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_all_reduce(blocking_ring)
     message = str(info.value)

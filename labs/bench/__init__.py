@@ -6,4 +6,5 @@ BENCHMARKS = {
     "ddp": "labs.bench.ddp",
     "gpu": "labs.bench.gpu",
     "pp": "labs.bench.pp",
+    "tp": "labs.bench.tp",
 }

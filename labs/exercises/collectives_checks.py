@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
-import sysconfig
 from dataclasses import dataclass
 
 from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded
+from labs.exercises.ranks import CHECK_TIMEOUT, as_number, run_on_ranks
 
 __all__ = ["check_ring_all_reduce", "check_all_reduce_from_rs_ag", "check_ring_bytes",
            "CHECK_TIMEOUT"]
 
 #: Seconds one launch of the student's code may take; a correct solution needs well under 1 s.
-CHECK_TIMEOUT = 20.0
 
 # Collectives of torch.distributed (and the lab's own) that an exercise may not call.
 COLLECTIVES = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
@@ -138,47 +136,6 @@ def _count_ring_bytes(numel: int, dtype: str) -> int:
 
 # --- in the notebook's process -------------------------------------------------------------
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
-
-
-def _is_library(filename: str) -> bool:
-    """Frames of torch, the standard library, the lab or the import system: not the student's."""
-    return (filename.startswith("<") or "site-packages" in filename or "/labs/" in filename
-            or filename.startswith(sysconfig.get_paths()["stdlib"]))
-
-
-def _where_stuck(message: str) -> str:
-    """'rank 0、1 停在 my_ring_all_reduce 第 12 行；…' from a LaunchTimeoutError's stacks."""
-    places: dict = {}
-    for block in message.split("--- where rank ")[1:]:
-        rank = block.split(" ", 1)[0]
-        for m in _FRAME.finditer(block):  # most recent call first: the first user frame
-            if not _is_library(m["file"]):
-                places.setdefault(f"{m['func']} 第 {m['line']} 行", []).append(rank)
-                break
-    return "；".join(f"rank {'、'.join(ranks)} 停在 {where}" for where, ranks in places.items())
-
-
-def _launch(fn, world_size, args):
-    """``labs.launch`` with the check's timeout; hangs and crashes become ExerciseFailed."""
-    import labs
-
-    try:
-        return labs.launch(fn, world_size, args=args, backend="gloo", timeout=CHECK_TIMEOUT)
-    except labs.LaunchTimeoutError as exc:
-        where = _where_stuck(str(exc))
-        raise ExerciseFailed(
-            f"在 {world_size} 个 rank 上运行了 {CHECK_TIMEOUT:g} 秒还没有结束，"
-            f"仍在等待的 rank：{list(exc.waiting)}" + (f"（{where}）" if where else "") + "。"
-            "这通常是死锁：某个 recv 没有配对的 send，或者相邻的 rank 都先做阻塞的 send"
-            "（或 recv）而互相等待。每一步请用 dist.isend / dist.irecv 同时发出发送和接收，"
-            "再对两者调用 wait()。") from None
-    except labs.RankCrashedError as exc:
-        raise ExerciseFailed(
-            f"rank {exc.rank} 没有抛出 Python 异常就退出了（exit code {exc.exitcode}），"
-            "可能是内存不够或底层库崩溃；请检查张量大小和 send/recv 的形状。") from None
-
-
 def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required=None):
     import torch
 
@@ -186,7 +143,7 @@ def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required
         with case(c.label, hidden=c.hidden):
             inputs = _inputs(c)
             total = torch.stack([x.double() for x in inputs]).sum(0).to(inputs[0].dtype)
-            results = _launch(_run_student, c.world_size,
+            results = run_on_ranks(_run_student, c.world_size,
                               (student_fn, inputs, forbidden, recorded, why))
             for rank, (got, calls) in enumerate(results):
                 if required is not None:
@@ -227,15 +184,6 @@ BYTES_CASES = ((2**20, 4, False), (1000, 2, False), (3 * 2**20, 3, True), (2**30
 MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
 
 
-def _number(value, what):
-    """Accept ints, floats and 0-d tensors/arrays; anything else is a wrong type."""
-    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ExerciseFailed(f"{what}应该是一个数（字节数），实际得到 {type(value).__name__}：{value!r}")
-    return value
-
-
 @graded("ex2_0_ring_bytes", points=1)
 def check_ring_bytes(student_fn):
     """``student_fn(size_bytes, world_size)`` = bytes each rank sends in a ring all-reduce."""
@@ -246,14 +194,14 @@ def check_ring_bytes(student_fn):
         hidden_count += hidden
         label = f"隐藏用例 {hidden_count}" if hidden else f"用例 S={size} 字节，N={n}"
         with case(label, hidden=hidden):
-            got = _number(student_fn(size, n), "返回值")
+            got = as_number(student_fn(size, n), "返回值")
             assert_close(float(ring_all_reduce_bytes_per_rank(size, n)), got, what="返回值",
                          rtol=1e-9, atol=1e-6)
     for n, numel, dtype in MEASURED_CASES:
         with case(f"实测：{n} 个 rank 上用 ByteCounter 数出的字节数"):
-            sent = _launch(_count_ring_bytes, n, (numel, dtype))
+            sent = run_on_ranks(_count_ring_bytes, n, (numel, dtype))
             size = numel * (4 if dtype == "float32" else 8)
-            got = _number(student_fn(size, n), "返回值")
+            got = as_number(student_fn(size, n), "返回值")
             for rank, measured in enumerate(sent):
                 if not math.isclose(got, measured, rel_tol=1e-9, abs_tol=1e-6):
                     raise ExerciseFailed(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
+from labs.exercises.ranks import run_on_ranks
 
 __all__ = ["check_average_gradients", "check_buckets", "check_model_state_bytes",
            "check_warmup_lr", "check_hours_per_epoch", "CHECK_TIMEOUT"]
@@ -49,8 +50,6 @@ def _expected_grads(sizes, batch, seed):
 
 @graded("ex2_1_average_gradients", points=3)
 def check_average_gradients(student_fn):
-    import labs
-
     cases = [("用例 1：2 个 rank，MLP [8, 16, 4]，全局 batch 8", 2, [8, 16, 4], 8, 0, False),
              ("用例 2：4 个 rank，MLP [8, 16, 4]，全局 batch 8", 4, [8, 16, 4], 8, 1, False),
              ("隐藏用例 1", 3, [5, 7, 7, 3], 12, 2, True),
@@ -58,8 +57,8 @@ def check_average_gradients(student_fn):
     for label, world_size, sizes, batch, seed, hidden in cases:
         with case(label, hidden=hidden):
             expected = _expected_grads(sizes, batch, seed)
-            results = labs.launch(_grads_on_rank, world_size, args=(student_fn, sizes, batch, seed),
-                                  timeout=CHECK_TIMEOUT)
+            results = run_on_ranks(_grads_on_rank, world_size, (student_fn, sizes, batch, seed),
+                                   timeout=CHECK_TIMEOUT)
             for rank, grads in enumerate(results):
                 if grads == {} or any(g is None for g in grads.values()):
                     raise ExerciseFailed(f"rank {rank} 上有参数的 .grad 变成了 None")

@@ -1,0 +1,68 @@
+"""Running a student's code on real ranks for a check, and reading what comes back.
+
+A check must never hang a notebook: every launch has a short timeout, and a hang or a crash
+becomes an ExerciseFailed that says in Chinese which ranks were stuck and on which line of the
+student's code.
+"""
+
+from __future__ import annotations
+
+import re
+import sysconfig
+
+from labs.exercises.checks import ExerciseFailed
+
+CHECK_TIMEOUT = 20.0  # seconds per launch; a correct solution needs well under one
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+
+
+def _is_library(filename: str) -> bool:
+    """Frames of torch, the standard library, the lab or the import system: not the student's."""
+    return (filename.startswith("<") or "site-packages" in filename or "/labs/" in filename
+            or filename.startswith(sysconfig.get_paths()["stdlib"]))
+
+
+def _where_stuck(message: str) -> str:
+    """'rank 0、1 停在 my_ring_all_reduce 第 12 行；…' from a LaunchTimeoutError's stacks."""
+    places: dict = {}
+    for block in message.split("--- where rank ")[1:]:
+        rank = block.split(" ", 1)[0]
+        for m in _FRAME.finditer(block):  # most recent call first: the first user frame
+            if not _is_library(m["file"]):
+                places.setdefault(f"{m['func']} 第 {m['line']} 行", []).append(rank)
+                break
+    return "；".join(f"rank {'、'.join(ranks)} 停在 {where}" for where, ranks in places.items())
+
+
+def run_on_ranks(fn, world_size, args=(), *, timeout=None):
+    """``labs.launch`` with the check's timeout (default CHECK_TIMEOUT); hangs and crashes
+    become ExerciseFailed."""
+    import labs
+
+    timeout = CHECK_TIMEOUT if timeout is None else timeout
+
+    try:
+        return labs.launch(fn, world_size, args=args, backend="gloo", timeout=timeout)
+    except labs.LaunchTimeoutError as exc:
+        where = _where_stuck(str(exc))
+        raise ExerciseFailed(
+            f"在 {world_size} 个 rank 上运行了 {timeout:g} 秒还没有结束，"
+            f"仍在等待的 rank：{list(exc.waiting)}" + (f"（{where}）" if where else "") + "。"
+            "这通常是死锁：各 rank 调用集合通信的顺序不一致，某个 recv 没有配对的 send，"
+            "或者相邻的 rank 都先做阻塞的 send（或 recv）而互相等待。点对点通信时，每一步请用 "
+            "dist.isend / dist.irecv 同时发出发送和接收，再对两者调用 wait()。") from None
+    except labs.RankCrashedError as exc:
+        raise ExerciseFailed(
+            f"rank {exc.rank} 没有抛出 Python 异常就退出了（exit code {exc.exitcode}），"
+            "可能是内存不够或底层库崩溃；请检查张量大小和 send/recv 的形状。") from None
+
+
+def as_number(value, what):
+    """Accept ints, floats and 0-d tensors/arrays; anything else is a wrong type."""
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ExerciseFailed(f"{what}应该是一个数（字节数），实际得到 {type(value).__name__}：{value!r}")
+    return value

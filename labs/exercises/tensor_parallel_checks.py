@@ -1,0 +1,274 @@
+"""Checks of the graded exercises of notebook 2.2 (tensor parallelism).
+
+The student's code runs on real ranks (``labs.launch``, gloo) and is compared with the full,
+unsharded layer on the same inputs: the forward output and every gradient, each by name, so a
+broken f/g pairing is reported as exactly the gradient it breaks::
+
+    check_conjugate_ops(CopyToRegion, ReduceFromRegion)   # ex2_2_conjugate_ops, 2 points
+    check_column_parallel(column_parallel_forward)        # ex2_2_column_linear, 2 points
+    check_row_parallel(row_parallel_forward)              # ex2_2_row_linear, 2 points
+    check_parallel_mlp(parallel_mlp_forward)              # ex2_2_parallel_mlp, 2 points
+    check_qkv_shard(qkv_shard)                            # ex2_2_attention_heads, 2 points
+    check_tp_bytes(tp_bytes_per_layer)                    # ex2_2_tp_bytes, 1 point
+"""
+from __future__ import annotations
+
+from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded
+from labs.exercises.ranks import as_number, run_on_ranks
+
+__all__ = ["check_conjugate_ops", "check_column_parallel", "check_row_parallel",
+           "check_parallel_mlp", "check_qkv_shard", "check_tp_bytes"]
+
+# (label, world size, tp group size, tokens, in, out, hidden)
+CASES = (("用例 1：2 个 rank", 2, 2, 4, 8, 12, False),
+         ("用例 2：4 个 rank", 4, 4, 3, 8, 16, False),
+         ("隐藏用例 1：4 个 rank 分成两个 TP 组 {0,1} {2,3}", 4, 2, 5, 6, 10, True))
+
+
+def _data(seed, tokens, n_in, n_out, world):
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(tokens, n_in, generator=g), torch.randn(n_out, n_in, generator=g),
+            torch.randn(n_out, generator=g), torch.randn(tokens, n_out, generator=g),
+            [torch.randn(tokens, n_in, generator=g) for _ in range(world)])
+
+
+def _group(tp):
+    from labs.tensor_parallel_model import tensor_parallel_group
+    return tensor_parallel_group(tp)
+
+
+def _group_rank(group):
+    import torch.distributed as dist
+    return dist.get_rank(group), dist.get_world_size(group)
+
+
+def _on_rank_conjugate(copy_cls, reduce_cls, tp, per_rank):
+    import torch.distributed as dist
+
+    group = _group(tp)
+    rank = dist.get_rank()
+    x = per_rank[rank].clone().requires_grad_()
+    cot = per_rank[(rank + 1) % len(per_rank)]  # a different cotangent on every rank
+    f = copy_cls.apply(x, group)
+    f.backward(cot)
+    f_out, f_grad = f.detach(), x.grad.clone()
+    x.grad = None
+    g = reduce_cls.apply(x * 1.0, group)
+    g.backward(cot)
+    return f_out, f_grad, g.detach(), x.grad.clone()
+
+
+@graded("ex2_2_conjugate_ops", points=2)
+def check_conjugate_ops(copy_cls, reduce_cls):
+    """CopyToRegion: identity / all-reduce; ReduceFromRegion: all-reduce / identity."""
+    import torch
+
+    for label, world, tp, tokens, n_in, _, hidden in CASES:
+        with case(label, hidden=hidden):
+            per_rank = _data(7, tokens, n_in, 1, world)[4]
+            results = run_on_ranks(_on_rank_conjugate, world, (copy_cls, reduce_cls, tp, per_rank))
+            for rank, (f_out, f_grad, g_out, g_grad) in enumerate(results):
+                members = range(rank - rank % tp, rank - rank % tp + tp)
+                total_x = torch.stack([per_rank[m] for m in members]).sum(0)
+                total_cot = torch.stack([per_rank[(m + 1) % world] for m in members]).sum(0)
+                cot = per_rank[(rank + 1) % world]
+                compare_tensors(per_rank[rank], f_out, rank=rank,
+                                what="CopyToRegion 的前向输出（f 的前向应是恒等）")
+                compare_tensors(total_cot, f_grad, rank=rank,
+                                what="CopyToRegion 反向传回的梯度（f 的反向应是组内 all-reduce）")
+                compare_tensors(total_x, g_out, rank=rank,
+                                what="ReduceFromRegion 的前向输出（g 的前向应是组内 all-reduce）")
+                compare_tensors(cot, g_grad, rank=rank,
+                                what="ReduceFromRegion 反向传回的梯度（g 的反向应是恒等）")
+
+
+def _on_rank_linear(student_fn, kind, tp, x, weight, bias, cot):
+    import torch
+    import torch.distributed as dist
+
+    from labs.tensor_parallel import shard
+
+    group = _group(tp)
+    r, t = _group_rank(group)
+    w = weight.clone().requires_grad_()
+    b = bias.clone().requires_grad_()
+    if kind == "column":
+        xi = x.clone().requires_grad_()
+        cot = shard(cot, -1, r, t)  # my columns of the output's gradient
+    else:
+        xi = shard(x, -1, r, t).requires_grad_()
+    y = student_fn(xi, w, b, group)
+    if isinstance(y, torch.Tensor) and y.shape == cot.shape and y.requires_grad:
+        y.backward(cot)  # else the comparison of the output says what is wrong
+    return dist.get_rank(), r, t, y.detach(), xi.grad, w.grad, b.grad
+
+
+def _check_linear(student_fn, kind):
+    import torch
+
+    from labs.tensor_parallel import shard
+
+    for label, world, tp, tokens, n_in, n_out, hidden in CASES:
+        with case(label, hidden=hidden):
+            x, weight, bias, cot, _ = _data(11, tokens, n_in, n_out, world)
+            xf, wf, bf = (t.clone().requires_grad_() for t in (x, weight, bias))
+            y_full = torch.nn.functional.linear(xf, wf, bf)
+            y_full.backward(cot)
+            results = run_on_ranks(_on_rank_linear, world, (student_fn, kind, tp, x, weight, bias, cot))
+            for rank, r, t, y, gx, gw, gb in results:
+                if kind == "column":
+                    compare_tensors(shard(y_full.detach(), -1, r, t), y, rank=rank,
+                                    what="输出（应是完整输出的第 r 块列）")
+                    compare_tensors(xf.grad, gx, rank=rank,
+                                    what="输入 x 的梯度（每个 rank 只算了部分和：是不是少了 f？）")
+                    expected_w = torch.zeros_like(wf.grad)
+                    rows = torch.arange(n_out).chunk(t)[r]
+                    expected_w[rows] = wf.grad[rows]
+                    expected_b = torch.zeros_like(bf.grad)
+                    expected_b[rows] = bf.grad[rows]
+                else:
+                    compare_tensors(y_full.detach(), y, rank=rank,
+                                    what="输出（应等于完整线性层的输出；bias 只能加一次）")
+                    compare_tensors(shard(xf.grad, -1, r, t), gx, rank=rank,
+                                    what="输入分片 x_r 的梯度")
+                    expected_w = torch.zeros_like(wf.grad)
+                    cols = torch.arange(n_in).chunk(t)[r]
+                    expected_w[:, cols] = wf.grad[:, cols]
+                    expected_b = bf.grad
+                compare_tensors(expected_w, gw if gw is not None else torch.zeros_like(wf),
+                                rank=rank, what="完整 weight 上的梯度（只有本 rank 的分片非零）")
+                if gb is None:
+                    raise ExerciseFailed(f"rank {rank} 上 bias 没有梯度：输出里要用到 bias")
+                compare_tensors(expected_b, gb, rank=rank, what="bias 的梯度")
+
+
+@graded("ex2_2_column_linear", points=2)
+def check_column_parallel(student_fn):
+    """``student_fn(x, weight, bias, group)`` -> this rank's column slice of x W^T + b."""
+    _check_linear(student_fn, "column")
+
+
+@graded("ex2_2_row_linear", points=2)
+def check_row_parallel(student_fn):
+    """``student_fn(x_shard, weight, bias, group)`` -> the full x W^T + b on every rank."""
+    _check_linear(student_fn, "row")
+
+
+def _on_rank_mlp(student_fn, tp, x, fc_w, fc_b, proj_w, proj_b, cot):
+    import torch.distributed as dist
+
+    from labs.tensor_parallel import shard
+
+    group = _group(tp)
+    r, t = _group_rank(group)
+    params = [shard(fc_w, 0, r, t), shard(fc_b, 0, r, t), shard(proj_w, 1, r, t), proj_b.clone()]
+    params = [p.requires_grad_() for p in params]
+    xi = x.clone().requires_grad_()
+    y = student_fn(xi, *params, group)
+    y.backward(cot)
+    return dist.get_rank(), r, t, y.detach(), [xi.grad] + [p.grad for p in params]
+
+
+@graded("ex2_2_parallel_mlp", points=2)
+def check_parallel_mlp(student_fn):
+    """``student_fn(x, fc_w, fc_b, proj_w, proj_b, group)``: the MLP, column then row."""
+    import torch
+    import torch.nn.functional as F
+
+    from labs.tensor_parallel import shard
+
+    names = ("输入 x", "c_fc.weight", "c_fc.bias", "c_proj.weight", "c_proj.bias")
+    for label, world, tp, tokens, n_in, _, hidden in CASES:
+        with case(label, hidden=hidden):
+            g = torch.Generator().manual_seed(3)
+            x, cot = torch.randn(tokens, n_in, generator=g), torch.randn(tokens, n_in, generator=g)
+            full = [torch.randn(4 * n_in, n_in, generator=g), torch.randn(4 * n_in, generator=g),
+                    torch.randn(n_in, 4 * n_in, generator=g), torch.randn(n_in, generator=g)]
+            xf, *pf = (t.clone().requires_grad_() for t in [x] + full)
+            y_full = F.linear(F.gelu(F.linear(xf, pf[0], pf[1])), pf[2], pf[3])
+            y_full.backward(cot)
+            results = run_on_ranks(_on_rank_mlp, world, (student_fn, tp, x, *full, cot))
+            for rank, r, t, y, grads in results:
+                compare_tensors(y_full.detach(), y, rank=rank, what="MLP 的输出", atol=1e-4)
+                expected = [xf.grad, shard(pf[0].grad, 0, r, t), shard(pf[1].grad, 0, r, t),
+                            shard(pf[2].grad, 1, r, t), pf[3].grad]
+                wrong, right = [], []
+                for name, exp, got in zip(names, expected, grads):
+                    try:
+                        if got is None:
+                            raise ExerciseFailed("没有梯度（None）")
+                        compare_tensors(exp, got, what=f"{name} 的梯度", atol=1e-4)
+                        right.append(name)
+                    except ExerciseFailed as exc:
+                        wrong.append(str(exc))
+                if wrong:
+                    raise ExerciseFailed(f"rank {rank}：前向输出正确，但这些梯度不对：" + "；".join(wrong)
+                                         + "。正确的梯度：" + ("、".join(right) or "无")
+                                         + "。检查 f（进入并行区域：前向恒等、反向 all-reduce）和 g"
+                                         "（离开并行区域：前向 all-reduce、反向恒等）是否放对了位置")
+
+
+@graded("ex2_2_attention_heads", points=2)
+def check_qkv_shard(student_fn):
+    """``student_fn(weight, bias, rank, tp)`` -> this rank's rows of the fused q/k/v weight."""
+    import torch
+
+    from labs.tensor_parallel import shard
+
+    shown = ((24, 8, 0, 2), (24, 8, 1, 2))
+    hidden = ((48, 16, 3, 4), (96, 32, 1, 8), (12, 4, 0, 1))
+    for k, (rows, cols, rank, tp) in enumerate(shown + hidden):
+        is_hidden = k >= len(shown)
+        label = f"隐藏用例 {k - len(shown) + 1}" if is_hidden else f"用例 3C={rows}, rank={rank}, TP={tp}"
+        with case(label, hidden=is_hidden):
+            w = torch.arange(rows * cols, dtype=torch.float32).view(rows, cols)
+            b = torch.arange(rows, dtype=torch.float32)
+            got = student_fn(w, b, rank, tp)
+            if not isinstance(got, (tuple, list)) or len(got) != 2:
+                raise ExerciseFailed("应该返回 (weight 分片, bias 分片) 两个张量")
+            if tp > 1 and torch.equal(torch.as_tensor(got[0]), w.chunk(tp)[rank]):
+                raise ExerciseFailed(
+                    f"rank {rank} 拿到的是融合权重中连续的一块（第 {rank * rows // tp} 到 "
+                    f"{(rank + 1) * rows // tp - 1} 行）：这样有的 rank 只有 q，有的只有 v。"
+                    "每个 rank 要从 q、k、v 三段中各取自己的那几个头")
+            compare_tensors(shard(w, 0, rank, tp, stride=3), got[0], what="weight 分片")
+            compare_tensors(shard(b, 0, rank, tp, stride=3), got[1], what="bias 分片")
+
+
+def _measured_block_bytes(tp, batch, seq, hidden):
+    """Rank body: bytes this rank sends (ring formula per counted collective) in one block step."""
+    import torch
+
+    from labs.models import TinyGPT, TinyGPTConfig
+    from labs.tensor_parallel_model import ParallelBlock
+    from labs.tp_communications import CommCounter
+
+    counter = CommCounter()
+    config = TinyGPTConfig(vocab_size=96, block_size=seq, n_layer=1, n_head=4, n_embd=hidden)
+    block = ParallelBlock(TinyGPT(config, seed=0).transformer.h[0], counter=counter)
+    block(torch.randn(batch, seq, hidden, requires_grad=True)).sum().backward()
+    return sum(2 * (tp - 1) / tp * e.nbytes for e in counter.events), len(counter.events)
+
+
+@graded("ex2_2_tp_bytes", points=1)
+def check_tp_bytes(student_fn):
+    """``student_fn(batch, seq, hidden, tp, bytes_per_element)`` = bytes each rank sends for
+    one TP transformer layer, forward + backward (ring all-reduce)."""
+    from labs.tensor_parallel_planning import tp_layer_comm
+
+    cases = ((8, 1024, 1600, 8, 2, False), (4, 16, 32, 2, 4, False), (1, 2048, 12288, 8, 2, True),
+             (2, 64, 64, 1, 4, True), (3, 5, 8, 4, 4, True))
+    for k, (b, s, h, t, e, hidden) in enumerate(cases):
+        label = f"隐藏用例 {k - 1}" if hidden else f"用例 b={b}, s={s}, h={h}, TP={t}, {e} 字节/元素"
+        with case(label, hidden=hidden):
+            got = as_number(student_fn(b, s, h, t, e), "返回值")
+            expected = tp_layer_comm(batch=b, seq=s, hidden=h, tp=t, bytes_per_element=e)
+            assert_close(float(expected["sent_per_rank"]), float(got), what="返回值", rtol=1e-9,
+                         atol=1e-6)
+    with case("实测：2 个 rank 上一个 TP block 的前向 + 反向（CommCounter）"):
+        sent, count = run_on_ranks(_measured_block_bytes, 2, (2, 4, 8, 32))[0]
+        got = as_number(student_fn(4, 8, 32, 2, 4), "返回值")
+        assert_close(float(sent), float(got), what=f"实测的 {count} 次 all-reduce 的发送字节数",
+                     rtol=1e-9, atol=1e-6)

@@ -1,0 +1,171 @@
+"""A tensor-parallel TinyGPT built from the full one, its layout checks and its groups.
+
+The blocks use :mod:`labs.tensor_parallel`'s ParallelSelfAttention and ParallelMLP (Megatron-LM,
+arXiv:1909.08053, Fig. 3: one all-reduce forward and one backward per attention and per MLP);
+embeddings and LayerNorms are replicated; ``lm_head`` is column-parallel over the vocabulary with
+its logits gathered. Parameter names equal the full model's, so a full gradient or state dict is
+cut into this rank's expected pieces by :func:`local_shards`.
+
+``sequence_parallel=True`` (Korthikanti et al., arXiv:2205.05198) also splits the LayerNorm /
+residual / dropout regions along the sequence: f and g become all-gather and reduce-scatter (same
+bytes, activations 1/t), the bridge to 2.4. Replicated parameters used there see only a slice
+of the sequence, so their gradients are summed over the group (:func:`sync_sequence_parallel_grads`)::
+
+    group = tensor_parallel_group(tp=2)
+    model = ParallelTinyGPT(TinyGPT(config, seed=0), group=group)
+    logits, loss = model(idx, targets)        # == the full model's
+"""
+from __future__ import annotations
+
+import copy
+
+import torch
+import torch.distributed as dist
+import torch.utils.checkpoint
+from torch import Tensor, nn
+
+from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
+from labs.tensor_parallel import ColumnParallelLinear, ParallelMLP, ParallelSelfAttention, shard
+from labs.tp_communications import _size, all_reduce, scatter_to_sequence_parallel_region
+
+__all__ = ["validate_tp_layout", "tensor_parallel_group", "ParallelBlock", "ParallelTinyGPT",
+           "local_shards", "sync_sequence_parallel_grads"]
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def validate_tp_layout(config: TinyGPTConfig, tp: int, *, world_size: int | None = None,
+                       seq_len: int | None = None) -> None:
+    """Raise ValueError, naming the numbers, unless ``tp`` can split this model (and world)."""
+    if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
+        raise ValueError(f"tensor-parallel size must be a positive integer, got {tp!r}")
+    problems = [f"{name}={value} ({why}; divisors: {_divisors(value)[:8]})"
+                for name, value, why in (
+                    ("n_head", config.n_head, "each rank runs whole heads"),
+                    ("n_embd", config.n_embd, "each rank holds n_embd/TP channels"),
+                    ("vocab_size", config.vocab_size, "lm_head is split over the vocabulary"))
+                if value % tp]
+    if problems:
+        raise ValueError(f"tensor-parallel size {tp} does not divide " + ", nor ".join(problems)
+                         + "; use a TP size that divides all of them")
+    if seq_len is not None and seq_len % tp:
+        raise ValueError(f"sequence parallelism splits the sequence: TP size {tp} does not "
+                         f"divide the sequence length {seq_len}")
+    if world_size is not None and world_size % tp:
+        raise ValueError(f"world size {world_size} cannot be split into tensor-parallel groups "
+                         f"of {tp} ranks: use a world size that is a multiple of {tp}, or a TP "
+                         f"size among {_divisors(world_size)}")
+
+
+def tensor_parallel_group(tp: int):
+    """This rank's TP group: consecutive ranks ``[k·tp, (k+1)·tp)``. Call on every rank.
+
+    Returns None (the default group) when ``tp`` is the world size.
+    """
+    world = dist.get_world_size()
+    if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1 or world % tp:
+        raise ValueError(f"world size {world} cannot be split into tensor-parallel groups of "
+                         f"{tp} ranks: use a TP size among {_divisors(world)}")
+    if tp == world:
+        return None
+    mine = None
+    for start in range(0, world, tp):  # every rank creates every group, in the same order
+        group = dist.new_group(list(range(start, start + tp)))
+        if start <= dist.get_rank() < start + tp:
+            mine = group
+    return mine
+
+
+def _replica(module: nn.Module, sequence_parallel: bool) -> nn.Module:
+    out = copy.deepcopy(module)
+    if sequence_parallel:
+        for p in out.parameters():
+            p.sequence_parallel = True
+    return out
+
+
+class ParallelBlock(nn.Module):
+    """One pre-LayerNorm block: x + attn(ln_1(x)), x + mlp(ln_2(x)), attention and MLP split."""
+
+    def __init__(self, block: nn.Module, *, group=None, counter=None,
+                 sequence_parallel: bool = False, label: str = "h") -> None:
+        super().__init__()
+        kw = dict(group=group, counter=counter, sequence_parallel=sequence_parallel)
+        self.ln_1 = _replica(block.ln_1, sequence_parallel)
+        self.attn = ParallelSelfAttention(block.attn, label=f"{label}.attn", **kw)
+        self.ln_2 = _replica(block.ln_2, sequence_parallel)
+        self.mlp = ParallelMLP(block.mlp, label=f"{label}.mlp", **kw)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = x + self.attn(self.ln_1(x))  # (B, T, C), or (B, T/t, C) with sequence parallelism
+        return x + self.mlp(self.ln_2(x))
+
+
+class ParallelTinyGPT(nn.Module):
+    """TinyGPT with every block tensor-parallel; same calling convention, same names.
+
+    ``checkpoint=True``: activation checkpointing per block (torch.utils.checkpoint): backward
+    re-runs each block's forward, its all-reduces included, as Megatron's full recompute does.
+    """
+
+    def __init__(self, model: TinyGPT, *, group=None, counter=None,
+                 sequence_parallel: bool = False, checkpoint: bool = False) -> None:
+        super().__init__()
+        config, tp = model.config, _size(group)
+        validate_tp_layout(config, tp)
+        if config.dropout:
+            raise ValueError(f"dropout={config.dropout}: the parallel model is compared with the "
+                             "reference, and dropout draws from the global RNG; use 0.0")
+        self.config, self.group, self.counter = config, group, counter
+        self.sequence_parallel, self.checkpoint = sequence_parallel, checkpoint
+        kw = dict(group=group, counter=counter, sequence_parallel=sequence_parallel)
+        full = model.transformer
+        self.transformer = nn.ModuleDict(dict(
+            wte=copy.deepcopy(full.wte), wpe=copy.deepcopy(full.wpe),
+            h=nn.ModuleList(ParallelBlock(b, label=f"h.{i}", **kw) for i, b in enumerate(full.h)),
+            ln_f=_replica(full.ln_f, sequence_parallel)))
+        self.lm_head = ColumnParallelLinear.from_linear(model.lm_head, gather_output=True, **kw)
+
+    def forward(self, idx: Tensor, targets: Tensor | None = None):
+        """idx (B, T) -> (logits (B, T, V), full on every rank; loss or None)."""
+        B, T = idx.shape
+        if self.sequence_parallel:
+            validate_tp_layout(self.config, _size(self.group), seq_len=T)
+        pos = torch.arange(T, dtype=torch.long, device=idx.device)  # (T,)
+        x = self.transformer.wte(idx) + self.transformer.wpe(pos)  # (B, T, C), replicated
+        if self.sequence_parallel:  # enter the sequence-parallel region: keep my T/t positions
+            x = scatter_to_sequence_parallel_region(x, dim=1, group=self.group,
+                                                    counter=self.counter)
+        for block in self.transformer.h:
+            if self.checkpoint:  # keep only the block's input; recompute the rest in backward
+                x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+            else:
+                x = block(x)
+        logits = self.lm_head(self.transformer.ln_f(x))  # (B, T, V): vocab shards gathered
+        return logits, None if targets is None else language_model_loss(logits, targets)
+
+
+def local_shards(parallel: nn.Module, full: dict[str, Tensor], group=None) -> dict[str, Tensor]:
+    """``{name: this rank's piece of full[name]}`` for every parameter of ``parallel``.
+
+    Sharded parameters carry ``tp_dim`` / ``tp_stride``; the others are replicated (the whole
+    tensor). ``full`` is a full model's gradients or weights, under the same names.
+    """
+    rank, tp = (dist.get_rank(group), _size(group)) if _size(group) > 1 else (0, 1)
+    out = {}
+    for name, p in parallel.named_parameters():
+        dim = getattr(p, "tp_dim", None)
+        out[name] = full[name] if dim is None else shard(full[name], dim, rank, tp,
+                                                         stride=p.tp_stride)
+    return out
+
+
+def sync_sequence_parallel_grads(model: nn.Module, *, group=None, counter=None) -> None:
+    """Sum over the group the gradients of replicated parameters used on sequence slices
+    (LayerNorms, row-parallel biases): each rank saw only T/t positions. Call after backward."""
+    for p in model.parameters():
+        if getattr(p, "sequence_parallel", False) and p.grad is not None:
+            p.grad = all_reduce(p.grad, group=group, counter=counter, phase="backward",
+                                label="sequence-parallel grads")

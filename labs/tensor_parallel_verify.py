@@ -1,0 +1,83 @@
+"""Rank bodies that check the tensor-parallel code against the full model, for the notebook.
+
+Each rank builds the full TinyGPT from the same seed (no broadcast needed), runs the parallel
+version next to it on the same batch and returns the largest differences, after
+``torch.testing.assert_close`` has passed for every tensor (float32 tolerances: the shards add
+the same numbers in another order, so results are close, not bit-identical)::
+
+    labs.launch(tp_step_vs_full, 2, args=(config, 8))   # [{'logits': 1e-7, ...}, ...]
+"""
+from __future__ import annotations
+
+import copy
+
+import torch
+import torch.distributed as dist
+
+from labs.data import get_batch
+from labs.models import TinyGPT, TinyGPTConfig
+from labs.tensor_parallel_model import ParallelBlock, ParallelTinyGPT, local_shards
+from labs.tensor_parallel_model import sync_sequence_parallel_grads
+
+__all__ = ["tp_step_vs_full", "dtensor_vs_hand"]
+
+
+def _max_diff(expected: dict, got: dict, what: str) -> float:
+    worst = 0.0
+    for name, value in got.items():
+        torch.testing.assert_close(value, expected[name], msg=lambda m, n=name: f"{what} {n}: {m}")
+        worst = max(worst, (value - expected[name]).abs().max().item())
+    return worst
+
+
+def tp_step_vs_full(config: TinyGPTConfig, batch: int, *, sequence_parallel: bool = False,
+                    lr: float = 0.1) -> dict:
+    """One SGD step of the TP model and of the full model: largest |difference| of logits, loss,
+    gradients (each shard vs the slice of the full gradient) and weights after the step."""
+    full = TinyGPT(config, seed=0)
+    tp_model = ParallelTinyGPT(copy.deepcopy(full), sequence_parallel=sequence_parallel)
+    x, y = get_batch(0, batch, config.block_size)
+    out = {}
+    results = []
+    for model in (full, tp_model):
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+        logits, loss = model(x, y)
+        loss.backward()
+        if model is tp_model:
+            sync_sequence_parallel_grads(model)
+        grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+        opt.step()
+        results.append((logits.detach(), loss.detach(), grads,
+                        {n: p.detach().clone() for n, p in model.named_parameters()}))
+    (l_full, loss_full, g_full, w_full), (l_tp, loss_tp, g_tp, w_tp) = results
+    out["logits"] = _max_diff({"logits": l_full}, {"logits": l_tp}, "")
+    out["loss"] = _max_diff({"loss": loss_full}, {"loss": loss_tp}, "")
+    out["gradients"] = _max_diff(local_shards(tp_model, g_full), g_tp, "gradient of")
+    out["weights after the step"] = _max_diff(local_shards(tp_model, w_full), w_tp, "weight")
+    out["parameters on this rank"] = sum(p.numel() for p in tp_model.parameters())
+    return out
+
+
+def dtensor_vs_hand(config: TinyGPTConfig, batch: int) -> dict:
+    """One block three ways (full, hand-written, DTensor ColwiseParallel/RowwiseParallel):
+    largest |difference| of outputs, input gradients and parameter gradients."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    from labs.tensor_parallel_dtensor import DTensorBlock, local_grad
+
+    full = TinyGPT(config, seed=0).transformer.h[0]
+    modules = {"full": full, "hand-written": ParallelBlock(full),
+               "DTensor": DTensorBlock(full, init_device_mesh("cpu", (dist.get_world_size(),)))}
+    x = torch.randn(batch, config.block_size, config.n_embd,
+                    generator=torch.Generator().manual_seed(1))
+    res = {}
+    for name, module in modules.items():
+        xi = x.clone().requires_grad_()
+        y = module(xi)
+        y.pow(2).sum().backward()
+        res[name] = {"output": y.detach(), "input grad": xi.grad,
+                     **{n: local_grad(p) for n, p in module.named_parameters()}}
+    hand = modules["hand-written"]
+    expected = {"output": res["full"]["output"], "input grad": res["full"]["input grad"],
+                **local_shards(hand, {n: g for n, g in res["full"].items()})}
+    return {name: _max_diff(expected, res[name], name) for name in ("hand-written", "DTensor")}

@@ -1,0 +1,97 @@
+"""Grading notebook 2.2 from the command line, as an instructor would.
+
+Three submissions in one grader run: the solution notebook (full marks), the untouched student
+notebook (zero, every exercise "未完成"), and a copy of the solution whose parallel MLP forgets
+f (the copy-to-region before c_fc): the forward is still right, so the check must name the one
+gradient that is wrong -- the input's -- and give the other exercises their points.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.exercises.generate import graded_cells
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "solutions" / "2.2_model_parallel.ipynb"
+STUDENT = ROOT / "notebooks" / "2.2_model_parallel.ipynb"
+POINTS = {"ex2_2_conjugate_ops": 2, "ex2_2_column_linear": 2, "ex2_2_row_linear": 2,
+          "ex2_2_parallel_mlp": 2, "ex2_2_attention_heads": 2, "ex2_2_tp_bytes": 1}
+TOTAL = sum(POINTS.values())
+
+
+def _plant_missing_f(path: Path) -> None:
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get(
+        "nbgrader", {}).get("grade_id") == "ex2_2_parallel_mlp_solution"]
+    wrong = cell.source.replace("comm.copy_to_tensor_parallel_region(x, group=group)", "x")
+    assert wrong != cell.source
+    cell.source = wrong
+    nbformat.write(nb, str(path))
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("grading_2_2")
+    subs = root / "submissions"
+    subs.mkdir()
+    shutil.copy(SOLUTION, subs / "solution_2.2_model_parallel.ipynb")
+    shutil.copy(STUDENT, subs / "untouched_2.2_model_parallel.ipynb")
+    _plant_missing_f(subs / "planted_2.2_model_parallel.ipynb")
+    out = root / "grades"
+    proc = subprocess.run(
+        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
+         str(SOLUTION.parent), "--timeout", "400", "--cell-timeout", "120"],
+        capture_output=True, text=True, cwd=root, timeout=1200)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "grades.json").read_text(encoding="utf-8"))
+    return {s["submission"].split("_")[0]: s for s in data["submissions"]}
+
+
+def _by_id(submission) -> dict:
+    return {e["grade_id"]: e for e in submission["exercises"]}
+
+
+def test_notebook_declares_the_graded_exercises():
+    cells = graded_cells(nbformat.read(str(SOLUTION), as_version=4))
+    assert {gid: c.metadata["nbgrader"]["points"] for gid, c in cells.items()} == POINTS
+    for gid, cell in cells.items():
+        assert cell.metadata["nbgrader"] == {"grade": True, "grade_id": gid,
+                                             "points": POINTS[gid], "solution": False,
+                                             "locked": True, "schema_version": 3}
+
+
+def test_solution_scores_full_marks(report):
+    solution = report["solution"]
+    assert solution["error"] is None
+    assert (solution["total"], solution["max_total"]) == (TOTAL, TOTAL)
+    for gid, e in _by_id(solution).items():
+        assert e["message"] == f"✅ 练习 {gid} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
+
+
+def test_untouched_student_notebook_scores_zero(report):
+    untouched = report["untouched"]
+    assert untouched["error"] is None  # "Run All" reached the end
+    assert (untouched["total"], untouched["max_total"]) == (0, TOTAL)
+    for gid, e in _by_id(untouched).items():
+        assert e["message"].startswith(f"❌ 练习 {gid} 未完成（0 分）：练习代码还没有写"), e["message"]
+
+
+def test_missing_f_names_the_input_gradient(report):
+    planted = report["planted"]
+    assert (planted["total"], planted["max_total"]) == (TOTAL - 2, TOTAL)
+    exercises = _by_id(planted)
+    assert {gid: e["points"] for gid, e in exercises.items()} == {
+        **POINTS, "ex2_2_parallel_mlp": 0}
+    message = exercises["ex2_2_parallel_mlp"]["message"]
+    assert re.fullmatch(
+        r"❌ 练习 ex2_2_parallel_mlp 未通过（0/2 分）：用例 1：2 个 rank：rank 0：前向输出正确，"
+        r"但这些梯度不对：输入 x 的梯度不对：第一个不一致的元素在下标 \(\d+, \d+\).*"
+        r"正确的梯度：c_fc\.weight、c_fc\.bias、c_proj\.weight、c_proj\.bias。.*", message), message
