@@ -7,17 +7,14 @@ all-reduce forgets the all-gather phase (partial marks, with the rank/element me
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from labs.exercises.generate import graded_cells
+from tests import grading
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "2.0_collectives.ipynb"
@@ -25,40 +22,22 @@ STUDENT = ROOT / "notebooks" / "2.0_collectives.ipynb"
 POINTS = {"ex2_0_ring_all_reduce": 3, "ex2_0_rs_ag_all_reduce": 2, "ex2_0_ring_bytes": 1}
 
 
-def _plant_wrong_ring(path: Path) -> None:
+def _plant_wrong_ring(nb):
     """The solution with the ring's all-gather loop removed: only reduce-scatter is done."""
-    nb = nbformat.read(str(SOLUTION), as_version=4)
-    solution_id = "ex2_0_ring_all_reduce_solution"
-    (cell,) = [c for c in nb.cells if c.cell_type == "code"
-               and c.metadata.get("nbgrader", {}).get("grade_id") == solution_id]
+    cell = grading.solution_cell(nb, "ex2_0_ring_all_reduce_solution")
     lines = cell.source.split("\n")
     start = next(i for i, line in enumerate(lines) if "# all-gather" in line)
     end = next(i for i, line in enumerate(lines) if "END SOLUTION" in line)
     assert start < end
     cell.source = "\n".join(lines[:start] + lines[end:])
-    nbformat.write(nb, str(path))
+    return nb
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    root = tmp_path_factory.mktemp("grading_2_0")
-    subs = root / "submissions"
-    subs.mkdir()
-    shutil.copy(SOLUTION, subs / "solution_2.0_collectives.ipynb")
-    shutil.copy(STUDENT, subs / "untouched_2.0_collectives.ipynb")
-    _plant_wrong_ring(subs / "planted_2.0_collectives.ipynb")
-    out = root / "grades"
-    proc = subprocess.run(
-        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
-         str(SOLUTION.parent), "--timeout", "240", "--cell-timeout", "120"],
-        capture_output=True, text=True, cwd=root, timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads((out / "grades.json").read_text(encoding="utf-8"))
-    return {s["submission"].split("_")[0]: s for s in data["submissions"]}
-
-
-def _by_id(submission) -> dict:
-    return {e["grade_id"]: e for e in submission["exercises"]}
+    return grading.grade(tmp_path_factory.mktemp("grading_2_0"), SOLUTION.name, {
+        "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
+        "planted": _plant_wrong_ring(grading.read(SOLUTION))}, timeout=240)
 
 
 def test_notebook_declares_the_graded_exercises():
@@ -76,7 +55,7 @@ def test_solution_scores_full_marks(report):
     solution = report["solution"]
     assert solution["error"] is None
     assert (solution["total"], solution["max_total"]) == (6, 6)
-    for gid, e in _by_id(solution).items():
+    for gid, e in grading.by_id(solution).items():
         assert e["message"] == f"✅ 练习 {gid} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
 
 
@@ -84,14 +63,14 @@ def test_untouched_student_notebook_scores_zero(report):
     untouched = report["untouched"]
     assert untouched["error"] is None  # "Run All" reached the end
     assert (untouched["total"], untouched["max_total"]) == (0, 6)
-    for gid, e in _by_id(untouched).items():
+    for gid, e in grading.by_id(untouched).items():
         assert e["message"].startswith(f"❌ 练习 {gid} 未完成（0 分）：练习代码还没有写"), e["message"]
 
 
 def test_planted_wrong_ring_scores_partial_marks_with_the_reason(report):
     planted = report["planted"]
     assert (planted["total"], planted["max_total"]) == (3, 6)
-    exercises = _by_id(planted)
+    exercises = grading.by_id(planted)
     assert {gid: e["points"] for gid, e in exercises.items()} == {
         "ex2_0_ring_all_reduce": 0, "ex2_0_rs_ag_all_reduce": 2, "ex2_0_ring_bytes": 1}
     message = exercises["ex2_0_ring_all_reduce"]["message"]

@@ -7,7 +7,6 @@ exercises do not depend on the sections before them); nbval runs the whole noteb
 """
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ import nbformat
 import pytest
 
 from labs.exercises import generate
+from tests import grading
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "2.1_data_parallel.ipynb"
@@ -23,15 +23,6 @@ SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME
 POINTS = {"ex2_1_average_gradients": 3, "ex2_1_buckets": 2, "ex2_1_model_state_bytes": 2,
           "ex2_1_warmup_lr": 2, "ex2_1_hours_per_epoch": 1}
-
-
-def exercise_part(nb):
-    """The setup cell (imports) and everything from the '## 练习' heading on."""
-    start = next(i for i, c in enumerate(nb.cells)
-                 if c.cell_type == "markdown" and c.source.startswith("## 练习"))
-    setup = next(c for c in nb.cells if c.cell_type == "code")
-    nb.cells = [setup] + nb.cells[start:]
-    return nb
 
 
 def plant_wrong_buckets(nb):
@@ -45,25 +36,11 @@ def plant_wrong_buckets(nb):
 
 @pytest.fixture(scope="module")
 def grades(tmp_path_factory):
-    root = tmp_path_factory.mktemp("grading")
-    subs = root / "submissions"
-    for who, nb in (("solution", exercise_part(nbformat.read(str(SOLUTION), as_version=4))),
-                    ("untouched", exercise_part(nbformat.read(str(STUDENT), as_version=4))),
-                    ("planted", plant_wrong_buckets(exercise_part(
-                        nbformat.read(str(SOLUTION), as_version=4))))):
-        (subs / who).mkdir(parents=True)
-        nbformat.write(nb, str(subs / who / NAME))
-    out = root / "grades"
-    proc = subprocess.run([sys.executable, "-m", "labs.grade", str(subs), "--out", str(out),
-                           "--solutions", str(ROOT / "solutions"), "--timeout", "240"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads((out / "grades.json").read_text())
-    return {Path(s["submission"]).parts[0]: s for s in data["submissions"]}
-
-
-def by_id(submission):
-    return {e["grade_id"]: e for e in submission["exercises"]}
+    return grading.grade(tmp_path_factory.mktemp("grading_2_1"), NAME, {
+        "solution": grading.exercise_cells(grading.read(SOLUTION)),
+        "untouched": grading.exercise_cells(grading.read(STUDENT)),
+        "planted": plant_wrong_buckets(grading.exercise_cells(grading.read(SOLUTION)))},
+        timeout=240)
 
 
 def test_student_notebook_is_in_sync_with_the_solutions():
@@ -90,9 +67,9 @@ def test_untouched_student_notebook_gets_zero(grades):
 def test_planted_wrong_answer_gets_partial_marks_with_the_reason(grades):
     s = grades["planted"]
     assert s["total"] == sum(POINTS.values()) - POINTS["ex2_1_buckets"]
-    wrong = by_id(s)["ex2_1_buckets"]
+    wrong = grading.by_id(s)["ex2_1_buckets"]
     assert wrong["points"] == 0
     assert wrong["message"].startswith("❌ 练习 ex2_1_buckets 未通过"), wrong
     assert "用例 make_buckets([4, 4, 4, 4], 8)：分桶结果[0][0]不对：期望 3，实际 0" in wrong["message"]
-    assert all(e["points"] == e["max_points"] for gid, e in by_id(s).items()
+    assert all(e["points"] == e["max_points"] for gid, e in grading.by_id(s).items()
                if gid != "ex2_1_buckets")

@@ -7,17 +7,14 @@ gradient that is wrong -- the input's -- and give the other exercises their poin
 """
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from labs.exercises.generate import graded_cells
+from tests import grading
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "2.2_model_parallel.ipynb"
@@ -27,36 +24,19 @@ POINTS = {"ex2_2_conjugate_ops": 2, "ex2_2_column_linear": 2, "ex2_2_row_linear"
 TOTAL = sum(POINTS.values())
 
 
-def _plant_missing_f(path: Path) -> None:
-    nb = nbformat.read(str(SOLUTION), as_version=4)
-    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get(
-        "nbgrader", {}).get("grade_id") == "ex2_2_parallel_mlp_solution"]
+def _plant_missing_f(nb):
+    cell = grading.solution_cell(nb, "ex2_2_parallel_mlp_solution")
     wrong = cell.source.replace("comm.copy_to_tensor_parallel_region(x, group=group)", "x")
     assert wrong != cell.source
     cell.source = wrong
-    nbformat.write(nb, str(path))
+    return nb
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    root = tmp_path_factory.mktemp("grading_2_2")
-    subs = root / "submissions"
-    subs.mkdir()
-    shutil.copy(SOLUTION, subs / "solution_2.2_model_parallel.ipynb")
-    shutil.copy(STUDENT, subs / "untouched_2.2_model_parallel.ipynb")
-    _plant_missing_f(subs / "planted_2.2_model_parallel.ipynb")
-    out = root / "grades"
-    proc = subprocess.run(
-        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
-         str(SOLUTION.parent), "--timeout", "400", "--cell-timeout", "120"],
-        capture_output=True, text=True, cwd=root, timeout=1200)
-    assert proc.returncode == 0, proc.stderr
-    data = json.loads((out / "grades.json").read_text(encoding="utf-8"))
-    return {s["submission"].split("_")[0]: s for s in data["submissions"]}
-
-
-def _by_id(submission) -> dict:
-    return {e["grade_id"]: e for e in submission["exercises"]}
+    return grading.grade(tmp_path_factory.mktemp("grading_2_2"), SOLUTION.name, {
+        "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
+        "planted": _plant_missing_f(grading.read(SOLUTION))}, timeout=400)
 
 
 def test_notebook_declares_the_graded_exercises():
@@ -72,7 +52,7 @@ def test_solution_scores_full_marks(report):
     solution = report["solution"]
     assert solution["error"] is None
     assert (solution["total"], solution["max_total"]) == (TOTAL, TOTAL)
-    for gid, e in _by_id(solution).items():
+    for gid, e in grading.by_id(solution).items():
         assert e["message"] == f"✅ 练习 {gid} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
 
 
@@ -80,14 +60,14 @@ def test_untouched_student_notebook_scores_zero(report):
     untouched = report["untouched"]
     assert untouched["error"] is None  # "Run All" reached the end
     assert (untouched["total"], untouched["max_total"]) == (0, TOTAL)
-    for gid, e in _by_id(untouched).items():
+    for gid, e in grading.by_id(untouched).items():
         assert e["message"].startswith(f"❌ 练习 {gid} 未完成（0 分）：练习代码还没有写"), e["message"]
 
 
 def test_missing_f_names_the_input_gradient(report):
     planted = report["planted"]
     assert (planted["total"], planted["max_total"]) == (TOTAL - 2, TOTAL)
-    exercises = _by_id(planted)
+    exercises = grading.by_id(planted)
     assert {gid: e["points"] for gid, e in exercises.items()} == {
         **POINTS, "ex2_2_parallel_mlp": 0}
     message = exercises["ex2_2_parallel_mlp"]["message"]

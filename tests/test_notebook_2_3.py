@@ -8,15 +8,13 @@ the whole notebooks (see README: make test).
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from labs.exercises import generate as gen
+from tests import grading
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "2.3_pipeline_parallel.ipynb"
@@ -24,14 +22,6 @@ SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME
 EXERCISES = {"ex2_3_gpipe_order": 2, "ex2_3_1f1b_order": 3, "ex2_3_bubble": 1,
              "ex2_3_min_microbatches": 1, "ex2_3_balanced_partition": 3}
-
-
-def _trim(nb):
-    """The first code cell (imports, environment) plus the exercise and check cells."""
-    keep = [next(c for c in nb.cells if c.cell_type == "code")]
-    keep += [c for c in nb.cells if c.cell_type == "code" and "nbgrader" in c.metadata]
-    nb.cells = keep
-    return nb
 
 
 def _wrong_1f1b(nb):
@@ -52,24 +42,10 @@ def test_student_notebook_is_generated_from_the_solution():
 
 @pytest.fixture(scope="module")
 def grades(tmp_path_factory):
-    root = tmp_path_factory.mktemp("grading_2_3")
-    subs, sources = root / "submissions", root / "solutions"
-    sources.mkdir()
-    (sources / NAME).write_bytes(SOLUTION.read_bytes())
-    variants = {"solution": _trim(nbformat.read(str(SOLUTION), as_version=4)),
-                "untouched": _trim(nbformat.read(str(STUDENT), as_version=4)),
-                "wrong": _wrong_1f1b(_trim(nbformat.read(str(SOLUTION), as_version=4)))}
-    for who, nb in variants.items():
-        (subs / who).mkdir(parents=True)
-        nbformat.write(nb, str(subs / who / NAME))
-    out = root / "grades"
-    proc = subprocess.run(
-        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
-         str(sources), "--timeout", "240", "--cell-timeout", "120"],
-        capture_output=True, text=True, cwd=root, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = json.loads((out / "grades.json").read_text(encoding="utf-8"))
-    return {s["submission"].split("/")[0]: s for s in report["submissions"]}
+    return grading.grade(tmp_path_factory.mktemp("grading_2_3"), NAME, {
+        "solution": grading.exercise_cells(grading.read(SOLUTION)),
+        "untouched": grading.exercise_cells(grading.read(STUDENT)),
+        "wrong": _wrong_1f1b(grading.exercise_cells(grading.read(SOLUTION)))}, timeout=240)
 
 
 def _points(submission) -> dict:

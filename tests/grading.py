@@ -1,0 +1,57 @@
+"""Grading course notebooks from the tests, as an instructor would from the command line.
+
+Each notebook test grades its variants (the solution, the untouched student version, a planted
+wrong answer) in ONE run of ``python -m labs.grade`` over a folder, one sub-folder each.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def read(path: Path):
+    return nbformat.read(str(path), as_version=4)
+
+
+def exercise_cells(nb):
+    """The setup cell (imports, environment) plus the exercise and check cells only: graded
+    cells do not depend on the sections before them, and nbval runs the whole notebooks."""
+    keep = [next(c for c in nb.cells if c.cell_type == "code")]
+    keep += [c for c in nb.cells[1:] if c.cell_type == "code" and "nbgrader" in c.metadata]
+    nb.cells = keep
+    return nb
+
+
+def solution_cell(nb, grade_id: str):
+    """The code cell carrying nbgrader ``grade_id``."""
+    (cell,) = [c for c in nb.cells if c.cell_type == "code"
+               and c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    return cell
+
+
+def grade(root: Path, name: str, variants: dict, *, timeout: float = 300) -> dict:
+    """Write each variant as ``submissions/<variant>/<name>``, grade them all in one run and
+    return ``{variant: that submission's record in grades.json}``."""
+    subs = root / "submissions"
+    for who, nb in variants.items():
+        (subs / who).mkdir(parents=True)
+        nbformat.write(nb, str(subs / who / name))
+    out = root / "grades"
+    proc = subprocess.run(
+        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
+         str(ROOT / "solutions"), "--timeout", str(timeout), "--cell-timeout", "120"],
+        capture_output=True, text=True, cwd=root, timeout=4 * timeout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((out / "grades.json").read_text(encoding="utf-8"))
+    return {Path(s["submission"]).parts[0]: s for s in data["submissions"]}
+
+
+def by_id(submission) -> dict:
+    return {e["grade_id"]: e for e in submission["exercises"]}
