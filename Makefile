@@ -19,7 +19,7 @@ $(READY): requirements.txt pyproject.toml
 
 lab: setup
 	$(BIN)/python -m labs doctor || true
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: setup
 	$(BIN)/python -m pytest tests solutions notebooks --nbval-lax --nbval-current-env \

@@ -374,3 +374,67 @@ def test_gpu_benchmark_reports_when_there_is_no_gpu():
         assert "no CUDA GPU here" in proc.stdout
     else:
         assert "labs.launch nccl x1: backend=nccl, each rank on its own GPU: True" in proc.stdout
+
+
+def test_in_a_jupyter_kernel_cells_run_on_ranks_and_interrupt_stops_them(tmp_path):
+    """As a student would: define a function in a cell, run it on 4 ranks, see the prefixed
+    output; then interrupt the kernel during a long launch and find no rank left."""
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        def run(code, timeout=120):
+            out = []
+            msg_id = kc.execute(code)
+            while True:
+                msg = kc.get_iopub_msg(timeout=timeout)
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                kind, content = msg["msg_type"], msg["content"]
+                if kind == "stream":
+                    out.append(content["text"])
+                elif kind == "error":
+                    out.append(f"{content['ename']}: {content['evalue']}")
+                elif kind == "status" and content["execution_state"] == "idle":
+                    return "".join(out)
+
+        out = run(textwrap.dedent("""
+            import labs, torch, torch.distributed as dist
+            class Greeter:
+                def hello(self):
+                    return f"hello from {dist.get_rank()}"
+            def cell_fn():
+                print(Greeter().hello())
+                return dist.get_rank() ** 2
+            print("RESULT", labs.launch(cell_fn, 4))
+        """))
+        assert "RESULT [0, 1, 4, 9]" in out
+        for r in range(4):
+            assert f"[rank {r}] hello from {r}" in out
+
+        pid_dir = tmp_path / "pids"
+        pid_dir.mkdir()
+        msg_id = kc.execute(textwrap.dedent(f"""
+            import os, time
+            def sleeper():
+                open(os.path.join({str(pid_dir)!r}, f"{{dist.get_rank()}}.pid"), "w").write(
+                    str(os.getpid()))
+                time.sleep(120)
+            labs.launch(sleeper, 4, timeout=120)
+        """))
+        deadline = time.monotonic() + 60
+        while len(recorded_pids(pid_dir)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pids = recorded_pids(pid_dir)
+        assert len(pids) == 4
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=30)
+        while reply["parent_header"]["msg_id"] != msg_id:  # replies of the earlier cells
+            reply = kc.get_shell_msg(timeout=30)
+        assert reply["content"]["ename"] == "KeyboardInterrupt"
+        time.sleep(0.5)
+        assert [p for p in pids if alive(p)] == []
+        assert launcher_tmpdirs(km.provisioner.pid) == set()
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
