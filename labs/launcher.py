@@ -32,8 +32,9 @@ from labs._rank import cpu_count, device  # noqa: F401  (re-exported: labs.devic
 from labs.launch_errors import LaunchError, LaunchTimeoutError, RankCrashedError, RankError
 
 BACKENDS = ("auto", "gloo", "nccl")
-# Each CPU rank costs a Python process with torch loaded: stay well inside the machine.
-RANK_MEMORY_BYTES = 400 * 2**20
+# Each CPU rank costs a Python process with torch loaded (forked, so much of it is shared
+# copy-on-write); count this much per rank to stay well inside the machine.
+RANK_MEMORY_BYTES = 250 * 2**20
 FAILURE_GRACE_S = 0.3  # after a first failure, time to collect the others' errors
 
 
@@ -69,12 +70,25 @@ def max_world_size() -> int:
     if override:
         return int(override)
     by_cores = max(8, 4 * cpu_count())
-    try:
-        available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        by_memory = max(2, available // RANK_MEMORY_BYTES)
-    except (ValueError, OSError, AttributeError):
-        by_memory = by_cores
+    available = available_memory_bytes()
+    by_memory = by_cores if available is None else max(2, available // RANK_MEMORY_BYTES)
     return int(min(by_cores, by_memory))
+
+
+def available_memory_bytes() -> int | None:
+    """Memory a new process can use: MemAvailable on Linux (free pages alone would miss the
+    page cache the kernel gives back), else half of the physical memory; None if unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def cuda_device_count() -> int:

@@ -438,3 +438,15 @@ def test_in_a_jupyter_kernel_cells_run_on_ranks_and_interrupt_stops_them(tmp_pat
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_rank_limit_follows_memory_and_cores(monkeypatch):
+    monkeypatch.delenv("LABS_MAX_WORLD_SIZE", raising=False)
+    monkeypatch.setattr(launcher, "available_memory_bytes", lambda: 64 * 2**30)
+    assert launcher.max_world_size() == max(8, 4 * launcher.cpu_count())
+    monkeypatch.setattr(launcher, "available_memory_bytes", lambda: 3 * launcher.RANK_MEMORY_BYTES)
+    assert launcher.max_world_size() == 3
+    with pytest.raises(ValueError, match="at most 3 run here"):
+        labs.launch(environment_of_rank, 4)
+    monkeypatch.setenv("LABS_MAX_WORLD_SIZE", "4")
+    assert labs.launch(environment_of_rank, 4)[3]["rank"] == "3"
