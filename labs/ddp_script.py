@@ -17,7 +17,6 @@ The same function runs from a notebook: ``labs.launch(train_tinygpt, 2)``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import torch
@@ -26,9 +25,9 @@ import torch.distributed as dist
 from labs import _rank
 from labs.data import get_batch
 from labs.data_parallel import VARIANTS, train_data_parallel
-from labs.launcher import cuda_device_count
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.reference import train_reference
+from labs.torchrun import init_from_torchrun
 
 CONFIG = TinyGPTConfig(vocab_size=96, block_size=32, n_layer=2, n_head=4, n_embd=64)
 
@@ -69,20 +68,7 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with one process")
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args(argv)
-    missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-               if v not in os.environ]
-    if missing:
-        print(f"start me with torchrun (missing {', '.join(missing)}): torchrun --standalone "
-              "--nproc-per-node=2 -m labs.ddp_script", file=sys.stderr)
-        return 2
-    local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ["WORLD_SIZE"]))
-    backend = args.backend
-    if backend == "auto":
-        backend = "nccl" if cuda_device_count() >= local_world_size else "gloo"
-    _rank.setup_rank(backend=backend, rank=int(os.environ["RANK"]),
-                     world_size=int(os.environ["WORLD_SIZE"]),
-                     local_rank=int(os.environ.get("LOCAL_RANK", 0)),
-                     local_world_size=local_world_size, timeout=args.timeout)
+    init_from_torchrun(backend=args.backend, timeout=args.timeout, command="-m labs.ddp_script")
     try:
         train_tinygpt(args.steps, args.batch_size, args.lr, args.variant, args.check)
     finally:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from labs.collectives import ring_all_reduce_bytes_per_rank
 from labs.pipeline_schedules import SEND_B, SEND_F, Action
 
 ADAM_MIXED_BYTES_PER_PARAM = 16
@@ -61,7 +62,7 @@ def tp_bytes_per_step(micro_batch: int, seq_len: int, hidden: int, n_microbatche
     """Bytes a tensor-parallel rank sends per step: 4 ring all-reduces of micro_batch·seq·hidden
     per layer and micro-batch, each sending 2(t-1)/t of the message."""
     message = micro_batch * seq_len * hidden * dtype_bytes
-    return 4 * n_layers * n_microbatches * 2 * (tp - 1) / tp * message
+    return 4 * n_layers * n_microbatches * ring_all_reduce_bytes_per_rank(message, tp)
 
 
 def schedule_bytes(actions: Sequence[Action], activation_bytes: float) -> float:

@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator
 
+from labs.collectives import bus_bandwidth
+
 __all__ = ["plot_collective", "plot_bandwidth", "format_bytes"]
 
 FIGSIZE = (7, 3)
@@ -107,12 +109,12 @@ def plot_bandwidth(sizes_bytes, seconds: dict, *, title: str = "", world_size: i
     bandwidth S/t · 2(N-1)/N instead, as nccl-tests reports for all-reduce.
     """
     sizes = np.asarray(sizes_bytes, dtype=float)
-    factor = 2 * (world_size - 1) / world_size if world_size else 1.0
     fig, (left, right) = plt.subplots(1, 2, figsize=FIGSIZE, dpi=DPI)
     for name, times in seconds.items():
         times = np.asarray(times, dtype=float)
         left.plot(sizes, times * 1e3, marker="o", markersize=3, label=name)
-        right.plot(sizes, sizes / times * factor / 1e9, marker="o", markersize=3, label=name)
+        rate = bus_bandwidth(sizes, times, world_size) if world_size else sizes / times
+        right.plot(sizes, rate / 1e9, marker="o", markersize=3, label=name)
     left.set_yscale("log")
     left.set_ylabel("time per all-reduce (ms)", fontsize=8)
     right.set_yscale("log")

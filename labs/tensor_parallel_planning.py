@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labs import memory
+from labs.collectives import ring_all_reduce_bytes_per_rank
 
 __all__ = ["layer_weight_bytes", "tp_layer_comm", "layerwise_comm", "TPDecision", "tp_decision"]
 
@@ -37,7 +38,7 @@ def tp_layer_comm(*, batch: int, seq: int, hidden: int, tp: int, bytes_per_eleme
     all-reduce is a reduce-scatter plus an all-gather). ``sent_per_rank``: ring bytes.
     """
     S = batch * seq * hidden * bytes_per_element
-    ring = 2 * (tp - 1) / tp * S if tp > 1 else 0.0
+    ring = ring_all_reduce_bytes_per_rank(S, tp)
     if tp == 1:
         return {"collectives": 0, "message_bytes": S, "sent_per_rank": 0.0,
                 "wire_messages": 0, "wire_message_bytes": 0.0}

@@ -15,7 +15,7 @@ import sys
 import torch.distributed as dist
 
 from labs import _rank
-from labs.launcher import cuda_device_count
+from labs.launcher import resolve_backend
 
 
 def load_function(target: str):
@@ -36,22 +36,31 @@ def load_function(target: str):
         raise SystemExit(f"labs run: {module_name} has no function {attr!r}.") from None
 
 
-def run(target: str, *, backend: str = "auto", timeout: float = 600.0) -> object:
-    """Initialise the process group from torchrun's environment, run the function once."""
+def init_from_torchrun(*, backend: str = "auto", timeout: float = 600.0,
+                       command: str = "-m labs run MODULE:FUNCTION") -> int:
+    """Initialise the default process group from torchrun's environment; returns the rank.
+
+    ``backend="auto"`` picks nccl when this node has one GPU per local rank, else gloo (the
+    same rule as ``labs.launch``). Outside torchrun it exits with the command to use.
+    """
     missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
                if v not in os.environ]
     if missing:
-        raise SystemExit("labs run must be started by torchrun (missing "
-                         f"{', '.join(missing)}): torchrun --nproc-per-node=2 -m labs run "
-                         f"{target}")
+        raise SystemExit(f"this must be started by torchrun (missing {', '.join(missing)}): "
+                         f"torchrun --standalone --nproc-per-node=2 {command}")
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", rank))
     local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
-    if backend == "auto":
-        backend = "nccl" if cuda_device_count() >= local_world_size else "gloo"
-    fn = load_function(target)
-    _rank.setup_rank(backend=backend, rank=rank, world_size=world_size, local_rank=local_rank,
+    _rank.setup_rank(backend=resolve_backend(backend, local_world_size), rank=rank,
+                     world_size=world_size, local_rank=local_rank,
                      local_world_size=local_world_size, timeout=timeout)
+    return rank
+
+
+def run(target: str, *, backend: str = "auto", timeout: float = 600.0) -> object:
+    """Initialise the process group from torchrun's environment, run the function once."""
+    fn = load_function(target)
+    rank = init_from_torchrun(backend=backend, timeout=timeout, command=f"-m labs run {target}")
     try:
         result = fn()
         print(f"[rank {rank}] {fn.__name__} returned {result!r}", flush=True)

@@ -13,6 +13,7 @@ import torch
 import torch.distributed as dist
 
 import labs
+from labs.collectives import bus_bandwidth
 from labs.models import TinyGPT, TinyGPTConfig
 
 # Dense bf16 tensor-core peaks (vendor datasheets, without sparsity), TFLOP/s.
@@ -98,7 +99,7 @@ def main(argv=None) -> int:
         placed = all(r["device"] == f"cuda:{i}" == r["tensor_device"] and r["current"] == i
                      for i, r in enumerate(res))
         size = args.numel * 4
-        busbw = 2 * (n - 1) / n * size / res[0]["seconds"] / 1e9 if n > 1 else float("nan")
+        busbw = bus_bandwidth(size, res[0]["seconds"], n) / 1e9 if n > 1 else float("nan")
         print(f"labs.launch nccl x{n}: backend={res[0]['backend']}, each rank on its own GPU: "
               f"{placed}; launch+run {wall:.2f} s; all-reduce of {size / 2**20:.0f} MiB "
               f"{res[0]['seconds'] * 1e3:.2f} ms (bus bandwidth {busbw:.0f} GB/s)")

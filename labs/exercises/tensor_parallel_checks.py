@@ -241,6 +241,7 @@ def _measured_block_bytes(tp, batch, seq, hidden):
     """Rank body: bytes this rank sends (ring formula per counted collective) in one block step."""
     import torch
 
+    from labs.collectives import ring_all_reduce_bytes_per_rank
     from labs.models import TinyGPT, TinyGPTConfig
     from labs.tensor_parallel_model import ParallelBlock
     from labs.tp_communications import CommCounter
@@ -249,7 +250,8 @@ def _measured_block_bytes(tp, batch, seq, hidden):
     config = TinyGPTConfig(vocab_size=96, block_size=seq, n_layer=1, n_head=4, n_embd=hidden)
     block = ParallelBlock(TinyGPT(config, seed=0).transformer.h[0], counter=counter)
     block(torch.randn(batch, seq, hidden, requires_grad=True)).sum().backward()
-    return sum(2 * (tp - 1) / tp * e.nbytes for e in counter.events), len(counter.events)
+    sent = sum(ring_all_reduce_bytes_per_rank(e.nbytes, tp) for e in counter.events)
+    return sent, len(counter.events)
 
 
 @graded("ex2_2_tp_bytes", points=1)
