@@ -1,15 +1,32 @@
 """Lab module of the hands-on distributed training course.
 
 ``labs.launch(fn, world_size)`` runs a function on several processes from a notebook, a test
-or a script; the submodules hold the mechanisms each notebook builds (collectives, data
-parallel, tensor parallel, pipeline, hybrid) and the calculators that check the chapter's
-numbers. ``import labs`` is cheap: torch is imported when the launcher is first used.
+or a script. ``import labs`` is cheap: torch is imported when the launcher is first used.
+The map, one folder or file per idea (each package's ``__init__`` is its own map):
+
+- running ranks: ``labs.launch``, ``labs.device()``, ``labs.cpu_count()``, ``labs.environment``
+  (:mod:`labs.launcher`, :mod:`labs.doctor`, ``python -m labs``);
+- shared ground: :mod:`labs.models` (TinyGPT, MLP), :mod:`labs.data`, :mod:`labs.reference`
+  (the single-process truth every parallel run is compared with);
+- 2.0 :mod:`labs.collectives` -- ring all-reduce by hand, the communication counter;
+- 2.1 :mod:`labs.data_parallel` -- DDP by hand (ddp, buckets, scaling, experiments, plots, script);
+- 2.2 :mod:`labs.tensor_parallel` -- Megatron TP (comm, layers, model, dtensor, verify, ...);
+- 2.3 :mod:`labs.pipeline` -- PP (partition, schedules, simulator, comm, executor, plots, ...);
+- the numbers: :mod:`labs.memory` (bytes of model states and activations) and :mod:`labs.cost`
+  (bytes on the wire, bubbles, time on a link, "does it fit?");
+- drawing: :mod:`labs.timeline` (one timeline type) and :mod:`labs.plots` (figure style, shared
+  figures);
+- :mod:`labs.exercises` (checks, student notebooks, grader) and :mod:`labs.bench` (benchmarks).
 """
 
-_LAUNCHER_NAMES = ("launch", "device", "LaunchError", "RankError", "RankCrashedError",
-                   "LaunchTimeoutError")
+from labs import _moved
+
+_LAUNCHER_NAMES = ("launch", "device", "cpu_count", "LaunchError", "RankError",
+                   "RankCrashedError", "LaunchTimeoutError")
 
 __all__ = list(_LAUNCHER_NAMES) + ["environment"]
+
+_moved.install()  # old module paths (labs.tp_communications ...) keep working, with a warning
 
 
 def __getattr__(name):
@@ -19,4 +36,7 @@ def __getattr__(name):
     if name == "environment":
         from labs.doctor import environment
         return environment
+    if f"labs.{name}" in _moved.MOVED_MODULES:
+        import importlib
+        return importlib.import_module(f"labs.{name}")
     raise AttributeError(f"module 'labs' has no attribute {name!r}")

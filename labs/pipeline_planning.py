@@ -13,7 +13,7 @@ import math
 from typing import Sequence
 
 from labs.collectives import ring_all_reduce_bytes_per_rank
-from labs.pipeline_schedules import SEND_B, SEND_F, Action
+from labs.pipeline.schedules import SEND_B, SEND_F, Action
 
 ADAM_MIXED_BYTES_PER_PARAM = 16
 

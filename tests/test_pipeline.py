@@ -1,4 +1,4 @@
-"""Pipeline parallelism (labs.pipeline*): partition, schedules as data, simulator, executor.
+"""Pipeline parallelism (labs.pipeline): partition, schedules as data, simulator, executor.
 
 The executor runs on real gloo ranks and is compared with single-process training
 (labs.reference) and with torch.distributed.pipelining on the same split; timings are only
@@ -14,8 +14,8 @@ import torch
 
 import labs
 from labs import pipeline as pp
-from labs import pipeline_experiments as px
-from labs.pipeline_schedules import Action
+from labs.pipeline import experiments as px
+from labs.pipeline.schedules import Action
 
 LAUNCH_TIMEOUT = 60
 

@@ -1,4 +1,4 @@
-"""Tensor parallelism (labs.tensor_parallel*, labs.tp_communications) against the full model.
+"""Tensor parallelism (labs.tensor_parallel: comm, layers, model, dtensor) against the full model.
 
 Real ranks on gloo (labs.launch). Every check compares with the single-process reference on the
 same seeded data: logits, loss, every gradient (each shard equals the matching slice of the full
@@ -16,7 +16,7 @@ from labs.data import get_batch
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.reference import train_reference
 from labs.tensor_parallel import ColumnParallelLinear, ParallelMLP, shard, unshard
-from labs.tensor_parallel_model import ParallelTinyGPT, validate_tp_layout
+from labs.tensor_parallel.model import ParallelTinyGPT, validate_tp_layout
 
 CONFIG = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=4, n_embd=32)
 BATCH, LR, TIMEOUT = 4, 0.1, 60
@@ -24,8 +24,8 @@ BATCH, LR, TIMEOUT = 4, 0.1, 60
 
 def _train_one_step(config, sequence_parallel):
     """Rank body: one SGD step of the TP model; returns loss, logits, grads, weights, counts."""
-    from labs.tensor_parallel_model import sync_sequence_parallel_grads
-    from labs.tp_communications import CommCounter
+    from labs.tensor_parallel.model import sync_sequence_parallel_grads
+    from labs.tensor_parallel.comm import CommCounter
 
     counter = CommCounter()
     model = ParallelTinyGPT(TinyGPT(config, seed=0), counter=counter,
@@ -98,8 +98,8 @@ def _dtensor_vs_hand(tp):
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
 
-    from labs.tensor_parallel_dtensor import DTensorBlock, local_grad, local_value
-    from labs.tensor_parallel_model import ParallelBlock
+    from labs.tensor_parallel.dtensor import DTensorBlock, local_grad, local_value
+    from labs.tensor_parallel.model import ParallelBlock
 
     full = TinyGPT(CONFIG, seed=0).transformer.h[0]
     hand = ParallelBlock(full)
@@ -139,9 +139,9 @@ def _conjugate_pair():
     """Rank body on 4 ranks, two TP groups {0,1} {2,3} passed explicitly."""
     import torch.distributed as dist
 
-    from labs.tensor_parallel_model import tensor_parallel_group
-    from labs.tp_communications import (CommCounter, copy_to_tensor_parallel_region,
-                                        reduce_from_tensor_parallel_region)
+    from labs.tensor_parallel.comm import (CommCounter, copy_to_tensor_parallel_region,
+                                           reduce_from_tensor_parallel_region)
+    from labs.tensor_parallel.model import tensor_parallel_group
 
     group, rank = tensor_parallel_group(2), dist.get_rank()
     counter = CommCounter()
@@ -203,7 +203,7 @@ def test_width_not_divisible_is_named():
 
 
 def _world_3_tp_2():
-    from labs.tensor_parallel_model import tensor_parallel_group
+    from labs.tensor_parallel.model import tensor_parallel_group
     tensor_parallel_group(2)
 
 

@@ -14,7 +14,7 @@ import statistics
 
 from labs import _rank
 from labs import pipeline as pp
-from labs import pipeline_experiments as px
+from labs.pipeline import experiments as px
 from labs.launcher import launch
 from labs.models import TinyGPTConfig
 

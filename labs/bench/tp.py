@@ -36,10 +36,10 @@ def both(config: TinyGPTConfig, batch: int, steps: int, rounds: int) -> dict:
     from torch.distributed.device_mesh import init_device_mesh
 
     from labs.models import TinyGPT
-    from labs.tensor_parallel import ParallelMLP
-    from labs.tensor_parallel_dtensor import DTensorBlock, dtensor_mlp
-    from labs.tensor_parallel_model import ParallelBlock
-    from labs.tp_communications import CommCounter
+    from labs.tensor_parallel.comm import CommCounter
+    from labs.tensor_parallel.dtensor import DTensorBlock, dtensor_mlp
+    from labs.tensor_parallel.layers import ParallelMLP
+    from labs.tensor_parallel.model import ParallelBlock
 
     mesh = init_device_mesh("cpu", (torch.distributed.get_world_size(),))
     full = TinyGPT(config, seed=0).transformer.h[0]

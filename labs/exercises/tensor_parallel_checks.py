@@ -35,7 +35,7 @@ def _data(seed, tokens, n_in, n_out, world):
 
 
 def _group(tp):
-    from labs.tensor_parallel_model import tensor_parallel_group
+    from labs.tensor_parallel.model import tensor_parallel_group
     return tensor_parallel_group(tp)
 
 
@@ -88,7 +88,7 @@ def _on_rank_linear(student_fn, kind, tp, x, weight, bias, cot):
     import torch
     import torch.distributed as dist
 
-    from labs.tensor_parallel import shard
+    from labs.tensor_parallel.layers import shard
 
     group = _group(tp)
     r, t = _group_rank(group)
@@ -108,7 +108,7 @@ def _on_rank_linear(student_fn, kind, tp, x, weight, bias, cot):
 def _check_linear(student_fn, kind):
     import torch
 
-    from labs.tensor_parallel import shard
+    from labs.tensor_parallel.layers import shard
 
     for label, world, tp, tokens, n_in, n_out, hidden in CASES:
         with case(label, hidden=hidden):
@@ -159,7 +159,7 @@ def check_row_parallel(student_fn):
 def _on_rank_mlp(student_fn, tp, x, fc_w, fc_b, proj_w, proj_b, cot):
     import torch.distributed as dist
 
-    from labs.tensor_parallel import shard
+    from labs.tensor_parallel.layers import shard
 
     group = _group(tp)
     r, t = _group_rank(group)
@@ -177,7 +177,7 @@ def check_parallel_mlp(student_fn):
     import torch
     import torch.nn.functional as F
 
-    from labs.tensor_parallel import shard
+    from labs.tensor_parallel.layers import shard
 
     names = ("输入 x", "c_fc.weight", "c_fc.bias", "c_proj.weight", "c_proj.bias")
     for label, world, tp, tokens, n_in, _, hidden in CASES:
@@ -215,7 +215,7 @@ def check_qkv_shard(student_fn):
     """``student_fn(weight, bias, rank, tp)`` -> this rank's rows of the fused q/k/v weight."""
     import torch
 
-    from labs.tensor_parallel import shard
+    from labs.tensor_parallel.layers import shard
 
     shown = ((24, 8, 0, 2), (24, 8, 1, 2))
     hidden = ((48, 16, 3, 4), (96, 32, 1, 8), (12, 4, 0, 1))
@@ -243,8 +243,8 @@ def _measured_block_bytes(tp, batch, seq, hidden):
 
     from labs.collectives import ring_all_reduce_bytes_per_rank
     from labs.models import TinyGPT, TinyGPTConfig
-    from labs.tensor_parallel_model import ParallelBlock
-    from labs.tp_communications import CommCounter
+    from labs.tensor_parallel.comm import CommCounter
+    from labs.tensor_parallel.model import ParallelBlock
 
     counter = CommCounter()
     config = TinyGPTConfig(vocab_size=96, block_size=seq, n_layer=1, n_head=4, n_embd=hidden)
@@ -258,7 +258,7 @@ def _measured_block_bytes(tp, batch, seq, hidden):
 def check_tp_bytes(student_fn):
     """``student_fn(batch, seq, hidden, tp, bytes_per_element)`` = bytes each rank sends for
     one TP transformer layer, forward + backward (ring all-reduce)."""
-    from labs.tensor_parallel_planning import tp_layer_comm
+    from labs.cost import tp_layer_comm
 
     cases = ((8, 1024, 1600, 8, 2, False), (4, 16, 32, 2, 4, False), (1, 2048, 12288, 8, 2, True),
              (2, 64, 64, 1, 4, True), (3, 5, 8, 4, 4, True))

@@ -23,6 +23,10 @@ from labs.data import CharTokenizer, get_batch
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
 from labs.reference import train_reference
 
+__all__ = ["VOCAB", "TINY", "SMALL", "PipelineRun", "pipeline_step", "torch_pipeline_step",
+           "merge", "reference_step", "compare", "timeline_of", "sweep", "bubble_grid", "with_",
+           "measure", "simulate_run"]
+
 VOCAB = 96  # >= the corpus vocabulary (CharTokenizer().vocab_size)
 TINY = TinyGPTConfig(vocab_size=VOCAB, block_size=16, n_layer=8, n_head=2, n_embd=32)
 SMALL = TinyGPTConfig(vocab_size=VOCAB, block_size=32, n_layer=8, n_head=4, n_embd=64)

@@ -3,7 +3,7 @@
 Semantics (the executor's): sends never block, a receive waits for its message, compute of
 stage s takes its stated time. If every unfinished rank waits for a message no rank will send,
 the schedule deadlocks and ``simulate`` says where each rank is stuck. ``Timeline`` is the
-common format of simulated and measured timelines (``labs.pipeline_executor``), so one plot
+common format of simulated and measured timelines (:mod:`labs.pipeline.executor`), so one plot
 draws both. After torch.distributed.pipelining's schedule simulator; PTD-P arXiv:2104.04473.
 """
 from __future__ import annotations
@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from labs.pipeline_schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, Action,
+from labs.pipeline.schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, Action,
                                      stage_rank)
+
+__all__ = ["ScheduleError", "DeadlockError", "Timeline", "validate", "simulate"]
 
 
 class ScheduleError(ValueError):

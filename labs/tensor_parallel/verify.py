@@ -16,8 +16,8 @@ import torch.distributed as dist
 
 from labs.data import get_batch
 from labs.models import TinyGPT, TinyGPTConfig
-from labs.tensor_parallel_model import ParallelBlock, ParallelTinyGPT, local_shards
-from labs.tensor_parallel_model import sync_sequence_parallel_grads
+from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT, local_shards
+from labs.tensor_parallel.model import sync_sequence_parallel_grads
 
 __all__ = ["tp_step_vs_full", "dtensor_vs_hand"]
 
@@ -63,7 +63,7 @@ def dtensor_vs_hand(config: TinyGPTConfig, batch: int) -> dict:
     largest |difference| of outputs, input gradients and parameter gradients."""
     from torch.distributed.device_mesh import init_device_mesh
 
-    from labs.tensor_parallel_dtensor import DTensorBlock, local_grad
+    from labs.tensor_parallel.dtensor import DTensorBlock, local_grad
 
     full = TinyGPT(config, seed=0).transformer.h[0]
     modules = {"full": full, "hand-written": ParallelBlock(full),

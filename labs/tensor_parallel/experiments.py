@@ -19,9 +19,9 @@ import torch
 import torch.distributed as dist
 
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
-from labs.tensor_parallel import ColumnParallelLinear, ParallelMLP, RowParallelLinear
-from labs.tensor_parallel_model import ParallelBlock, ParallelTinyGPT
-from labs.tp_communications import CommCounter, all_reduce
+from labs.tensor_parallel.comm import CommCounter, all_reduce
+from labs.tensor_parallel.layers import ColumnParallelLinear, ParallelMLP, RowParallelLinear
+from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT
 
 __all__ = ["layerwise_step", "tp_step_times", "overlap_backward", "pairing_mlp",
            "activation_bytes_per_rank", "PAIRINGS"]

@@ -2,12 +2,12 @@
 
 One machine, 2 processes::
 
-    torchrun --standalone --nproc-per-node=2 -m labs.ddp_script --steps 20
+    torchrun --standalone --nproc-per-node=2 -m labs.data_parallel.script --steps 20
 
 Two machines (run on each, with its own --node-rank; the endpoint is node 0's address)::
 
     torchrun --nnodes=2 --node-rank=0 --nproc-per-node=8 \\
-        --rdzv-backend=c10d --rdzv-endpoint=node0.example:29500 -m labs.ddp_script
+        --rdzv-backend=c10d --rdzv-endpoint=node0.example:29500 -m labs.data_parallel.script
 
 The script trains TinyGPT (AdamW) with torch DDP (``labs.data_parallel.train_data_parallel``) on the
 same seeded global batches as the notebook; with ``--check`` rank 0 also trains one process on
@@ -24,10 +24,12 @@ import torch.distributed as dist
 
 from labs import _rank
 from labs.data import get_batch
-from labs.data_parallel import VARIANTS, train_data_parallel
+from labs.data_parallel.ddp import VARIANTS, train_data_parallel
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.reference import train_reference
 from labs.torchrun import init_from_torchrun
+
+__all__ = ["CONFIG", "train_tinygpt", "main"]
 
 CONFIG = TinyGPTConfig(vocab_size=96, block_size=32, n_layer=2, n_head=4, n_embd=64)
 
@@ -58,7 +60,7 @@ def train_tinygpt(steps: int = 20, batch_size: int = 16, lr: float = 1e-3,
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="torchrun ... -m labs.ddp_script",
+    parser = argparse.ArgumentParser(prog="torchrun ... -m labs.data_parallel.script",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=16, help="global batch")
@@ -68,7 +70,8 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with one process")
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args(argv)
-    init_from_torchrun(backend=args.backend, timeout=args.timeout, command="-m labs.ddp_script")
+    init_from_torchrun(backend=args.backend, timeout=args.timeout,
+                       command="-m labs.data_parallel.script")
     try:
         train_tinygpt(args.steps, args.batch_size, args.lr, args.variant, args.check)
     finally:

@@ -1,20 +1,13 @@
-"""Pipeline parallelism (PP) by hand, top to bottom: partition → schedule → executor → timeline.
+"""Partition: cut a model's layers into pipeline stages, and build the stages of a GPT.
 
-1. Partition: cut a model's layers into p stages of consecutive layers, evenly by count
-   (``partition_evenly``) or balanced by cost (``balanced_partition``), with the cost of a
-   layer estimated from FLOPs (``gpt_layer_costs``) or measured (``measure_layer_costs``).
-2. Schedule: per-rank lists of actions (F/B of micro-batch i, send/recv), GPipe, 1F1B and
-   interleaved 1F1B (``labs.pipeline_schedules``), and a simulator that proves a schedule
-   cannot deadlock and computes its ideal timeline (``labs.pipeline_simulator``); re-exported.
-3. Executor: ``run_schedule`` runs one rank's list with send/recv and records timestamps:
-   ``labs.pipeline_executor``, re-exported here.
-4. Timeline: ``labs.plots_pp.plot_timeline`` draws measured and simulated timelines alike.
+- ``partition_evenly``: stages of consecutive layers, equal by count;
+- ``balanced_partition``: equal by cost (the slowest stage sets the pipeline's pace), with the
+  cost of a layer estimated from FLOPs (``gpt_layer_costs``) or measured (``measure_layer_costs``);
+- ``GPTStage`` / ``build_gpt_stages``: the embedding (first stage only), blocks [start, stop)
+  and the head (last stage only) of a TinyGPT, as the modules one rank runs;
+- ``split_microbatches``: a batch into the micro-batches that flow through the stages.
 
-``labs.pipeline_experiments`` puts them together into a training step that is compared with
-single-process training and with torch.distributed.pipelining. A stage of TinyGPT is a
-``GPTStage``: the embedding (first stage only), blocks [start, stop), the head (last stage only).
-
-GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2.
+GPipe: arXiv:1811.06965. Stage balancing and the FLOPs per layer: PTD-P, arXiv:2104.04473.
 """
 from __future__ import annotations
 
@@ -26,13 +19,11 @@ import torch
 from torch import Tensor, nn
 
 from labs.models import TinyGPT, TinyGPTConfig
-from labs.pipeline_executor import (REAL_COMPUTE, FixedTime, Recorder, gather_timeline,  # noqa: F401
-                                    mode_label, run_schedule)
-from labs.pipeline_schedules import (SCHEDULES, Action, add_communication,  # noqa: F401
-                                     bubble_fraction, build_schedule, compute_order, gpipe_order,
-                                     interleaved_order, min_microbatches, one_f_one_b_order,
-                                     one_f_one_b_warmup, stage_rank)
-from labs.pipeline_simulator import DeadlockError, ScheduleError, Timeline, simulate, validate  # noqa: F401
+from labs.pipeline.schedules import stage_rank
+
+__all__ = ["Bounds", "partition_evenly", "stage_costs", "balanced_partition", "gpt_layer_costs",
+           "measure_layer_costs", "layer_grads_to_none", "GPTStage", "build_gpt_stages",
+           "split_microbatches"]
 
 Bounds = list[tuple[int, int]]  # per stage: layers [start, stop)
 

@@ -1,37 +1,15 @@
-"""The arithmetic of data parallelism, with no communication: buckets, learning-rate scaling,
-scaling efficiency and the batches DistributedSampler gives each rank.
+"""The arithmetic of scaling data parallelism out, with no communication: learning-rate
+scaling and warmup, scaling efficiency, and the batches DistributedSampler gives each rank.
 
-Kept apart from :mod:`labs.data_parallel` (which talks to other ranks), as picotron keeps the
-maths of a parallelism beside its communication.
+Kept apart from :mod:`labs.data_parallel.ddp` (which talks to other ranks), as picotron keeps
+the maths of a parallelism beside its communication.
 """
 from __future__ import annotations
 
 import torch
 from torch.utils.data import DistributedSampler
 
-BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb=25
-
-
-def assign_buckets(sizes_bytes, bucket_bytes: int) -> list[list[int]]:
-    """Group tensors (given by their sizes in bytes, in parameter order) into buckets.
-
-    Walks the tensors in *reverse* order, the order in which backward produces gradients, and
-    starts a new bucket when the next tensor would push the current one past ``bucket_bytes``;
-    a tensor larger than the cap gets a bucket of its own. Returns lists of indices.
-    """
-    if not bucket_bytes > 0:
-        raise ValueError(f"bucket_bytes={bucket_bytes} must be > 0 (DDP's default is 25 MB, "
-                         f"{BUCKET_BYTES} bytes)")
-    buckets, current, filled = [], [], 0
-    for i in reversed(range(len(sizes_bytes))):
-        if current and filled + sizes_bytes[i] > bucket_bytes:
-            buckets.append(current)
-            current, filled = [], 0
-        current.append(i)
-        filled += sizes_bytes[i]
-    if current:
-        buckets.append(current)
-    return buckets
+__all__ = ["linear_scaling_lr", "warmup_lr", "scaling_efficiency", "sampler_global_batches"]
 
 
 def linear_scaling_lr(base_lr: float, base_batch: int, batch: int) -> float:

@@ -18,7 +18,7 @@ operator                                       forward                 backward
 
 Every operator takes the process group explicitly (``group=None``: the default group) and an
 optional :class:`CommCounter`; with one rank in the group it returns its input unchanged, so
-single-process code just works. The maths of the layers lives in :mod:`labs.tensor_parallel`::
+single-process code just works. The maths of the layers lives in :mod:`labs.tensor_parallel.layers`::
 
     counter = CommCounter()
     y = reduce_from_tensor_parallel_region(x @ w_shard.T, group=tp_group, counter=counter)

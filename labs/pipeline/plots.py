@@ -12,8 +12,8 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from labs.pipeline_schedules import B, F, bubble_fraction
-from labs.pipeline_simulator import Timeline
+from labs.pipeline.schedules import B, F, bubble_fraction
+from labs.pipeline.simulator import Timeline
 
 __all__ = ["plot_timeline", "plot_timelines", "plot_bubble", "plot_memory", "plot_bars"]
 

@@ -1,6 +1,6 @@
 """Figures of notebook 2.1 (data parallel): loss curves, bytes through the busiest rank,
-memory bars, compute vs communication. Small (7×3 in, 80 dpi) and labelled in English with
-units, like ``labs.plots`` (the default fonts have no CJK glyphs)."""
+memory bars, compute vs communication. Labelled in English with units; size, dpi and number
+format come from :mod:`labs.plots` (the default fonts have no CJK glyphs)."""
 from __future__ import annotations
 
 import math

@@ -22,7 +22,7 @@ from torch import Tensor, nn
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 from labs.models import causal_attention
-from labs.tensor_parallel import shard
+from labs.tensor_parallel.layers import shard
 
 __all__ = ["dtensor_mlp", "DTensorSelfAttention", "DTensorBlock", "local_grad", "local_value"]
 

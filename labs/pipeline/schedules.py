@@ -3,12 +3,13 @@
 A schedule is, for every rank, the ordered list of what that rank does: ``F3`` (forward of
 micro-batch 3), ``B3`` (its backward), and the sends and receives that move activations forward
 and gradients backward. As in ``torch.distributed.pipelining.schedules``, the list is data: the
-simulator (``labs.pipeline_simulator``) proves it cannot deadlock and computes its ideal timeline, the executor
-(``labs.pipeline_executor``) runs exactly that list on real ranks, and the plot draws both::
+simulator (:mod:`labs.pipeline.simulator`) proves it cannot deadlock and computes its ideal
+timeline, the executor (:mod:`labs.pipeline.executor`) runs exactly that list on real ranks, and
+the plot draws both::
 
     orders = [one_f_one_b_order(4, 8, stage) for stage in range(4)]    # compute only: F/B
     schedule = add_communication(orders, n_stages=4)                     # + SEND/RECV
-    timeline = simulate(schedule, forward_s=1.0, backward_s=2.0)         # pipeline_simulator
+    timeline = simulate(schedule, forward_s=1.0, backward_s=2.0)         # labs.pipeline.simulator
 
 Stage ``s`` lives on rank ``s % p`` (p ranks): with one stage per rank that is rank s; with v
 model chunks per rank (interleaved 1F1B) rank r holds stages r, r + p, r + 2p, ...
@@ -20,6 +21,11 @@ Megatron-LM" (PTD-P), arXiv:2104.04473 §2.2.
 from __future__ import annotations
 
 from typing import NamedTuple, Sequence
+
+__all__ = ["F", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",
+           "Schedule", "stage_rank", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
+           "interleaved_order", "add_communication", "SCHEDULES", "build_schedule",
+           "compute_order", "bubble_fraction", "min_microbatches"]
 
 F, B = "F", "B"  # compute: forward / backward of one micro-batch on one stage
 SEND_F, RECV_F = "SEND_F", "RECV_F"  # the activation leaving stage s / entering stage s

@@ -1,20 +1,17 @@
-"""Data parallel step time: the hand-written variants (labs.data_parallel) vs torch DDP, and the
-speedup of 2 ranks over 1 for a compute-heavy configuration.
+"""The measured experiments of notebook 2.1: data-parallel step times, the speedup of N ranks
+over one, and compute vs all-reduce time, as rank bodies for ``labs.launch``.
 
-Conditions (printed with the results): an MLP trained with SGD on gloo ranks; every rank runs
-``torch.set_num_threads(threads)`` (default 1: one rank = one "device" of one core, so ranks do
-not fight for cores); a step time is the *minimum* over the timed steps of the slowest rank:
-other programs on the machine only ever add time, so the minimum is the least disturbed
-estimate (the load average is printed too). 1 and N ranks are measured alternately, in rounds.
-Speedup is weak scaling, as in the chapter (per-rank batch fixed, the global batch grows with the
-ranks): throughput of N ranks over throughput of 1 rank = N · t(1) / t(N); scaling efficiency =
-speedup / N. Targets on a 2-core machine: overlapped within 1.2× of torch DDP; speedup >= 1.5×.
-
-The functions are also what notebook 2.1 calls for its measured numbers.
+Conditions (the notebook and ``python -m labs.bench ddp`` print them with the results): an MLP
+trained with SGD on gloo ranks; every rank runs ``torch.set_num_threads(threads)`` (default 1:
+one rank = one "device" of one core, so ranks do not fight for cores); a step time is the
+*minimum* over the timed steps of the slowest rank: other programs on the machine only ever add
+time, so the minimum is the least disturbed estimate (the load average is printed too). 1 and N
+ranks are measured alternately, in rounds. Speedup is weak scaling, as in the chapter (per-rank
+batch fixed, the global batch grows with the ranks): throughput of N ranks over throughput of
+1 rank = N · t(1) / t(N); scaling efficiency = speedup / N.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
@@ -22,13 +19,16 @@ import time
 import torch
 import torch.distributed as dist
 
-from labs import _rank, data_parallel, launcher
+from labs import _rank, launcher
+from labs.data_parallel.buckets import BUCKET_BYTES
+from labs.data_parallel.ddp import VARIANTS, train_data_parallel
+from labs.data_parallel.scaling import scaling_efficiency
 from labs.models import MLP
+
+__all__ = ["COMPUTE_HEAVY", "SMALL", "step_times", "speedup", "compute_vs_comm"]
 
 COMPUTE_HEAVY = dict(sizes=[512, 2048, 2048, 512], batch_per_rank=512)
 SMALL = dict(sizes=[32, 64, 32], batch_per_rank=32)
-TARGET_OVERLAP_RATIO = 1.2
-TARGET_SPEEDUP = 1.5
 
 
 def _fixed_batches(sizes, global_batch, seed=0):
@@ -39,8 +39,8 @@ def _fixed_batches(sizes, global_batch, seed=0):
     return lambda step: (x, y)
 
 
-def step_times(sizes, batch_per_rank, variants=data_parallel.VARIANTS, *, steps=5, warmup=2,
-               threads=1, bucket_bytes=data_parallel.BUCKET_BYTES, group=None) -> dict:
+def step_times(sizes, batch_per_rank, variants=VARIANTS, *, steps=5, warmup=2,
+               threads=1, bucket_bytes=BUCKET_BYTES, group=None) -> dict:
     """Run on every rank: ``{variant: seconds per training step}`` (minimum over the timed
     steps of the slowest rank's step time). Every variant trains the same ``MLP(sizes)`` with SGD."""
     torch.set_num_threads(threads)
@@ -51,7 +51,7 @@ def step_times(sizes, batch_per_rank, variants=data_parallel.VARIANTS, *, steps=
         stamps = []
         dist.barrier(group=group)
         start = time.perf_counter()
-        data_parallel.train_data_parallel(
+        train_data_parallel(
             MLP(sizes), batches, steps=warmup + steps, lr=1e-3, variant=variant,
             optimizer="sgd", bucket_bytes=bucket_bytes, group=group,
             on_step=lambda s: stamps.append(time.perf_counter()))
@@ -81,7 +81,7 @@ def speedup(sizes=None, batch_per_rank=None, *, world_size=2, steps=4, warmup=1,
                                      timeout=timeout)[0][variant])
     s = world_size * t1 / tn
     return dict(t1=t1, tn=tn, world_size=world_size, speedup=s,
-                efficiency=data_parallel.scaling_efficiency(s, world_size), sizes=list(sizes),
+                efficiency=scaling_efficiency(s, world_size), sizes=list(sizes),
                 batch_per_rank=batch_per_rank, threads_per_rank=threads, variant=variant,
                 params=MLP(sizes).num_params(), cores=_rank.cpu_count(),
                 load_average=round(os.getloadavg()[0], 2))
@@ -112,45 +112,3 @@ def compute_vs_comm(sizes, batch_per_rank, *, repeats=5, threads=1, group=None) 
     dist.all_reduce(times, op=dist.ReduceOp.MAX, group=group)
     return dict(compute=times[0].item(), comm=times[1].item(), params=model.num_params(),
                 bytes=4 * model.num_params(), batch_per_rank=batch_per_rank)
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labs.bench ddp",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=5, help="timed steps per measurement")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads per rank")
-    parser.add_argument("--rounds", type=int, default=2, help="repeat and keep the minimum")
-    args = parser.parse_args(argv)
-    heavy = COMPUTE_HEAVY
-    params = MLP(heavy["sizes"]).num_params()
-    print(f"data parallel step time: MLP {heavy['sizes']} ({params / 1e6:.1f} M params, "
-          f"{4 * params / 2**20:.0f} MB of gradients), SGD, {heavy['batch_per_rank']} samples "
-          f"per rank, gloo, {args.threads} thread(s) per rank, {_rank.cpu_count()} CPU cores; "
-          f"min of {args.steps} steps x {args.rounds} rounds of the slowest rank; load average {os.getloadavg()[0]:.2f}")
-    times = {}
-    for _ in range(args.rounds):
-        got = launcher.launch(step_times, args.ranks, args=(heavy["sizes"], heavy["batch_per_rank"]),
-                              kwargs=dict(steps=args.steps, threads=args.threads), timeout=600)[0]
-        times = {v: min(t, times.get(v, t)) for v, t in got.items()}
-    print(f"{'variant':<18} {'ranks':>5} {'step ms':>9} {'vs torch DDP':>13}")
-    for variant, seconds in times.items():
-        print(f"{variant:<18} {args.ranks:>5} {seconds * 1e3:>9.1f} "
-              f"{seconds / times['ddp']:>12.2f}x", flush=True)
-    ratio = times["overlapped"] / times["ddp"]
-    print(f"target: overlapped within {TARGET_OVERLAP_RATIO}x of torch DDP: {ratio:.2f}x -> "
-          f"{'met' if ratio <= TARGET_OVERLAP_RATIO else 'NOT met'}")
-    result = speedup(world_size=args.ranks, steps=args.steps, threads=args.threads,
-                     rounds=args.rounds)
-    print(f"speedup (torch DDP, weak scaling, per-rank batch {result['batch_per_rank']}): "
-          f"1 rank {result['t1'] * 1e3:.1f} ms/step, {args.ranks} ranks "
-          f"{result['tn'] * 1e3:.1f} ms/step -> speedup {result['speedup']:.2f}x, scaling "
-          f"efficiency {result['efficiency']:.0%} (limit {args.ranks}x)")
-    print(f"target: speedup >= {TARGET_SPEEDUP}x: "
-          f"{'met' if result['speedup'] >= TARGET_SPEEDUP else 'NOT met'}")
-    return 0
-
-
-if __name__ == "__main__":
-    import sys
-    sys.exit(main())

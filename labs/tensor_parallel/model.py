@@ -1,6 +1,6 @@
 """A tensor-parallel TinyGPT built from the full one, its layout checks and its groups.
 
-The blocks use :mod:`labs.tensor_parallel`'s ParallelSelfAttention and ParallelMLP (Megatron-LM,
+The blocks use :mod:`labs.tensor_parallel.layers`' ParallelSelfAttention and ParallelMLP (Megatron-LM,
 arXiv:1909.08053, Fig. 3: one all-reduce forward and one backward per attention and per MLP);
 embeddings and LayerNorms are replicated; ``lm_head`` is column-parallel over the vocabulary with
 its logits gathered. Parameter names equal the full model's, so a full gradient or state dict is
@@ -25,8 +25,9 @@ import torch.utils.checkpoint
 from torch import Tensor, nn
 
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
-from labs.tensor_parallel import ColumnParallelLinear, ParallelMLP, ParallelSelfAttention, shard
-from labs.tp_communications import _size, all_reduce, scatter_to_sequence_parallel_region
+from labs.tensor_parallel.comm import _size, all_reduce, scatter_to_sequence_parallel_region
+from labs.tensor_parallel.layers import (ColumnParallelLinear, ParallelMLP, ParallelSelfAttention,
+                                         shard)
 
 __all__ = ["validate_tp_layout", "tensor_parallel_group", "ParallelBlock", "ParallelTinyGPT",
            "local_shards", "sync_sequence_parallel_grads"]

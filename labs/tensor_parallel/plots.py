@@ -2,7 +2,7 @@
 
 Small (7x3 inches, 80 dpi) with English labels (no CJK font is assumed), units on the axes.
 Timelines take events ``(rank, what, start_s, end_s)`` as the rank bodies of
-:mod:`labs.tensor_parallel_experiments` return them.
+:mod:`labs.tensor_parallel.experiments` return them.
 """
 from __future__ import annotations
 

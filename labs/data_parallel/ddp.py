@@ -27,20 +27,12 @@ import torch.distributed as dist
 from torch import nn
 
 from labs.data import shard_batch
-from labs.data_parallel_math import (  # noqa: F401  (re-exported: the maths lives there)
-    BUCKET_BYTES,
-    assign_buckets,
-    linear_scaling_lr,
-    sampler_global_batches,
-    scaling_efficiency,
-    warmup_lr,
-)
+from labs.data_parallel.buckets import BUCKET_BYTES, assign_buckets
 from labs.reference import TrainResult, make_optimizer
 
-__all__ = ["assign_buckets", "linear_scaling_lr", "warmup_lr", "scaling_efficiency",
-           "sampler_global_batches", "ReplicaMismatchError", "check_replicas_identical",
-           "allreduce_gradients", "allreduce_gradients_bucketed", "OverlappedGradReducer",
-           "parameter_server_step", "train_data_parallel", "VARIANTS", "BUCKET_BYTES"]
+__all__ = ["ReplicaMismatchError", "check_replicas_identical", "allreduce_gradients",
+           "allreduce_gradients_bucketed", "OverlappedGradReducer", "parameter_server_step",
+           "train_data_parallel", "VARIANTS"]
 
 VARIANTS = ("allreduce", "bucketed", "overlapped", "parameter_server", "ddp")
 

@@ -1,9 +1,9 @@
 """The executor: run exactly one rank's list of actions with send/recv, and record when.
 
-``run_schedule`` walks ``schedule[rank]`` (built by ``labs.pipeline_schedules``) action by
+``run_schedule`` walks ``schedule[rank]`` (built by :mod:`labs.pipeline.schedules`) action by
 action: a forward runs the stage on the micro-batch's input, a backward runs autograd from the
 gradient that came back, a send is an ``isend`` (asynchronous: it never blocks the rank), a
-receive is an ``irecv`` waited on at once. Before anything runs, every rank simulates the whole
+receive is an ``irecv`` waited on at once (the messages: :mod:`labs.pipeline.comm`). Before anything runs, every rank simulates the whole
 schedule, so a schedule that would deadlock is an error, not a hang.
 
 Two modes of timing, stated on every plot:
@@ -29,8 +29,11 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-from labs.pipeline_schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, Action, stage_rank
-from labs.pipeline_simulator import Timeline, simulate
+from labs.pipeline.comm import recv_message, send_message
+from labs.pipeline.schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, Action, stage_rank
+from labs.pipeline.simulator import Timeline, simulate
+
+__all__ = ["REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule", "gather_timeline"]
 
 REAL_COMPUTE = "real compute"
 
@@ -106,11 +109,6 @@ class _SavedBytes(torch.autograd.graph.saved_tensors_hooks):
         super().__init__(pack, lambda t: t)
 
 
-def _tag(kind: str, mb: int, stage: int, n_stages: int) -> int:
-    """One tag per message, so sends and receives match whatever order they are posted in."""
-    return (mb * n_stages + stage) * 2 + (kind == B)
-
-
 def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Module], *,
                  inputs: Sequence[Tensor] | None = None, targets: Sequence[Tensor] | None = None,
                  loss_fn: Callable[[Tensor, Tensor], Tensor] | None = None,
@@ -144,23 +142,18 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
     clock = _Clock(timing, recorder)
 
     def recv(a: Action, kind: str) -> Tensor:
-        buf = torch.empty(tuple(activation_shape), dtype=dtype, device=device)
         src_stage = a.stage - 1 if kind == F else a.stage + 1
-        tag = _tag(kind, a.mb, src_stage, n_stages)
-        dist.irecv(buf, group=group, group_src=a.peer, tag=2 * tag).wait()
-        if timing is not None:  # when the data was ready at the sender (fixed-time mode)
-            stamp = torch.empty(1, dtype=torch.float64)
-            dist.irecv(stamp, group=group, group_src=a.peer, tag=2 * tag + 1).wait()
-            clock.ready[(kind, a.mb, src_stage)] = stamp.item()
+        buf, ready_at = recv_message(activation_shape, kind=kind, mb=a.mb, stage=src_stage,
+                                     n_stages=n_stages, peer=a.peer, group=group, dtype=dtype,
+                                     device=device, with_stamp=timing is not None)
+        if ready_at is not None:  # when the data was ready at the sender (fixed-time mode)
+            clock.ready[(kind, a.mb, src_stage)] = ready_at
         return buf
 
     def send(a: Action, kind: str, t: Tensor) -> None:
-        tag = _tag(kind, a.mb, a.stage, n_stages)
-        t = t.contiguous()
-        sends.append((dist.isend(t, group=group, group_dst=a.peer, tag=2 * tag), t))
-        if timing is not None:
-            stamp = torch.tensor([clock.done[(kind, a.mb, a.stage)]], dtype=torch.float64)
-            sends.append((dist.isend(stamp, group=group, group_dst=a.peer, tag=2 * tag + 1), stamp))
+        ready_at = None if timing is None else clock.done[(kind, a.mb, a.stage)]
+        sends.extend(send_message(t, kind=kind, mb=a.mb, stage=a.stage, n_stages=n_stages,
+                                  peer=a.peer, group=group, ready_at=ready_at))
 
     for a in schedule[rank]:
         key = (a.mb, a.stage)

@@ -1,4 +1,4 @@
-"""Tensor parallelism, Megatron-style: the maths of the layers (communication: tp_communications).
+"""Tensor parallelism, Megatron-style: the maths of the layers (communication: ``comm``).
 
 Megatron-LM (Shoeybi et al., arXiv:1909.08053, §3) splits each weight matrix of a transformer
 across the ``t`` ranks of a tensor-parallel group:
@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from labs.models import causal_attention
-from labs.tp_communications import (
+from labs.tensor_parallel.comm import (
     _size,
     copy_to_tensor_parallel_region,
     gather_from_sequence_parallel_region,

@@ -1,0 +1,146 @@
+"""Old names of the flat layout, kept working for one course run (see the README).
+
+Until the packages ``labs.data_parallel``, ``labs.tensor_parallel`` and ``labs.pipeline`` existed,
+their files sat flat in ``labs/`` (``labs.tp_communications``, ``labs.pipeline_executor`` ...).
+Notebooks handed out before the move import those paths, so an import hook maps each old module
+to its new home, with a DeprecationWarning: ``import labs.tp_communications as comm`` gives a
+module whose attributes are ``labs.tensor_parallel.comm``'s. ``python -m labs.ddp_script`` runs
+the new script. Where a name or a signature changed, the old module keeps the old behaviour
+through a thin adapter in :mod:`labs._compat` that calls the new owner.
+
+Names that moved out of a module that stays (``labs.memory.fits_on_one_card`` is now
+``labs.cost.fits_on_one_card``) are served by that module's ``__getattr__`` via
+:func:`moved_attribute`. Everything here goes away in labs 0.2, after the current course run.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+import warnings
+
+REMOVED_IN = "labs 0.2, after the current course run"
+
+# old module -> new module
+MOVED_MODULES = {
+    "labs.data_parallel_math": "labs.data_parallel",
+    "labs.ddp_script": "labs.data_parallel.script",
+    "labs.plots_dp": "labs.data_parallel.plots",
+    "labs.tp_communications": "labs.tensor_parallel.comm",
+    "labs.tensor_parallel_model": "labs.tensor_parallel.model",
+    "labs.tensor_parallel_dtensor": "labs.tensor_parallel.dtensor",
+    "labs.tensor_parallel_verify": "labs.tensor_parallel.verify",
+    "labs.tensor_parallel_experiments": "labs.tensor_parallel.experiments",
+    "labs.tensor_parallel_planning": "labs.cost",
+    "labs.plots_tp": "labs.tensor_parallel.plots",
+    "labs.pipeline_schedules": "labs.pipeline.schedules",
+    "labs.pipeline_simulator": "labs.pipeline.simulator",
+    "labs.pipeline_executor": "labs.pipeline.executor",
+    "labs.pipeline_experiments": "labs.pipeline.experiments",
+    "labs.pipeline_planning": "labs.cost",
+    "labs.plots_pp": "labs.pipeline.plots",
+}
+
+# (old module, name) -> "new.module:name": names that changed, or whose behaviour changed and
+# are kept by an adapter in labs._compat for the old module only
+RENAMED = {}
+
+# (module that stays, name) -> "new.module:name": names that left a module that still exists
+MOVED_ATTRIBUTES = {
+    **{("labs.bench.ddp", name): f"labs.data_parallel.experiments:{name}"
+       for name in ("COMPUTE_HEAVY", "SMALL", "step_times", "speedup", "compute_vs_comm")},
+}
+
+
+def _internal(frame) -> bool:
+    name = frame.f_globals.get("__name__", "")
+    return (name == "labs" or name.startswith(("importlib", "labs._moved", "labs._compat"))
+            or frame.f_code.co_filename.startswith("<frozen importlib"))
+
+
+def _warn(message: str) -> None:
+    """A DeprecationWarning attributed to the first frame outside the import system and this
+    module (the notebook cell or the file that used the old name), so that the filters which
+    show such warnings in ``__main__`` -- Python's and IPython's -- show this one."""
+    frame = sys._getframe(1)
+    while frame is not None and _internal(frame):
+        frame = frame.f_back
+    if frame is None:
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return
+    module_globals = frame.f_globals
+    warnings.warn_explicit(message, DeprecationWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=module_globals.get("__name__"),
+                           registry=module_globals.setdefault("__warningregistry__", {}))
+
+
+def _resolve(target: str):
+    module_name, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+class MovedModule(types.ModuleType):
+    """An old module path: every attribute is the new module's, except the renamed ones."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(old, f"Moved to {new}; this old name is removed in {REMOVED_IN}.")
+        self.__moved_to__ = new
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        target = RENAMED.get((self.__name__, name))
+        if target is not None:
+            return _resolve(target)
+        return getattr(importlib.import_module(self.__moved_to__), name)
+
+    def __dir__(self):
+        new = importlib.import_module(self.__moved_to__)
+        return sorted(set(dir(new)) | {n for (m, n) in RENAMED if m == self.__name__})
+
+
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the old module paths (after the normal finders have not found them)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in MOVED_MODULES:
+            return None
+        return importlib.util.spec_from_loader(fullname, self,
+                                               origin=f"moved to {MOVED_MODULES[fullname]}")
+
+    def create_module(self, spec):
+        new = MOVED_MODULES[spec.name]
+        _warn(f"{spec.name} moved to {new}; import the new name (the old one is removed in "
+              f"{REMOVED_IN}).")
+        importlib.import_module(new)  # fail here, at import, if the new module is broken
+        return MovedModule(spec.name, new)
+
+    def exec_module(self, module) -> None:
+        pass
+
+    def get_code(self, fullname):
+        """``python -m labs.ddp_script``: run the new module's code."""
+        new = MOVED_MODULES[fullname]
+        return importlib.util.find_spec(new).loader.get_code(new)
+
+    def is_package(self, fullname) -> bool:
+        return False
+
+
+def moved_attribute(module: str, name: str):
+    """For a module's ``__getattr__``: the object ``name`` moved to, with a DeprecationWarning;
+    AttributeError when ``name`` never was there."""
+    target = MOVED_ATTRIBUTES.get((module, name))
+    if target is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    _warn(f"{module}.{name} moved to {target.replace(':', '.')}; use the new name (the old one "
+          f"is removed in {REMOVED_IN}).")
+    return _resolve(target)
+
+
+def install() -> None:
+    """Put the finder on ``sys.meta_path`` once (``import labs`` does it)."""
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.append(_Finder())

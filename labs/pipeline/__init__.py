@@ -1,0 +1,76 @@
+"""Pipeline parallelism (PP) by hand, notebook 2.3. Read the files in this order:
+
+1. :mod:`~labs.pipeline.partition` -- cut the layers into stages of consecutive layers, evenly
+   or balanced by cost; a stage of a GPT (``GPTStage``: embedding on the first stage, blocks,
+   head on the last), built from any model with ``embed`` / ``blocks`` / ``head`` (``TinyGPT``,
+   or the tensor-parallel ``ParallelTinyGPT``).
+2. :mod:`~labs.pipeline.schedules` -- a schedule is data: per rank, the ordered list of actions
+   (``F3``, ``B3``, ``SEND_F3->2`` ...) of GPipe, 1F1B and interleaved 1F1B.
+3. :mod:`~labs.pipeline.simulator` -- runs a schedule on paper: proves it cannot deadlock and
+   computes its ideal timeline.
+4. :mod:`~labs.pipeline.comm` -- the point-to-point messages between stages (isend / irecv).
+5. :mod:`~labs.pipeline.executor` -- ``run_schedule`` runs exactly that list on real ranks and
+   records a measured timeline.
+6. :mod:`~labs.pipeline.plots` -- timelines (simulated and measured alike), bubble vs formula,
+   memory per rank.
+7. :mod:`~labs.pipeline.experiments` -- a training step on real ranks compared with one process
+   and with torch.distributed.pipelining, and the sweeps of notebook 2.3.
+
+The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.cost`'s; the timeline type is
+:mod:`labs.timeline`'s. ``from labs import pipeline as pp`` gives the names below::
+
+    schedule = pp.build_schedule("1f1b", n_ranks=4, n_microbatches=8)
+    timeline = pp.simulate(schedule, forward_s=1.0, backward_s=2.0)
+
+GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2.
+"""
+from labs.pipeline.schedules import (
+    SCHEDULES,
+    Action,
+    add_communication,
+    bubble_fraction,
+    build_schedule,
+    compute_order,
+    gpipe_order,
+    interleaved_order,
+    min_microbatches,
+    one_f_one_b_order,
+    one_f_one_b_warmup,
+    stage_rank,
+)
+from labs.pipeline.simulator import DeadlockError, ScheduleError, Timeline, simulate, validate
+from labs.pipeline.executor import (
+    REAL_COMPUTE,
+    FixedTime,
+    Recorder,
+    gather_timeline,
+    mode_label,
+    run_schedule,
+)
+from labs.pipeline.partition import (
+    Bounds,
+    GPTStage,
+    balanced_partition,
+    build_gpt_stages,
+    gpt_layer_costs,
+    layer_grads_to_none,
+    measure_layer_costs,
+    partition_evenly,
+    split_microbatches,
+    stage_costs,
+)
+
+__all__ = [
+    # partition
+    "Bounds", "partition_evenly", "stage_costs", "balanced_partition", "gpt_layer_costs",
+    "measure_layer_costs", "layer_grads_to_none", "GPTStage", "build_gpt_stages",
+    "split_microbatches",
+    # schedules
+    "Action", "SCHEDULES", "stage_rank", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
+    "interleaved_order", "add_communication", "build_schedule", "compute_order",
+    "bubble_fraction", "min_microbatches",
+    # simulator
+    "Timeline", "ScheduleError", "DeadlockError", "validate", "simulate",
+    # executor
+    "REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule", "gather_timeline",
+]
