@@ -45,10 +45,20 @@ MOVED_MODULES = {
 
 # (old module, name) -> "new.module:name": names that changed, or whose behaviour changed and
 # are kept by an adapter in labs._compat for the old module only
-RENAMED = {}
+RENAMED = {
+    ("labs.tensor_parallel_planning", "layer_weight_bytes"): "labs.memory:layer_weight_bytes",
+    ("labs.tensor_parallel_planning", "TPDecision"): "labs.cost:FitDecision",
+    **{("labs.tensor_parallel_planning", name): f"labs._compat:{name}"
+       for name in ("tp_layer_comm", "layerwise_comm")},
+    **{("labs.pipeline_planning", name): f"labs._compat:{name}"
+       for name in ("ADAM_MIXED_BYTES_PER_PARAM", "transformer_layer_params", "model_state_bytes",
+                    "states_per_gpu", "judge_pipeline", "pp_bytes_per_step", "tp_bytes_per_step")},
+}
 
 # (module that stays, name) -> "new.module:name": names that left a module that still exists
 MOVED_ATTRIBUTES = {
+    ("labs.memory", "fits_on_one_card"): "labs.cost:fits_on_one_card",
+    ("labs.memory", "FitReport"): "labs.cost:FitDecision",
     **{("labs.bench.ddp", name): f"labs.data_parallel.experiments:{name}"
        for name in ("COMPUTE_HEAVY", "SMALL", "step_times", "speedup", "compute_vs_comm")},
 }

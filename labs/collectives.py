@@ -29,6 +29,12 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from labs.cost import (  # the byte formulas live in labs.cost; re-exported for notebook 2.0
+    bus_bandwidth,
+    naive_all_reduce_bytes_busiest_rank,
+    ring_all_reduce_bytes_per_rank,
+)
+
 __all__ = [
     "ByteCounter",
     "ring_chunks",
@@ -68,24 +74,6 @@ class ByteCounter:
 
     def reset(self) -> None:
         self.sent = self.received = self.messages_sent = self.messages_received = 0
-
-
-def ring_all_reduce_bytes_per_rank(size_bytes: float, world_size: int) -> float:
-    """Bytes each rank sends (and receives) in a ring all-reduce of ``size_bytes``: 2(N-1)/N·S.
-
-    Reduce-scatter and all-gather each send N-1 chunks of S/N bytes. Exact when the element
-    count is divisible by N; otherwise the chunks differ by one element and so does the count.
-    """
-    n = world_size
-    return 2 * (n - 1) / n * size_bytes
-
-
-def naive_all_reduce_bytes_busiest_rank(size_bytes: float, world_size: int) -> float:
-    """Bytes the root sends in the gather-to-root-then-broadcast all-reduce: (N-1)·S.
-
-    It receives the same amount again; the other ranks send and receive S each.
-    """
-    return (world_size - 1) * size_bytes
 
 
 # --- point-to-point plumbing -------------------------------------------------------------
@@ -273,13 +261,3 @@ def bandwidth_sweep(sizes_bytes, implementations: dict, *, repeats: int = 3, war
             results[name].append(time_collective(call, tensor, repeats=repeats,
                                                  warmup=warmup, group=group))
     return results
-
-
-def bus_bandwidth(size_bytes: float, seconds: float, world_size: int) -> float:
-    """All-reduce "bus bandwidth" in bytes/s, as nccl-tests reports it: S/t · 2(N-1)/N.
-
-    S/t (the "algorithm bandwidth") falls as N grows even on perfect links; scaling by the
-    ring's 2(N-1)/N gives the rate each rank's link actually carried, comparable across N
-    and with the hardware's link speed (github.com/NVIDIA/nccl-tests, doc/PERFORMANCE.md).
-    """
-    return size_bytes / seconds * 2 * (world_size - 1) / world_size

@@ -1,106 +1,307 @@
-"""Numbers for deciding on tensor parallelism: weight bytes per layer, communication per layer,
-and "is TP needed?" -- formulas only, no processes (the measurements are in the notebook).
+"""The course's numbers of traffic and time, and the "does it fit?" decision: formulas only.
 
-Communication (Megatron-LM, arXiv:1909.08053 §3; Korthikanti et al., arXiv:2205.05198 §4.2):
-a tensor-parallel transformer layer all-reduces its activation ``b·s·h`` twice forward (after
-attention and after the MLP) and twice backward (the input gradients of the two f operators).
-A ring all-reduce of S bytes makes each rank send ``2(t-1)/t · S`` in ``2(t-1)`` messages of
-``S/t``: many small messages, every layer. Layer-wise model parallelism sends each stage's
-activation once forward and its gradient once backward: few, large messages::
+The only home of these formulas (memory is :mod:`labs.memory`'s); every notebook, plot and
+planner calls them. Vocabulary: ``n_params``, ``batch`` (sequences per micro-batch), ``seq_len``,
+``hidden``, ``tp`` / ``pp`` / ``dp`` degrees, ``n_microbatches``; a name ending in ``_bytes`` is
+bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second; GB in a verdict are 10^9 bytes.
 
-    tp_layer_comm(batch=8, seq=1024, hidden=1600, tp=8)["sent_per_rank"]   # bytes per layer
-    tp_decision(params_of(shape), card_bytes=32e9, shape=shape)            # needed? which size?
+- Bytes on the wire. A ring all-reduce of S bytes sends 2(N-1)/N·S per rank (Patarasuk & Yuan,
+  JPDC 2009); gathering to a root makes the root send (N-1)·S. A tensor-parallel layer
+  all-reduces its activation b·s·h twice forward and twice backward (Megatron-LM,
+  arXiv:1909.08053 §3; with sequence parallelism all-gathers and reduce-scatters of the same
+  bytes, arXiv:2205.05198 §4.2): many small messages, every layer. Layer-wise and pipeline
+  parallelism send one activation forward and its gradient backward per stage boundary and
+  micro-batch: few, large messages (PTD-P, arXiv:2104.04473 §3.2).
+- The bubble of a pipeline step: (p-1)/(v·m+p-1) (PTD-P §2.2).
+- Time: seconds on a link (latency + bytes / bandwidth), training FLOPs (6·N per token).
+- The decision, one type (:class:`FitDecision`) for three questions: does a model fit one card
+  (2.1), how much tensor parallelism does it need (2.2), how many pipeline stages (2.3)::
+
+    tp_layer_comm(batch=8, seq_len=1024, hidden=1600, tp=8)["sent_bytes_per_rank"]
+    tp_decision(1.5e9, 32e9, hidden=1600, heads=16).verdict
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Sequence
 
 from labs import memory
-from labs.collectives import ring_all_reduce_bytes_per_rank
 
-__all__ = ["layer_weight_bytes", "tp_layer_comm", "layerwise_comm", "TPDecision", "tp_decision"]
-
-
-def layer_weight_bytes(hidden: int, *, bytes_per_param: int = 2) -> dict:
-    """Weight bytes of one GPT layer's matrices (biases left out): q/k/v fused 3h², output h²,
-    MLP 4h² + 4h², whole layer 12h² (fp16 by default)."""
-    h, e = hidden, bytes_per_param
-    return {"one h x h matrix": h * h * e, "qkv (3h x h)": 3 * h * h * e,
-            "mlp c_fc (4h x h)": 4 * h * h * e, "layer (12 h^2)": 12 * h * h * e}
+__all__ = [
+    "ring_all_reduce_bytes_per_rank", "naive_all_reduce_bytes_busiest_rank", "bus_bandwidth",
+    "activation_message_bytes", "tp_layer_comm", "layerwise_comm", "pp_bytes_per_step",
+    "tp_bytes_per_step", "schedule_bytes", "bubble_fraction", "min_microbatches",
+    "seconds_on_link", "training_flops", "FitDecision", "fits_on_one_card", "tp_decision",
+    "pp_decision",
+]
 
 
-def tp_layer_comm(*, batch: int, seq: int, hidden: int, tp: int, bytes_per_element: int = 4,
+# --- bytes on the wire: collectives -------------------------------------------------------------
+
+def ring_all_reduce_bytes_per_rank(size_bytes: float, world_size: int) -> float:
+    """Bytes each rank sends (and receives) in a ring all-reduce of ``size_bytes``: 2(N-1)/N·S.
+
+    Reduce-scatter and all-gather each send N-1 chunks of S/N bytes. Exact when the element
+    count is divisible by N; otherwise the chunks differ by one element and so does the count.
+    """
+    n = world_size
+    return 2 * (n - 1) / n * size_bytes
+
+
+def naive_all_reduce_bytes_busiest_rank(size_bytes: float, world_size: int) -> float:
+    """Bytes the root sends in the gather-to-root-then-broadcast all-reduce: (N-1)·S.
+
+    It receives the same amount again; the other ranks send and receive S each.
+    """
+    return (world_size - 1) * size_bytes
+
+
+def bus_bandwidth(size_bytes: float, seconds: float, world_size: int) -> float:
+    """All-reduce "bus bandwidth" in bytes/s, as nccl-tests reports it: S/t · 2(N-1)/N.
+
+    S/t (the "algorithm bandwidth") falls as N grows even on perfect links; scaling by the
+    ring's 2(N-1)/N gives the rate each rank's link actually carried, comparable across N
+    and with the hardware's link speed (github.com/NVIDIA/nccl-tests, doc/PERFORMANCE.md).
+    """
+    return size_bytes / seconds * 2 * (world_size - 1) / world_size
+
+
+# --- bytes on the wire: model parallelism --------------------------------------------------------
+
+def activation_message_bytes(*, batch: int, seq_len: int, hidden: int,
+                             bytes_per_element: int = 4) -> int:
+    """Bytes of one activation b·s·h (or of its gradient): what a TP collective reduces and what
+    crosses a pipeline stage boundary per micro-batch."""
+    return batch * seq_len * hidden * bytes_per_element
+
+
+def tp_layer_comm(*, batch: int, seq_len: int, hidden: int, tp: int, bytes_per_element: int = 4,
                   sequence_parallel: bool = False) -> dict:
     """Collectives of one TP transformer layer in one forward + backward, per rank.
 
     Without sequence parallelism: 4 all-reduces of S = b·s·h·bytes (2 forward, 2 backward).
     With it: 4 all-gathers and 4 reduce-scatters of S, the same bytes on the wire (an
-    all-reduce is a reduce-scatter plus an all-gather). ``sent_per_rank``: ring bytes.
+    all-reduce is a reduce-scatter plus an all-gather). ``sent_bytes_per_rank``: ring bytes.
     """
-    S = batch * seq * hidden * bytes_per_element
+    S = activation_message_bytes(batch=batch, seq_len=seq_len, hidden=hidden,
+                                 bytes_per_element=bytes_per_element)
     ring = ring_all_reduce_bytes_per_rank(S, tp)
     if tp == 1:
-        return {"collectives": 0, "message_bytes": S, "sent_per_rank": 0.0,
+        return {"collectives": 0, "message_bytes": S, "sent_bytes_per_rank": 0.0,
                 "wire_messages": 0, "wire_message_bytes": 0.0}
     return {"collectives": 8 if sequence_parallel else 4, "message_bytes": S,
-            "sent_per_rank": 4 * ring, "wire_messages": 4 * 2 * (tp - 1),
+            "sent_bytes_per_rank": 4 * ring, "wire_messages": 4 * 2 * (tp - 1),
             "wire_message_bytes": S / tp}
 
 
-def layerwise_comm(*, batch: int, seq: int, hidden: int, stages: int,
+def layerwise_comm(*, batch: int, seq_len: int, hidden: int, stages: int,
                    bytes_per_element: int = 4) -> dict:
     """Point-to-point traffic of layer-wise model parallelism in one forward + backward:
     each of the ``stages - 1`` boundaries carries the activation forward and its gradient back."""
-    S = batch * seq * hidden * bytes_per_element
+    S = activation_message_bytes(batch=batch, seq_len=seq_len, hidden=hidden,
+                                 bytes_per_element=bytes_per_element)
     return {"messages": 2 * (stages - 1), "message_bytes": S,
-            "sent_by_a_middle_rank": 2 * S if stages > 2 else S}
+            "sent_bytes_by_a_middle_rank": 2 * S if stages > 2 else S}
+
+
+def pp_bytes_per_step(micro_batch: int, seq_len: int, hidden: int, n_microbatches: int,
+                      bytes_per_element: int = 2) -> float:
+    """Bytes an interior pipeline rank sends per step: one activation forward and one gradient
+    backward per micro-batch, each micro_batch·seq_len·hidden elements."""
+    return 2 * n_microbatches * activation_message_bytes(
+        batch=micro_batch, seq_len=seq_len, hidden=hidden, bytes_per_element=bytes_per_element)
+
+
+def tp_bytes_per_step(micro_batch: int, seq_len: int, hidden: int, n_microbatches: int,
+                      n_layers: int, tp: int, bytes_per_element: int = 2) -> float:
+    """Bytes a tensor-parallel rank sends per step: :func:`tp_layer_comm` for every layer and
+    micro-batch (4 ring all-reduces of micro_batch·seq_len·hidden each)."""
+    per_layer = tp_layer_comm(batch=micro_batch, seq_len=seq_len, hidden=hidden, tp=tp,
+                              bytes_per_element=bytes_per_element)["sent_bytes_per_rank"]
+    return n_layers * n_microbatches * per_layer
+
+
+def schedule_bytes(actions: Sequence, message_bytes: float) -> float:
+    """Bytes one rank sends, counted from its pipeline schedule (``labs.pipeline``): each SEND
+    moves one activation or gradient of ``message_bytes``."""
+    from labs.pipeline.schedules import SEND_B, SEND_F
+
+    return sum(message_bytes for a in actions if a.kind in (SEND_F, SEND_B))
+
+
+# --- the bubble -----------------------------------------------------------------------------------
+
+def bubble_fraction(p: int, m: int, v: int = 1) -> float:
+    """Idle share of a pipeline step with p stages, m micro-batches, v chunks per rank:
+    (p - 1) / (v·m + p - 1). The same for GPipe and 1F1B; interleaving divides the idle time
+    (p - 1)·(t_f + t_b) by v (PTD-P §2.2: bubble time / ideal time = (p - 1) / (v·m)).
+    """
+    return (p - 1) / (v * m + p - 1)
+
+
+def min_microbatches(p: int, target: float, v: int = 1) -> int:
+    """The smallest m whose bubble_fraction(p, m, v) is at most ``target``."""
+    if not 0 < target < 1:
+        raise ValueError(f"target={target} must lie strictly between 0 and 1")
+    m = 1
+    while bubble_fraction(p, m, v) > target:
+        m += 1
+    return m
+
+
+# --- time -----------------------------------------------------------------------------------------
+
+def seconds_on_link(n_bytes: float, bandwidth_bytes_per_s: float, *,
+                    latency_s: float = 0.0) -> float:
+    """Time to move ``n_bytes`` over one link: latency + bytes / bandwidth (the α-β model)."""
+    return latency_s + n_bytes / bandwidth_bytes_per_s
+
+
+def training_flops(n_params: float, tokens: float, *, n_layers: int = 0, seq_len: int = 0,
+                   hidden: int = 0) -> float:
+    """FLOPs of forward + backward over ``tokens``: 6·N per token (Kaplan et al.,
+    arXiv:2001.08361 §2.1), plus attention's 12·L·T·h per token when the shape is given
+    (PaLM, arXiv:2204.02311 appendix B, the MFU convention)."""
+    return tokens * (6 * n_params + 12 * n_layers * seq_len * hidden)
+
+
+# --- does it fit? ---------------------------------------------------------------------------------
+
+QUESTIONS = ("one card", "tensor parallel", "pipeline")
 
 
 @dataclass(frozen=True)
-class TPDecision:
-    """The judgement "is tensor parallelism needed, and how much?" with its numbers (bytes)."""
+class FitDecision:
+    """Does a model fit, and how must it be split? Bytes throughout; ``verdict`` says it in words.
 
-    model_states: float
-    layer_states: float  # model states of the largest layer (PP cannot split below this)
-    card: float
-    budget: float
-    tp: int  # smallest TP size (power of two, dividing the heads) whose shard fits the budget
-    gpus_per_node: int
+    One type for three questions (``question``): the whole model on one card (2.1,
+    :func:`fits_on_one_card`), the smallest tensor-parallel degree (2.2, :func:`tp_decision`),
+    the pipeline stages (2.3, :func:`pp_decision`).
+    """
+
+    question: str
+    model_state_bytes: float  # the whole model's states (labs.memory)
+    card_bytes: float
+    budget: float  # share of the card the model states may take (the chapter's ~70 %)
+    activation_bytes: float = 0.0
+    layer_state_bytes: float = 0.0  # one layer's states: a pipeline stage cannot hold less
+    tp: int = 1
+    pp: int | None = 1  # pipeline stages; None: no number of stages fits at this tp
+    tp_needed: int = 1  # the smallest TP with which one layer's states fit the budget
+    layers_per_gpu: int | None = None
+    gpus_per_node: int = 8
 
     @property
-    def needed(self) -> bool:
-        return self.tp > 1
+    def states_per_gpu_bytes(self) -> float:
+        return self.model_state_bytes / (self.tp * (self.pp or 1))
 
     @property
     def fits(self) -> bool:
-        return self.model_states / self.tp <= self.budget * self.card
+        """States per GPU within the budget, and states + activations within the card."""
+        if self.pp is None:
+            return False
+        per_gpu = self.states_per_gpu_bytes
+        return per_gpu <= self.budget * self.card_bytes and \
+            per_gpu + self.activation_bytes <= self.card_bytes
+
+    @property
+    def needed(self) -> bool:
+        """Must the model be split (TP or PP) at all?"""
+        return self.tp > 1 or (self.pp or 1) > 1
 
     @property
     def verdict(self) -> str:
-        share = self.model_states / self.card
-        text = (f"model states {self.model_states / 1e9:.1f} GB = {share:.0%} of the "
-                f"{self.card / 1e9:.0f} GB card (budget {self.budget:.0%}); one layer "
-                f"{self.layer_states / 1e9:.2f} GB")
+        return {"one card": self._one_card, "tensor parallel": self._tensor_parallel,
+                "pipeline": self._pipeline}[self.question]()
+
+    def _one_card(self) -> str:
+        states, total = self.model_state_bytes / memory.GB, \
+            (self.model_state_bytes + self.activation_bytes) / memory.GB
+        head = (f"model states {states:.2f} GB = {self.model_state_bytes / self.card_bytes:.0%} "
+                f"of the {self.card_bytes / memory.GB:.0f} GB card (budget {self.budget:.0%})")
+        if self.activation_bytes:
+            head += f"; with activations {total:.2f} GB"
+        if self.fits:
+            return head + " -> fits: plain data parallelism (DDP) works"
+        return head + (" -> does not fit: shard the states (ZeRO/FSDP), split the model "
+                       "(TP/PP) or cut activations (checkpointing, smaller micro-batch)")
+
+    def _tensor_parallel(self) -> str:
+        share = self.model_state_bytes / self.card_bytes
+        text = (f"model states {self.model_state_bytes / 1e9:.1f} GB = {share:.0%} of the "
+                f"{self.card_bytes / 1e9:.0f} GB card (budget {self.budget:.0%}); one layer "
+                f"{self.layer_state_bytes / 1e9:.2f} GB")
         if self.tp == 1:
             return text + " -> TP not needed: one card holds it (DDP, 2.1)"
         if self.tp > self.gpus_per_node or not self.fits:
             return text + (f" -> TP={self.tp} would leave the node ({self.gpus_per_node} GPUs): "
                            "use TP inside the node plus pipeline stages (2.3) or ZeRO")
         return text + (f" -> smallest TP that fits: {self.tp} (states/TP = "
-                       f"{self.model_states / self.tp / 1e9:.1f} GB); more only costs communication")
+                       f"{self.states_per_gpu_bytes / 1e9:.1f} GB); more only costs "
+                       "communication")
+
+    def _pipeline(self) -> str:
+        text = (f"one layer's states {self.layer_state_bytes / 1e9:.1f} GB, budget "
+                f"{self.budget:.0%} of the {self.card_bytes / 1e9:.0f} GB card -> TP at least "
+                f"{self.tp_needed}")
+        if self.pp is None:
+            return text + f"; with TP={self.tp} not even one layer fits a GPU"
+        return text + (f"; with TP={self.tp}: {self.layers_per_gpu} layers per GPU, PP stages "
+                       f">= {self.pp}")
 
 
-def tp_decision(num_params: float, card_bytes: float, *, hidden: int, heads: int,
+def _check_card(card_bytes: float, budget: float) -> None:
+    if card_bytes <= 0:
+        raise ValueError(f"card_bytes={card_bytes} must be > 0 (e.g. 40e9 for an A100-40GB)")
+    if not 0 < budget <= 1:
+        raise ValueError(f"budget={budget} must lie in (0, 1]")
+
+
+def fits_on_one_card(n_params: float, card_bytes: float, *, optimizer: str = "adam",
+                     precision: str = "fp32", activation_bytes: float = 0.0,
+                     budget: float = 0.7) -> FitDecision:
+    """Apply the chapter's rule of thumb: model states <= ``budget`` (70 %) of the card, and
+    states plus the activations (when given) within the card. A rule of thumb, not a law:
+    activations can exceed the model states (ZeRO §3.2)."""
+    _check_card(card_bytes, budget)
+    states = memory.model_state_bytes(n_params, optimizer, precision).total
+    return FitDecision("one card", model_state_bytes=states, card_bytes=float(card_bytes),
+                       budget=budget, activation_bytes=float(activation_bytes))
+
+
+def tp_decision(n_params: float, card_bytes: float, *, hidden: int, heads: int,
                 optimizer: str = "adam", precision: str = "mixed", budget: float = 0.7,
-                gpus_per_node: int = 8) -> TPDecision:
+                gpus_per_node: int = 8) -> FitDecision:
     """Smallest TP size t (1, 2, 4, ... dividing ``heads``) with model states / t within
-    ``budget`` of the card, using labs.memory's bytes per parameter. Activations come on top
-    (see the notebook); TP also splits most of them, sequence parallelism the rest."""
-    states = memory.model_state_bytes(num_params, optimizer, precision).total
+    ``budget`` of the card. Activations come on top (see notebook 2.2); TP also splits most of
+    them, sequence parallelism the rest."""
+    _check_card(card_bytes, budget)
+    states = memory.model_state_bytes(n_params, optimizer, precision).total
     per_param = memory.bytes_per_param(optimizer, precision).total
-    layer = (12 * hidden * hidden + 13 * hidden) * per_param
+    layer = memory.transformer_layer_params(hidden) * per_param
     tp = 1
     while states / tp > budget * card_bytes and tp * 2 <= heads and heads % (tp * 2) == 0:
         tp *= 2
-    return TPDecision(model_states=states, layer_states=layer, card=card_bytes, budget=budget,
-                      tp=tp, gpus_per_node=gpus_per_node)
+    return FitDecision("tensor parallel", model_state_bytes=states, card_bytes=card_bytes,
+                       budget=budget, layer_state_bytes=layer, tp=tp, gpus_per_node=gpus_per_node)
+
+
+def pp_decision(n_layers: int, hidden: int, card_bytes: float, *, tp: int | None = None,
+                optimizer: str = "adam", precision: str = "mixed",
+                budget: float = 0.7) -> FitDecision:
+    """The chapter's pipeline criteria in numbers: does one layer's state (12·h² parameters)
+    fit ``budget`` of a card (the 70 % leaves room for activations)? If not, TP must split the
+    layer first (``tp_needed`` ways). Then, with ``tp`` (default: tp_needed), how many layers
+    one GPU holds and how many pipeline stages all layers need (``pp``)."""
+    _check_card(card_bytes, budget)
+    per_param = memory.bytes_per_param(optimizer, precision).total
+    layer = memory.transformer_layer_params(hidden, biases=False) * per_param
+    room = budget * card_bytes
+    tp_needed = max(1, math.ceil(layer / room))
+    tp = tp or tp_needed
+    layers_per_gpu = int(room // (layer / tp))
+    stages = math.ceil(n_layers / layers_per_gpu) if layers_per_gpu else None
+    return FitDecision("pipeline", model_state_bytes=n_layers * layer, card_bytes=card_bytes,
+                       budget=budget, layer_state_bytes=layer, tp=tp, pp=stages,
+                       tp_needed=tp_needed, layers_per_gpu=layers_per_gpu)

@@ -20,7 +20,11 @@ activations the paper's 34·sbh + 5·a·s²·b bytes. :func:`measured_activation
 autograd really saves, so the two can be compared::
 
     model_state_bytes(110e6, "adam", "fp32").total / 1e9     # BERT-Base: 1.76 GB
-    fits_on_one_card(110e6, 40e9, optimizer="adam").fits     # True
+    model_state_bytes_per_gpu(175e9, tp=8, pp=8, precision="mixed").total / 1e9   # 43.75 GB
+
+This module is the only home of these formulas: model-state bytes (also split over TP × PP and
+sharded by ZeRO over DP), the parameters of a transformer layer (12·h²), activation bytes. What
+they mean for a card -- does it fit, how must the model be split -- is :mod:`labs.cost`'s.
 """
 from __future__ import annotations
 
@@ -29,9 +33,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-__all__ = ["ModelStateBytes", "bytes_per_param", "model_state_bytes", "measured_model_state_bytes",
-           "TransformerShape", "transformer_params", "ActivationBytes", "activation_bytes",
-           "measured_activation_bytes", "FitReport", "fits_on_one_card", "GB"]
+__all__ = ["ModelStateBytes", "bytes_per_param", "model_state_bytes", "model_state_bytes_per_gpu",
+           "ZERO_STAGES", "measured_model_state_bytes", "TransformerShape",
+           "transformer_layer_params", "transformer_params", "layer_weight_bytes",
+           "ActivationBytes", "activation_bytes", "measured_activation_bytes", "GB"]
 
 GB = 1e9  # the chapter's GB are decimal (440 MB = 110e6 x 4 B)
 OPTIMIZER_STATES = {"sgd": 0, "sgd_momentum": 1, "adam": 2}  # fp32 tensors per parameter
@@ -72,14 +77,44 @@ def bytes_per_param(optimizer: str = "adam", precision: str = "fp32") -> ModelSt
                            optimizer_states=4 * OPTIMIZER_STATES[optimizer])
 
 
-def model_state_bytes(num_params: float, optimizer: str = "adam",
+def model_state_bytes(n_params: float, optimizer: str = "adam",
                       precision: str = "fp32") -> ModelStateBytes:
     """Bytes of parameters, gradients, master weights and optimizer states of a model."""
-    if num_params < 0:
-        raise ValueError(f"num_params={num_params} must be >= 0")
+    if n_params < 0:
+        raise ValueError(f"n_params={n_params} must be >= 0")
     per = bytes_per_param(optimizer, precision)
-    return ModelStateBytes(*(num_params * v for v in (per.params, per.grads, per.master_params,
-                                                      per.optimizer_states)))
+    return ModelStateBytes(*(n_params * v for v in (per.params, per.grads, per.master_params,
+                                                    per.optimizer_states)))
+
+
+ZERO_STAGES = (0, 1, 2, 3)  # 0: plain DP; 1: optimizer states; 2: + gradients; 3: + parameters
+
+
+def model_state_bytes_per_gpu(n_params: float, *, tp: int = 1, pp: int = 1, dp: int = 1,
+                              zero_stage: int = 0, optimizer: str = "adam",
+                              precision: str = "fp32") -> ModelStateBytes:
+    """Model states one GPU holds: the model split over ``tp`` × ``pp`` GPUs (each holds 1/(tp·pp)
+    of every kind), then, with ZeRO (Rajbhandari et al., arXiv:1910.02054 §5), sharded over the
+    ``dp`` replicas: stage 1 the optimizer states (with the fp32 master weights, which the paper
+    counts among them), stage 2 also the gradients, stage 3 also the parameters.
+
+    fp32 Adam, ZeRO-1 on N ranks: 4 + 4 + 8/N bytes per parameter; ZeRO-3: 16/N.
+    """
+    for name, value in (("tp", tp), ("pp", pp), ("dp", dp)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}={value!r} must be a positive integer")
+    if zero_stage not in ZERO_STAGES:
+        raise ValueError(f"zero_stage={zero_stage!r}: use one of {ZERO_STAGES} (0 = no sharding)")
+    full = model_state_bytes(n_params / (tp * pp), optimizer, precision)
+    shard = [1, 1, 1, 1]  # divisors of params, grads, master params, optimizer states
+    if zero_stage >= 1:
+        shard[2] = shard[3] = dp
+    if zero_stage >= 2:
+        shard[1] = dp
+    if zero_stage >= 3:
+        shard[0] = dp
+    return ModelStateBytes(*(v / d for v, d in zip(
+        (full.params, full.grads, full.master_params, full.optimizer_states), shard)))
 
 
 def _tensor_bytes(tensors) -> int:
@@ -135,15 +170,35 @@ class TransformerShape:
                    seq_len or config.block_size, config.vocab_size)
 
 
+def transformer_layer_params(hidden: int, *, biases: bool = True) -> int:
+    """Parameters of one GPT layer (a TinyGPT block): 12h² + 13h, exact.
+
+    Weights 12h²: q/k/v 3h², attention output h², MLP 4h² and 4h². Biases and LayerNorms 13h:
+    q/k/v 3h, output h, MLP 4h and h, two LayerNorms 4h. ``biases=False``: the weight matrices
+    alone, the 12·h² the chapter and PTD-P count.
+    """
+    h = hidden
+    return 12 * h * h + (13 * h if biases else 0)
+
+
 def transformer_params(shape: TransformerShape, *, max_positions: int | None = None) -> int:
     """Parameters of a TinyGPT of this shape (biases on, untied lm_head): exact.
 
-    Per layer 12h² + 13h: q/k/v 3h²+3h, attention output h²+h, MLP 4h²+4h and 4h²+h, two
-    LayerNorms 4h. Plus embeddings (V + positions)·h, the final LayerNorm 2h, lm_head V·h.
+    Per layer :func:`transformer_layer_params` (12h² + 13h). Plus embeddings (V + positions)·h,
+    the final LayerNorm 2h, lm_head V·h.
     """
     h, positions = shape.hidden, max_positions or shape.seq_len
-    return (shape.layers * (12 * h * h + 13 * h) + (shape.vocab + positions) * h + 2 * h
+    return (shape.layers * transformer_layer_params(h) + (shape.vocab + positions) * h + 2 * h
             + shape.vocab * h)
+
+
+def layer_weight_bytes(hidden: int, *, bytes_per_param: int = 2) -> dict:
+    """Weight bytes of one GPT layer's matrices (biases left out): q/k/v fused 3h², output h²,
+    MLP 4h² + 4h², whole layer 12h² (fp16 by default)."""
+    h, e = hidden, bytes_per_param
+    return {"one h x h matrix": h * h * e, "qkv (3h x h)": 3 * h * h * e,
+            "mlp c_fc (4h x h)": 4 * h * h * e,
+            "layer (12 h^2)": transformer_layer_params(h, biases=False) * e}
 
 
 @dataclass(frozen=True)
@@ -196,46 +251,6 @@ def measured_activation_bytes(model: nn.Module, *inputs) -> int:
     return sum(saved.values())
 
 
-# --- does it fit in one card? ------------------------------------------------------------
-
-@dataclass(frozen=True)
-class FitReport:
-    """The "fits in one card?" judgement with its numbers (bytes)."""
-
-    model_states: float
-    activations: float
-    card: float
-    budget: float  # share of the card the model states may take (the chapter's ~70 %)
-
-    @property
-    def fits(self) -> bool:
-        """Model states within the budget, and states + activations within the card."""
-        return (self.model_states <= self.budget * self.card
-                and self.model_states + self.activations <= self.card)
-
-    @property
-    def verdict(self) -> str:
-        states, total = self.model_states / GB, (self.model_states + self.activations) / GB
-        head = (f"model states {states:.2f} GB = {self.model_states / self.card:.0%} of the "
-                f"{self.card / GB:.0f} GB card (budget {self.budget:.0%})")
-        if self.activations:
-            head += f"; with activations {total:.2f} GB"
-        if self.fits:
-            return head + " -> fits: plain data parallelism (DDP) works"
-        return head + (" -> does not fit: shard the states (ZeRO/FSDP), split the model "
-                       "(TP/PP) or cut activations (checkpointing, smaller micro-batch)")
-
-
-def fits_on_one_card(num_params: float, card_bytes: float, *, optimizer: str = "adam",
-                     precision: str = "fp32", activation_bytes: float = 0.0,
-                     budget: float = 0.7) -> FitReport:
-    """Apply the chapter's rule of thumb: model states <= ``budget`` (70 %) of the card, and
-    states plus the activations (when given) within the card. A rule of thumb, not a law:
-    activations can exceed the model states (ZeRO §3.2)."""
-    if card_bytes <= 0:
-        raise ValueError(f"card_bytes={card_bytes} must be > 0 (e.g. 40e9 for an A100-40GB)")
-    if not 0 < budget <= 1:
-        raise ValueError(f"budget={budget} must lie in (0, 1]")
-    states = model_state_bytes(num_params, optimizer, precision).total
-    return FitReport(model_states=states, activations=float(activation_bytes),
-                     card=float(card_bytes), budget=budget)
+def __getattr__(name):  # "does it fit" moved to labs.cost (notebooks before the move)
+    from labs._moved import moved_attribute
+    return moved_attribute(__name__, name)

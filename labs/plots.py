@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from labs.collectives import bus_bandwidth
+from labs.cost import bus_bandwidth
 
 __all__ = ["plot_collective", "plot_bandwidth", "format_bytes"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from labs import memory
+from labs import cost, memory
 from labs.data import get_batch, regression_batch
 from labs.models import MLP, TinyGPT, TinyGPTConfig
 
@@ -54,9 +54,9 @@ def test_chapter_numbers():
     assert memory.model_state_bytes(110e6, "adam").params == pytest.approx(0.44e9)
     assert memory.model_state_bytes(110e6, "adam").total == pytest.approx(1.76e9)  # not 3.5 GB
     assert memory.model_state_bytes(1.5e9, "adam", "mixed").total == pytest.approx(24e9)
-    report = memory.fits_on_one_card(110e6, 40e9)
+    report = cost.fits_on_one_card(110e6, 40e9)
     assert report.fits and "fits" in report.verdict
-    assert not memory.fits_on_one_card(1.5e9, 32e9, precision="mixed").fits  # 24 GB > 70 %
+    assert not cost.fits_on_one_card(1.5e9, 32e9, precision="mixed").fits  # 24 GB > 70 %
 
 
 def test_transformer_params_exact():
@@ -94,4 +94,4 @@ def test_bad_input():
     with pytest.raises(ValueError, match="precision"):
         memory.model_state_bytes(10, "adam", "fp8")
     with pytest.raises(ValueError, match="card_bytes"):
-        memory.fits_on_one_card(10, 0)
+        cost.fits_on_one_card(10, 0)

@@ -13,7 +13,7 @@ import torch
 import torch.distributed as dist
 
 import labs
-from labs.collectives import bus_bandwidth
+from labs.cost import bus_bandwidth, training_flops
 from labs.models import TinyGPT, TinyGPTConfig
 
 # Dense bf16 tensor-core peaks (vendor datasheets, without sparsity), TFLOP/s.
@@ -76,9 +76,10 @@ def gpt_step_mfu(config: TinyGPTConfig, batch: int, steps: int = 10) -> dict:
     seconds = (time.perf_counter() - start) / steps
     tokens = batch * config.block_size
     n = model.num_params(exclude_embeddings=True)
-    flops_per_token = 6 * n + 12 * config.n_layer * config.block_size * config.n_embd
-    return dict(params=n, tokens_per_s=tokens / seconds,
-                tflops=flops_per_token * tokens / seconds / 1e12, step_s=seconds)
+    flops = training_flops(n, tokens, n_layers=config.n_layer, seq_len=config.block_size,
+                           hidden=config.n_embd)
+    return dict(params=n, tokens_per_s=tokens / seconds, tflops=flops / seconds / 1e12,
+                step_s=seconds)
 
 
 def main(argv=None) -> int:

@@ -266,8 +266,8 @@ def check_tp_bytes(student_fn):
         label = f"隐藏用例 {k - 1}" if hidden else f"用例 b={b}, s={s}, h={h}, TP={t}, {e} 字节/元素"
         with case(label, hidden=hidden):
             got = as_number(student_fn(b, s, h, t, e), "返回值")
-            expected = tp_layer_comm(batch=b, seq=s, hidden=h, tp=t, bytes_per_element=e)
-            assert_close(float(expected["sent_per_rank"]), float(got), what="返回值", rtol=1e-9,
+            expected = tp_layer_comm(batch=b, seq_len=s, hidden=h, tp=t, bytes_per_element=e)
+            assert_close(float(expected["sent_bytes_per_rank"]), float(got), what="返回值", rtol=1e-9,
                          atol=1e-6)
     with case("实测：2 个 rank 上一个 TP block 的前向 + 反向（CommCounter）"):
         sent, count = run_on_ranks(_measured_block_bytes, 2, (2, 4, 8, 32))[0]

@@ -3,8 +3,9 @@
 ``run_schedule`` walks ``schedule[rank]`` (built by :mod:`labs.pipeline.schedules`) action by
 action: a forward runs the stage on the micro-batch's input, a backward runs autograd from the
 gradient that came back, a send is an ``isend`` (asynchronous: it never blocks the rank), a
-receive is an ``irecv`` waited on at once (the messages: :mod:`labs.pipeline.comm`). Before anything runs, every rank simulates the whole
-schedule, so a schedule that would deadlock is an error, not a hang.
+receive is an ``irecv`` waited on at once (the messages: :mod:`labs.pipeline.comm`). Before
+anything runs, every rank simulates the whole schedule, so a schedule that would deadlock is an
+error, not a hang.
 
 Two modes of timing, stated on every plot:
 - real compute (``timing=None``): each action takes what it takes. On a machine with fewer

@@ -18,6 +18,7 @@ from typing import Sequence
 import torch
 from torch import Tensor, nn
 
+from labs.memory import transformer_layer_params
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.pipeline.schedules import stage_rank
 
@@ -89,7 +90,9 @@ def gpt_layer_costs(config: TinyGPTConfig, seq_len: int | None = None) -> list[f
     stage). Per block 24·T·h² + 4·T²·h (PTD-P §5.1), head 2·T·h·V; backward is about twice the
     forward for every layer, so the ratios hold for a whole step."""
     T, h, V = seq_len or config.block_size, config.n_embd, config.vocab_size
-    costs = [24.0 * T * h * h + 4.0 * T * T * h for _ in range(config.n_layer)]
+    # 2 FLOPs per weight and token (24·T·h²), plus the attention scores and their use (4·T²·h)
+    block = 2.0 * T * transformer_layer_params(h, biases=False) + 4.0 * T * T * h
+    costs = [block for _ in range(config.n_layer)]
     costs[-1] += 2.0 * T * h * V  # lm_head: (T, h) x (h, V)
     return costs
 

@@ -12,7 +12,8 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from labs.pipeline.schedules import B, F, bubble_fraction
+from labs.cost import bubble_fraction
+from labs.pipeline.schedules import B, F
 from labs.pipeline.simulator import Timeline
 
 __all__ = ["plot_timeline", "plot_timelines", "plot_bubble", "plot_memory", "plot_bars"]

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
+from labs.cost import bubble_fraction, min_microbatches  # the formulas live in labs.cost
+
 __all__ = ["F", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",
            "Schedule", "stage_rank", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
            "interleaved_order", "add_communication", "SCHEDULES", "build_schedule",
@@ -176,23 +178,3 @@ def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int =
 def compute_order(actions: Sequence[Action]) -> list[str]:
     """A rank's compute actions as strings, e.g. ['F0', 'F1', 'B0', ...]."""
     return [str(a) for a in actions if a.kind in COMPUTE]
-
-
-# --- bubble: the formula --------------------------------------------------------------------
-
-def bubble_fraction(p: int, m: int, v: int = 1) -> float:
-    """Idle share of a pipeline step with p stages, m micro-batches, v chunks per rank:
-    (p - 1) / (v·m + p - 1). The same for GPipe and 1F1B; interleaving divides the idle time
-    (p - 1)·(t_f + t_b) by v (PTD-P §2.2: bubble time / ideal time = (p - 1) / (v·m)).
-    """
-    return (p - 1) / (v * m + p - 1)
-
-
-def min_microbatches(p: int, target: float, v: int = 1) -> int:
-    """The smallest m whose bubble_fraction(p, m, v) is at most ``target``."""
-    if not 0 < target < 1:
-        raise ValueError(f"target={target} must lie strictly between 0 and 1")
-    m = 1
-    while bubble_fraction(p, m, v) > target:
-        m += 1
-    return m

@@ -1,0 +1,68 @@
+"""Adapters that keep the old names of the flat layout working where a signature changed.
+
+Only the old module paths use them (see :mod:`labs._moved`): each adapter calls the new owner of
+the formula and returns what the old function returned. Removed with the old paths, in labs 0.2.
+"""
+from __future__ import annotations
+
+from labs import cost, memory
+
+ADAM_MIXED_BYTES_PER_PARAM = 16  # old labs.pipeline_planning constant
+
+
+def _mixed_adam(bytes_per_param: float) -> None:
+    if bytes_per_param != ADAM_MIXED_BYTES_PER_PARAM:
+        raise TypeError("bytes_per_param other than 16 is gone: call labs.memory / labs.cost with "
+                        "optimizer= and precision= instead")
+
+
+# --- labs.tensor_parallel_planning --------------------------------------------------------------
+
+def tp_layer_comm(*, batch, seq, hidden, tp, bytes_per_element=4, sequence_parallel=False):
+    out = cost.tp_layer_comm(batch=batch, seq_len=seq, hidden=hidden, tp=tp,
+                             bytes_per_element=bytes_per_element,
+                             sequence_parallel=sequence_parallel)
+    out["sent_per_rank"] = out.pop("sent_bytes_per_rank")
+    return out
+
+
+def layerwise_comm(*, batch, seq, hidden, stages, bytes_per_element=4):
+    out = cost.layerwise_comm(batch=batch, seq_len=seq, hidden=hidden, stages=stages,
+                              bytes_per_element=bytes_per_element)
+    out["sent_by_a_middle_rank"] = out.pop("sent_bytes_by_a_middle_rank")
+    return out
+
+
+# --- labs.pipeline_planning -----------------------------------------------------------------------
+
+def transformer_layer_params(hidden):
+    return memory.transformer_layer_params(hidden, biases=False)
+
+
+def model_state_bytes(n_params, bytes_per_param=ADAM_MIXED_BYTES_PER_PARAM):
+    _mixed_adam(bytes_per_param)
+    return memory.model_state_bytes(n_params, "adam", "mixed").total
+
+
+def states_per_gpu(n_params, tp, pp, bytes_per_param=ADAM_MIXED_BYTES_PER_PARAM):
+    _mixed_adam(bytes_per_param)
+    return memory.model_state_bytes_per_gpu(n_params, tp=tp, pp=pp, optimizer="adam",
+                                            precision="mixed").total
+
+
+def judge_pipeline(n_layers, hidden, gpu_bytes, *, tp=None,
+                   bytes_per_param=ADAM_MIXED_BYTES_PER_PARAM, usable=0.7):
+    _mixed_adam(bytes_per_param)
+    d = cost.pp_decision(n_layers, hidden, gpu_bytes, tp=tp, budget=usable)
+    return dict(layer_state_bytes=d.layer_state_bytes, fits_one_card=d.tp_needed == 1,
+                tp_needed=d.tp_needed, tp=d.tp, layers_per_gpu=d.layers_per_gpu,
+                min_stages=d.pp)
+
+
+def pp_bytes_per_step(micro_batch, seq_len, hidden, n_microbatches, dtype_bytes=2):
+    return cost.pp_bytes_per_step(micro_batch, seq_len, hidden, n_microbatches, dtype_bytes)
+
+
+def tp_bytes_per_step(micro_batch, seq_len, hidden, n_microbatches, n_layers, tp, dtype_bytes=2):
+    return cost.tp_bytes_per_step(micro_batch, seq_len, hidden, n_microbatches, n_layers, tp,
+                                  dtype_bytes)
