@@ -66,3 +66,35 @@ def pp_bytes_per_step(micro_batch, seq_len, hidden, n_microbatches, dtype_bytes=
 def tp_bytes_per_step(micro_batch, seq_len, hidden, n_microbatches, n_layers, tp, dtype_bytes=2):
     return cost.tp_bytes_per_step(micro_batch, seq_len, hidden, n_microbatches, n_layers, tp,
                                   dtype_bytes)
+
+
+# --- labs.tensor_parallel_experiments, labs.plots_tp: timelines as (rank, what, start, end) -------
+
+def layerwise_step(*args, **kwargs):
+    from labs.tensor_parallel.experiments import layerwise_step as new
+
+    loss, events, comm_events, grads = new(*args, **kwargs)
+    return loss, [(e.stage, e.kind, e.start, e.end) for e in events], comm_events, grads
+
+
+def overlap_backward(*args, **kwargs):
+    from labs.tensor_parallel.experiments import overlap_backward as new
+
+    import torch.distributed as dist
+
+    seconds, events, grad = new(*args, **kwargs)
+    rank = dist.get_rank()
+    return seconds, [(rank, e.kind, e.start, e.end) for e in events], grad
+
+
+def plot_timeline(events, *, title, lanes=None, row_prefix="rank", figsize=None):
+    """Old signature: events ``(row, what, start_s, end_s)``, rows split into lanes by kind."""
+    from labs.plots import plot_timeline as new
+    from labs.timeline import Event, Timeline
+
+    events = list(events)
+    keys = sorted({(e[0], lanes.get(e[1], e[1]) if lanes else "") for e in events})
+    rows = [[Event(what, None, None, start, end) for row, what, start, end in events
+             if (row, lanes.get(what, what) if lanes else "") == key] for key in keys]
+    labels = [f"{row_prefix} {r}" + (f" {lane}" if lane else "") for r, lane in keys]
+    return new(Timeline(rows, rows=labels), title=title, show_idle=False, figsize=figsize)

@@ -50,6 +50,9 @@ RENAMED = {
     ("labs.tensor_parallel_planning", "TPDecision"): "labs.cost:FitDecision",
     **{("labs.tensor_parallel_planning", name): f"labs._compat:{name}"
        for name in ("tp_layer_comm", "layerwise_comm")},
+    **{("labs.tensor_parallel_experiments", name): f"labs._compat:{name}"
+       for name in ("layerwise_step", "overlap_backward")},
+    ("labs.plots_tp", "plot_timeline"): "labs._compat:plot_timeline",
     **{("labs.pipeline_planning", name): f"labs._compat:{name}"
        for name in ("ADAM_MIXED_BYTES_PER_PARAM", "transformer_layer_params", "model_state_bytes",
                     "states_per_gpu", "judge_pipeline", "pp_bytes_per_step", "tp_bytes_per_step")},
@@ -82,7 +85,7 @@ def _warn(message: str) -> None:
         return
     module_globals = frame.f_globals
     warnings.warn_explicit(message, DeprecationWarning, frame.f_code.co_filename, frame.f_lineno,
-                           module=module_globals.get("__name__"),
+                           module=module_globals.get("__name__") or frame.f_code.co_filename,
                            registry=module_globals.setdefault("__warningregistry__", {}))
 
 
@@ -105,6 +108,11 @@ class MovedModule(types.ModuleType):
         if target is not None:
             return _resolve(target)
         return getattr(importlib.import_module(self.__moved_to__), name)
+
+    def __reduce__(self):
+        # by reference, as pickle treats modules: a notebook function that uses an old module
+        # travels to the ranks (labs.launch pickles it) and imports the old name there
+        return importlib.import_module, (self.__name__,)
 
     def __dir__(self):
         new = importlib.import_module(self.__moved_to__)

@@ -6,11 +6,12 @@ ring algorithm work this way). The tensor is cut into N chunks (``tensor_split``
 works); in each of N-1 steps every rank sends one chunk to its right neighbour while it
 receives one from its left. Reduce-scatter adds what it receives, all-gather stores it. Each
 rank therefore sends 2(N-1)/N·S bytes, below 2S however large N is
-(:func:`ring_all_reduce_bytes_per_rank`); the naive scheme (everyone sends to rank 0, rank 0
-sends the sum back) makes rank 0 send (N-1)·S.
+(``ring_all_reduce_bytes_per_rank``, a formula of :mod:`labs.cost`); the naive scheme (everyone
+sends to rank 0, rank 0 sends the sum back) makes rank 0 send (N-1)·S.
 
 Every function takes the process group as ``group=None`` (None: the default group) and an
-optional :class:`ByteCounter`, both passed explicitly (the only module state is a cache of
+optional :class:`CommCounter` (also named ``ByteCounter``: the course's one counter of sends,
+receives and collectives), both passed explicitly (the only module state is a cache of
 receive buffers). With one rank in the group a collective returns its input unchanged. All of
 them work in place, like ``torch.distributed.all_reduce``::
 
@@ -21,10 +22,11 @@ them work in place, like ``torch.distributed.all_reduce``::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.distributed as dist
@@ -36,6 +38,8 @@ from labs.cost import (  # the byte formulas live in labs.cost; re-exported for 
 )
 
 __all__ = [
+    "CommEvent",
+    "CommCounter",
     "ByteCounter",
     "ring_chunks",
     "ring_reduce_scatter",
@@ -50,30 +54,103 @@ __all__ = [
 ]
 
 
-# --- counting bytes ----------------------------------------------------------------------
+# --- counting communication ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CommEvent:
+    """One communication on this rank: what, when in the step, how big, how long it waited."""
+
+    kind: str  # "send", "recv", "all_reduce", "all_gather", "reduce_scatter"
+    phase: str  # "forward" or "backward" in a training step, "" outside one
+    nbytes: int  # a send / recv: the bytes it moved; a collective: its full message S
+    label: str  # what issued it, e.g. the layer "h.0.mlp" or "stage 1"
+    start: float  # time.perf_counter() before and after the blocking call
+    end: float
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
 
 @dataclass
-class ByteCounter:
-    """Bytes and messages one rank sent and received through the functions of this module.
+class CommCounter:
+    """The one communication counter of the course: every send, receive and collective one rank
+    issued, in order (the hand-written collectives here, the tensor-parallel operators, the
+    pipeline's messages). Create it inside the launched function, pass it as ``counter=``,
+    return it (or ``counter.summary()``).
 
-    Each rank keeps its own counter (create it inside the launched function and return it).
+    ``sent`` / ``received`` (bytes) and ``messages_sent`` / ``messages_received`` count the
+    point-to-point traffic; ``summary()`` groups everything by phase and kind. ``with
+    counter.layer("h.0.mlp"):`` labels what is issued inside (a backward collective keeps the
+    label of the forward that created it).
     """
 
-    sent: int = 0
-    received: int = 0
-    messages_sent: int = 0
-    messages_received: int = 0
+    events: list = field(default_factory=list)
+    label: str = ""
 
-    def record_send(self, tensor: torch.Tensor) -> None:
-        self.sent += tensor.numel() * tensor.element_size()
-        self.messages_sent += 1
+    @contextlib.contextmanager
+    def layer(self, label: str):
+        saved, self.label = self.label, label
+        try:
+            yield self
+        finally:
+            self.label = saved
 
-    def record_recv(self, tensor: torch.Tensor) -> None:
-        self.received += tensor.numel() * tensor.element_size()
-        self.messages_received += 1
+    def record(self, kind: str, phase: str, tensor: torch.Tensor, label: str | None = None,
+               start: float | None = None) -> None:
+        end = time.perf_counter()
+        self.events.append(CommEvent(kind, phase, tensor.numel() * tensor.element_size(),
+                                     self.label if label is None else label,
+                                     end if start is None else start, end))
+
+    def record_send(self, tensor: torch.Tensor, *, phase: str = "",
+                    start: float | None = None) -> None:
+        self.record("send", phase, tensor, start=start)
+
+    def record_recv(self, tensor: torch.Tensor, *, phase: str = "",
+                    start: float | None = None) -> None:
+        self.record("recv", phase, tensor, start=start)
 
     def reset(self) -> None:
-        self.sent = self.received = self.messages_sent = self.messages_received = 0
+        self.events.clear()
+
+    def summary(self, by_label: bool = False) -> dict:
+        """``{(phase, kind): (count, bytes)}`` (keys start with the label when ``by_label``)."""
+        out: dict = {}
+        for e in self.events:
+            key = (e.label, e.phase, e.kind) if by_label else (e.phase, e.kind)
+            count, nbytes = out.get(key, (0, 0))
+            out[key] = (count + 1, nbytes + e.nbytes)
+        return out
+
+    def _total(self, kind: str) -> int:
+        return sum(e.nbytes for e in self.events if e.kind == kind)
+
+    @property
+    def sent(self) -> int:
+        """Bytes this rank sent point-to-point."""
+        return self._total("send")
+
+    @property
+    def received(self) -> int:
+        """Bytes this rank received point-to-point."""
+        return self._total("recv")
+
+    @property
+    def messages_sent(self) -> int:
+        return sum(e.kind == "send" for e in self.events)
+
+    @property
+    def messages_received(self) -> int:
+        return sum(e.kind == "recv" for e in self.events)
+
+    @property
+    def seconds(self) -> float:
+        """Seconds spent inside blocking calls (communication plus waiting for peers)."""
+        return sum(e.seconds for e in self.events)
+
+
+ByteCounter = CommCounter  # the name notebook 2.0 introduces it by: the same class
 
 
 # --- point-to-point plumbing -------------------------------------------------------------
@@ -84,7 +161,7 @@ def _rank_and_size(group) -> tuple[int, int]:
 
 def _p2p(*, send: torch.Tensor | None = None, to: int | None = None,
          recv: torch.Tensor | None = None, source: int | None = None, group,
-         counter: ByteCounter | None) -> None:
+         counter: CommCounter | None) -> None:
     """Send ``send`` to group rank ``to`` while receiving ``recv`` from ``source``; wait both.
 
     Posting the receive and the send together, before waiting, is what keeps a ring from
@@ -98,11 +175,13 @@ def _p2p(*, send: torch.Tensor | None = None, to: int | None = None,
         ops.append(dist.P2POp(dist.isend, send, group=group, group_peer=to))
     if not ops:
         return
+    start = time.perf_counter()
     for work in dist.batch_isend_irecv(ops):
         work.wait()
     if counter is not None:
         for op in ops:
-            (counter.record_send if op.op is dist.isend else counter.record_recv)(op.tensor)
+            (counter.record_send if op.op is dist.isend else counter.record_recv)(op.tensor,
+                                                                                 start=start)
 
 
 def ring_chunks(tensor: torch.Tensor, world_size: int) -> list[torch.Tensor]:
@@ -135,7 +214,7 @@ def _check_contiguous(tensor: torch.Tensor) -> None:
 # --- the ring ----------------------------------------------------------------------------
 
 def ring_reduce_scatter(tensor: torch.Tensor, *, group=None,
-                        counter: ByteCounter | None = None) -> torch.Tensor:
+                        counter: CommCounter | None = None) -> torch.Tensor:
     """Sum chunk r of ``tensor`` over the ranks onto rank r; returns that chunk (a view).
 
     In place: ``tensor`` is the workspace, and on return only chunk ``rank`` of
@@ -160,7 +239,7 @@ def ring_reduce_scatter(tensor: torch.Tensor, *, group=None,
 
 
 def ring_all_gather(tensor: torch.Tensor, *, group=None,
-                    counter: ByteCounter | None = None) -> torch.Tensor:
+                    counter: CommCounter | None = None) -> torch.Tensor:
     """Fill every chunk of ``tensor`` from the rank that owns it; returns ``tensor``.
 
     In place: on entry chunk r of ``ring_chunks(tensor, N)`` is valid on rank r (the rest is
@@ -180,7 +259,7 @@ def ring_all_gather(tensor: torch.Tensor, *, group=None,
 
 
 def ring_all_reduce(tensor: torch.Tensor, *, group=None,
-                    counter: ByteCounter | None = None) -> torch.Tensor:
+                    counter: CommCounter | None = None) -> torch.Tensor:
     """Sum ``tensor`` over the ranks, in place, as reduce-scatter then all-gather; returns it.
 
     Same result as ``dist.all_reduce(tensor)`` (up to the order of float additions); each rank
@@ -190,7 +269,7 @@ def ring_all_reduce(tensor: torch.Tensor, *, group=None,
     return ring_all_gather(tensor, group=group, counter=counter)
 
 
-def naive_all_reduce(tensor: torch.Tensor, *, group=None, counter: ByteCounter | None = None,
+def naive_all_reduce(tensor: torch.Tensor, *, group=None, counter: CommCounter | None = None,
                      root: int = 0) -> torch.Tensor:
     """Sum ``tensor`` over the ranks, in place, through one root: the contrast to the ring.
 

@@ -1,24 +1,68 @@
-"""Figures the notebooks draw: collectives before/after per rank, bandwidth vs message size.
+"""The course's figure style, and the figures several notebooks share.
 
-Figures are small (about 7×3 inches at 80 dpi) so that the executed notebooks committed in
-``solutions/`` stay small. Labels are English: the default matplotlib fonts have no CJK glyphs,
+Style, in one place for every figure of every package: small (7×3 inches at 80 dpi, so that the
+executed notebooks committed in ``solutions/`` stay small), one palette (:data:`COLORS`: blue
+forward, orange backward, red communication), one way to print a number on a figure
+(:func:`format_number`: 8, 0.273, 641.0 -- not 641.031 or 1.28e+03) and a size
+(:func:`format_bytes`). Labels are English: the default matplotlib fonts have no CJK glyphs,
 and a label drawn as empty boxes is worse than an English one; axes always carry units.
+
+Shared figures: collectives before/after per rank and bandwidth vs message size (2.0), and the
+one timeline plot (:func:`plot_timeline`, :func:`plot_timelines`) that draws any
+:class:`labs.timeline.Timeline`: layer-wise model parallelism (2.2), pipeline schedules
+simulated or measured (2.3), hybrid steps (2.4).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from labs.cost import bus_bandwidth
+from labs.timeline import Timeline
 
-__all__ = ["plot_collective", "plot_bandwidth", "format_bytes"]
+__all__ = ["FIGSIZE", "DPI", "COLORS", "format_number", "format_bytes", "subplots", "finish",
+           "plot_collective", "plot_bandwidth", "plot_timeline", "plot_timelines"]
 
-FIGSIZE = (7, 3)
+# --- style ---------------------------------------------------------------------------------
+
+FIGSIZE = (7, 3)  # inches
 DPI = 80
+BLUE, ORANGE, RED, GREY = "#4C72B0", "#DD8452", "#C44E52", "#8C8C8C"
+COLORS = {"F": BLUE, "B": ORANGE, "forward": BLUE, "backward": ORANGE, "compute": BLUE,
+          "grad input": BLUE, "grad weight": ORANGE, "send": RED, "recv": RED, "all-reduce": RED,
+          "communication": RED}
+
+
+def format_number(value: float) -> str:
+    """A number as a figure shows it: whole numbers as integers (8, 16384), others with three
+    significant digits (0.273, 12.3), and one decimal from 100 on (641.0, 1282.1), never in
+    exponent form below 10^5. NaN is an empty label."""
+    value = float(value)
+    if math.isnan(value):
+        return ""
+    if value == round(value) and abs(value) < 1e5:
+        return f"{value:.0f}"
+    if 100 <= abs(value) < 1e5:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
+
+
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, **kwargs):
+    """``plt.subplots`` in the course's style (size and dpi)."""
+    return plt.subplots(nrows, ncols, figsize=figsize or FIGSIZE, dpi=DPI, **kwargs)
+
+
+def finish(fig):
+    """Lay ``fig`` out, close it in pyplot and return it: a notebook shows it once, as the
+    cell's value (without the close, the inline backend would show it a second time)."""
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
 
 
 def format_bytes(n: float) -> str:
@@ -41,12 +85,6 @@ def _as_rows(tensors) -> np.ndarray:
     return grid
 
 
-def _label(value: float) -> str:
-    if math.isnan(value):
-        return ""
-    return f"{value:.0f}" if value == round(value) and abs(value) < 1e5 else f"{value:.3g}"
-
-
 def plot_collective(results, *, title: str, stages=("before", "after"), figsize=None):
     """One row per rank, one panel per stage: the values each rank holds, as labelled cells.
 
@@ -64,8 +102,8 @@ def plot_collective(results, *, title: str, stages=("before", "after"), figsize=
         vmin, vmax = vmin - 1, vmax + 1
     widths = [g.shape[1] for g in per_stage]
     height = min(4.5, 1.0 + 0.45 * n_ranks)
-    fig, axes = plt.subplots(1, len(stages), figsize=figsize or (FIGSIZE[0], height), dpi=DPI,
-                             gridspec_kw={"width_ratios": widths}, squeeze=False)
+    fig, axes = subplots(1, len(stages), figsize=figsize or (FIGSIZE[0], height),
+                         gridspec_kw={"width_ratios": widths}, squeeze=False)
     cmap = plt.get_cmap("Blues").with_extremes(bad="white")
     for ax, grid, stage in zip(axes[0], per_stage, stages):
         ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=vmin - 0.15 * (vmax - vmin),
@@ -73,7 +111,7 @@ def plot_collective(results, *, title: str, stages=("before", "after"), figsize=
         fontsize = 9 if grid.shape[1] <= 8 else 7 if grid.shape[1] <= 16 else 5
         for (i, j), value in np.ndenumerate(grid):
             dark = not math.isnan(value) and (value - vmin) > 0.6 * (vmax - vmin)
-            ax.text(j, i, _label(value), ha="center", va="center", fontsize=fontsize,
+            ax.text(j, i, format_number(value), ha="center", va="center", fontsize=fontsize,
                     color="white" if dark else "black")
         ax.set_xticks(np.arange(grid.shape[1] + 1) - 0.5, minor=True)
         ax.set_yticks(np.arange(n_ranks + 1) - 0.5, minor=True)
@@ -89,8 +127,7 @@ def plot_collective(results, *, title: str, stages=("before", "after"), figsize=
     for ax in axes[0][1:]:
         ax.set_yticklabels([])
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return _detached(fig)
+    return finish(fig)
 
 
 def _bytes_axis(ax) -> None:
@@ -109,7 +146,7 @@ def plot_bandwidth(sizes_bytes, seconds: dict, *, title: str = "", world_size: i
     bandwidth S/t · 2(N-1)/N instead, as nccl-tests reports for all-reduce.
     """
     sizes = np.asarray(sizes_bytes, dtype=float)
-    fig, (left, right) = plt.subplots(1, 2, figsize=FIGSIZE, dpi=DPI)
+    fig, (left, right) = subplots(1, 2)
     for name, times in seconds.items():
         times = np.asarray(times, dtype=float)
         left.plot(sizes, times * 1e3, marker="o", markersize=3, label=name)
@@ -126,12 +163,67 @@ def plot_bandwidth(sizes_bytes, seconds: dict, *, title: str = "", world_size: i
     right.legend(fontsize=7, loc="lower right")
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    return _detached(fig)
+    return finish(fig)
 
 
-def _detached(fig):
-    """Close ``fig`` in pyplot and return it: a notebook shows it once, as the cell's value
-    (without the close, the inline backend would show it a second time)."""
-    plt.close(fig)
-    return fig
+# --- timelines -----------------------------------------------------------------------------
+
+def _time_unit(timeline: Timeline) -> tuple[float, str]:
+    forward = timeline.info.get("forward_s", 0.0)
+    forward = max(forward) if isinstance(forward, (list, tuple)) else forward
+    return (1.0, "units, t_F = 1") if forward >= 0.5 else (1e-3, "ms")
+
+
+def _draw_timeline(ax, timeline: Timeline, title: str, show_idle: bool | None) -> None:
+    unit, unit_name = _time_unit(timeline)
+    rows = timeline.n_ranks
+    stages = [e.stage for row in timeline.events for e in row if e.stage is not None]
+    n_stages = timeline.info.get("n_stages") or 1 + max(stages, default=0)
+    chunks = max(1, -(-n_stages // rows))  # model chunks per rank (interleaved 1F1B)
+    t0, t1 = timeline.span()
+    legend = set()
+    for r, events in enumerate(timeline.events):
+        for e in events:
+            later_chunk = (e.stage // rows) / (chunks - 1) if chunks > 1 and e.stage is not None \
+                else 0.0
+            width = (e.end - e.start) / unit
+            named = e.kind not in ("F", "B") and e.kind not in legend  # F/B: the text says
+            legend.add(e.kind)
+            ax.barh(r, width, left=e.start / unit, height=0.8, color=COLORS.get(e.kind, GREY),
+                    alpha=1.0 - 0.5 * later_chunk, edgecolor="white", linewidth=0.5,
+                    label=e.kind if named else None)
+            if e.mb is not None and width > (t1 - t0) / unit / 60:
+                ax.text((e.start + e.end) / 2 / unit, r, str(e.mb), ha="center", va="center",
+                        fontsize=7, color="white")
+    labels = timeline.row_labels()
+    if show_idle if show_idle is not None else timeline.rows is None:
+        labels = [f"{label}\nidle {idle:.0%}"
+                  for label, idle in zip(labels, timeline.idle_fraction())]
+    ax.set_yticks(range(rows), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"time ({unit_name})")
+    ax.set_title(f"{title} [{timeline.mode}]".strip() if timeline.mode else title, fontsize=9)
+    if legend - {"F", "B"}:
+        ax.legend(loc="lower right", fontsize=7)
+
+
+def plot_timeline(timeline: Timeline, *, title: str = "", show_idle: bool | None = None,
+                  figsize=None):
+    """A Gantt chart of any :class:`~labs.timeline.Timeline`: one row per rank (or lane), a bar
+    per event coloured by kind (blue forward, orange backward, red communication), the number
+    on a bar is its micro-batch, lighter bars are later model chunks (interleaved 1F1B). Rows
+    that are ranks also show their idle share. The title names the timeline's mode."""
+    fig, ax = subplots(figsize=figsize)
+    _draw_timeline(ax, timeline, title, show_idle)
+    return finish(fig)
+
+
+def plot_timelines(timelines: Sequence[Timeline], titles: Sequence[str], *, figsize=None,
+                   sharex: bool = True):
+    """Several timelines stacked, on one time axis (so their lengths compare)."""
+    height = 1.1 + 1.0 * sum(t.n_ranks for t in timelines) / 2
+    fig, axes = subplots(len(timelines), 1, figsize=figsize or (FIGSIZE[0], height),
+                         sharex=sharex, squeeze=False)
+    for ax, timeline, title in zip(axes[:, 0], timelines, titles):
+        _draw_timeline(ax, timeline, title, None)
+    return finish(fig)

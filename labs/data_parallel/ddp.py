@@ -187,7 +187,7 @@ def parameter_server_step(model: nn.Module, optimizer, *, root: int = 0, group=N
                           counter=None) -> None:
     """One update the "parameter server" way: every rank sends its gradients to ``root``, the
     root averages them, steps the only ``optimizer`` (None on the other ranks) and sends the
-    new weights to every rank. ``counter`` (a ``labs.collectives.ByteCounter``) records bytes.
+    new weights to every rank. ``counter`` (a ``labs.collectives.CommCounter``) records bytes.
     """
     rank, world_size = dist.get_rank(group), dist.get_world_size(group)
     params = _grad_params(model)

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["plot_curves", "plot_busiest_rank_bytes", "plot_stacked_bars"]
+from labs.plots import finish, format_number, subplots
 
-FIGSIZE = (7, 3)
-DPI = 80
+__all__ = ["plot_curves", "plot_busiest_rank_bytes", "plot_stacked_bars"]
 
 
 def _finish(fig, ax, title):
@@ -19,16 +17,14 @@ def _finish(fig, ax, title):
     ax.grid(True, color="0.88", linewidth=0.6)
     if title:
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    plt.close(fig)  # shown once, as the cell's value
-    return fig
+    return finish(fig)  # shown once, as the cell's value
 
 
 def plot_curves(curves: dict, *, xlabel: str, ylabel: str, title: str = "", logy=False,
                 x: dict | None = None, styles: dict | None = None):
     """One line per entry of ``curves`` (name -> values); ``x`` maps a name to its x values
     (default 0, 1, ...). Values that are inf/NaN (a diverged run) end the line with an 'x'."""
-    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    fig, ax = subplots()
     for name, values in curves.items():
         values = np.asarray(values, dtype=float)
         xs = np.asarray(x[name] if x and name in x else np.arange(len(values)), dtype=float)
@@ -49,7 +45,7 @@ def plot_curves(curves: dict, *, xlabel: str, ylabel: str, title: str = "", logy
 
 def plot_busiest_rank_bytes(world_sizes, measured: dict, formulas: dict, *, title: str = ""):
     """Measured bytes (markers) and formulas (dashed lines) against the number of ranks."""
-    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    fig, ax = subplots()
     for (name, values), color in zip(measured.items(), ("C0", "C1", "C2", "C3")):
         ax.plot(world_sizes, np.asarray(values) / 2**20, "o", color=color, label=f"{name} (measured)")
         formula = formulas.get(name)
@@ -65,7 +61,7 @@ def plot_busiest_rank_bytes(world_sizes, measured: dict, formulas: dict, *, titl
 
 def plot_stacked_bars(bars: dict, *, ylabel: str, title: str = "", scale: float = 1.0):
     """Stacked bars: ``bars`` maps a bar label to ``{part: value}`` (values divided by scale)."""
-    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI)
+    fig, ax = subplots()
     labels = list(bars)
     parts = [p for p in dict.fromkeys(k for b in bars.values() for k in b) if p != "total"]
     bottom = np.zeros(len(labels))
@@ -77,7 +73,7 @@ def plot_stacked_bars(bars: dict, *, ylabel: str, title: str = "", scale: float 
         bottom += values
     top = bottom.max() if len(bottom) else 1.0
     for i, total in enumerate(bottom):
-        ax.text(i, total + 0.01 * top, f"{total:.3g}", ha="center", va="bottom", fontsize=7)
+        ax.text(i, total + 0.01 * top, format_number(total), ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, top * 1.15 if top > 0 and math.isfinite(top) else 1)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(axis="x", labelsize=7)

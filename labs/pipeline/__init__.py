@@ -38,7 +38,7 @@ from labs.pipeline.schedules import (
     one_f_one_b_warmup,
     stage_rank,
 )
-from labs.pipeline.simulator import DeadlockError, ScheduleError, Timeline, simulate, validate
+from labs.pipeline.simulator import DeadlockError, ScheduleError, simulate, validate
 from labs.pipeline.executor import (
     REAL_COMPUTE,
     FixedTime,
@@ -59,6 +59,7 @@ from labs.pipeline.partition import (
     split_microbatches,
     stage_costs,
 )
+from labs.timeline import Timeline
 
 __all__ = [
     # partition

@@ -16,13 +16,14 @@ process group, passed explicitly (``group=None``: the default group)::
 """
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
 import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from labs.pipeline.schedules import B
+from labs.pipeline.schedules import B, F
 
 __all__ = ["message_tag", "send_message", "recv_message"]
 
@@ -36,15 +37,24 @@ def message_tag(kind: str, mb: int, stage: int, n_stages: int) -> int:
     return 2 * ((mb * n_stages + stage) * 2 + (kind == B))
 
 
+def _record(counter, kind: str, direction: str, tensor: Tensor, stage: int, start: float) -> None:
+    if counter is not None:
+        with counter.layer(f"stage {stage}"):
+            counter.record(direction, "forward" if kind == F else "backward", tensor, start=start)
+
+
 def send_message(tensor: Tensor, *, kind: str, mb: int, stage: int, n_stages: int, peer: int,
-                 group=None, ready_at: float | None = None) -> list[tuple[dist.Work, Tensor]]:
+                 group=None, ready_at: float | None = None,
+                 counter=None) -> list[tuple[dist.Work, Tensor]]:
     """``isend`` the activation (``kind="F"``) or gradient (``"B"``) of micro-batch ``mb`` that
     stage ``stage`` produced to group rank ``peer``; with ``ready_at``, also its stamp.
+    ``counter`` (a ``labs.collectives.CommCounter``) records the data message.
 
     Returns the pending (work, tensor) pairs: wait on them before the tensors may change.
     """
     tag = message_tag(kind, mb, stage, n_stages)
     tensor = tensor.contiguous()
+    _record(counter, kind, "send", tensor, stage, time.perf_counter())
     pending = [(dist.isend(tensor, group=group, group_dst=peer, tag=tag), tensor)]
     if ready_at is not None:
         stamp = torch.tensor([ready_at], dtype=torch.float64, device=tensor.device)
@@ -54,12 +64,14 @@ def send_message(tensor: Tensor, *, kind: str, mb: int, stage: int, n_stages: in
 
 def recv_message(shape: Sequence[int], *, kind: str, mb: int, stage: int, n_stages: int,
                  peer: int, group=None, dtype: torch.dtype = torch.float32, device,
-                 with_stamp: bool = False) -> tuple[Tensor, float | None]:
+                 with_stamp: bool = False, counter=None) -> tuple[Tensor, float | None]:
     """Receive what stage ``stage`` sent (see :func:`send_message`) from group rank ``peer``;
     returns (the tensor, its "ready at" stamp or None). Blocks until it has arrived."""
     tag = message_tag(kind, mb, stage, n_stages)
     buf = torch.empty(tuple(shape), dtype=dtype, device=device)
+    start = time.perf_counter()
     dist.irecv(buf, group=group, group_src=peer, tag=tag).wait()
+    _record(counter, kind, "recv", buf, stage, start)
     ready_at = None
     if with_stamp:
         stamp = torch.empty(1, dtype=torch.float64, device=device)

@@ -32,11 +32,10 @@ from torch import Tensor, nn
 
 from labs.pipeline.comm import recv_message, send_message
 from labs.pipeline.schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, Action, stage_rank
-from labs.pipeline.simulator import Timeline, simulate
+from labs.pipeline.simulator import simulate
+from labs.timeline import REAL_COMPUTE, Event, Timeline
 
 __all__ = ["REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule", "gather_timeline"]
-
-REAL_COMPUTE = "real compute"
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,7 @@ class Recorder:
         self._saved: dict[tuple, int] = {}
 
     def add(self, a: Action, start: float, end: float) -> None:
-        self.events.append((a.kind, a.mb, a.stage, start, end))
+        self.events.append(Event(a.kind, a.mb, a.stage, start, end))
 
     def forward_done(self, key: tuple, saved_bytes: int) -> None:
         self._saved[key] = saved_bytes
@@ -115,7 +114,7 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
                  loss_fn: Callable[[Tensor, Tensor], Tensor] | None = None,
                  activation_shape: Sequence[int], dtype: torch.dtype = torch.float32,
                  group: dist.ProcessGroup | None = None, timing: FixedTime | None = None,
-                 recorder: Recorder | None = None) -> list[Tensor]:
+                 recorder: Recorder | None = None, counter=None) -> list[Tensor]:
     """Run this rank's part of ``schedule``; gradients accumulate in the stages' parameters.
 
     stages: {stage index: module} for the stages this rank holds.
@@ -124,6 +123,8 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
         so the gradients are those of the mean loss over the whole batch.
     activation_shape: shape of the tensor passed between stages (one micro-batch).
     group: the pipeline's process group (None = the default group); peers are group ranks.
+    counter: a ``labs.collectives.CommCounter`` that records every activation and gradient sent
+        and received (their stamps in fixed-time mode are not counted).
     Returns this rank's micro-batch losses (unscaled; empty unless it holds the last stage).
     """
     rank, p = dist.get_rank(group), dist.get_world_size(group)
@@ -146,7 +147,8 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
         src_stage = a.stage - 1 if kind == F else a.stage + 1
         buf, ready_at = recv_message(activation_shape, kind=kind, mb=a.mb, stage=src_stage,
                                      n_stages=n_stages, peer=a.peer, group=group, dtype=dtype,
-                                     device=device, with_stamp=timing is not None)
+                                     device=device, with_stamp=timing is not None,
+                                     counter=counter)
         if ready_at is not None:  # when the data was ready at the sender (fixed-time mode)
             clock.ready[(kind, a.mb, src_stage)] = ready_at
         return buf
@@ -154,7 +156,8 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
     def send(a: Action, kind: str, t: Tensor) -> None:
         ready_at = None if timing is None else clock.done[(kind, a.mb, a.stage)]
         sends.extend(send_message(t, kind=kind, mb=a.mb, stage=a.stage, n_stages=n_stages,
-                                  peer=a.peer, group=group, ready_at=ready_at))
+                                  peer=a.peer, group=group, ready_at=ready_at,
+                                  counter=counter))
 
     for a in schedule[rank]:
         key = (a.mb, a.stage)
@@ -248,9 +251,8 @@ def _sleep_until(t: float) -> None:
 
 def gather_timeline(per_rank: Sequence[dict], mode: str) -> Timeline:
     """A Timeline from what each rank's recorder returned, with time 0 at the first start."""
-    t0 = min(e[3] for r in per_rank for e in r["events"])
-    events = [[(k, mb, s, a - t0, b - t0) for (k, mb, s, a, b) in r["events"]] for r in per_rank]
-    return Timeline(events, mode=mode, info=dict(
+    return Timeline.from_ranks(
+        [r["events"] for r in per_rank], mode=mode,
         peak_in_flight=[r["peak_in_flight"] for r in per_rank],
         peak_activation_bytes=[r["peak_activation_bytes"] for r in per_rank],
-        overruns=sum(r["overruns"] for r in per_rank)))
+        overruns=sum(r["overruns"] for r in per_rank))

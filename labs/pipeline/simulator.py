@@ -2,19 +2,20 @@
 
 Semantics (the executor's): sends never block, a receive waits for its message, compute of
 stage s takes its stated time. If every unfinished rank waits for a message no rank will send,
-the schedule deadlocks and ``simulate`` says where each rank is stuck. ``Timeline`` is the
-common format of simulated and measured timelines (:mod:`labs.pipeline.executor`), so one plot
-draws both. After torch.distributed.pipelining's schedule simulator; PTD-P arXiv:2104.04473.
+the schedule deadlocks and ``simulate`` says where each rank is stuck. The result is a
+:class:`labs.timeline.Timeline`, the type measured timelines (:mod:`labs.pipeline.executor`) have
+too, so one plot draws both. After torch.distributed.pipelining's schedule simulator; PTD-P,
+arXiv:2104.04473.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Sequence
 
 from labs.pipeline.schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, Action,
                                      stage_rank)
+from labs.timeline import SIMULATED, Event, Timeline
 
-__all__ = ["ScheduleError", "DeadlockError", "Timeline", "validate", "simulate"]
+__all__ = ["ScheduleError", "DeadlockError", "validate", "simulate"]
 
 
 class ScheduleError(ValueError):
@@ -26,46 +27,6 @@ class DeadlockError(ScheduleError):
 
 
 # --- the simulator ----------------------------------------------------------------------------
-
-@dataclass
-class Timeline:
-    """What each rank did and when: ``events[rank]`` = [(kind, mb, stage, start_s, end_s)].
-
-    Made by the simulator (ideal, from stated durations) or by the executor's recorder
-    (measured timestamps); ``mode`` says which, for the plot's label.
-    """
-
-    events: list[list[tuple]]
-    mode: str
-    info: dict = field(default_factory=dict)
-
-    @property
-    def n_ranks(self) -> int:
-        return len(self.events)
-
-    def span(self) -> tuple[float, float]:
-        """(first start, last end) over all ranks' compute."""
-        starts = [e[3] for rank in self.events for e in rank]
-        ends = [e[4] for rank in self.events for e in rank]
-        return min(starts), max(ends)
-
-    def idle_fraction(self) -> list[float]:
-        """Per rank: the share of the step (first start to last end, all ranks) not computing."""
-        t0, t1 = self.span()
-        return [1.0 - sum(e[4] - e[3] for e in rank if e[0] in COMPUTE) / (t1 - t0)
-                for rank in self.events]
-
-    def peak_in_flight(self) -> list[int]:
-        """Per rank: the most micro-batches (per stage summed) forwarded but not yet backwarded."""
-        peaks = []
-        for rank in self.events:
-            live = peak = 0
-            for e in sorted(rank, key=lambda e: e[3]):
-                live += 1 if e[0] == F else -1 if e[0] == B else 0
-                peak = max(peak, live)
-            peaks.append(peak)
-        return peaks
-
 
 def _per_stage(value, stage: int) -> float:
     return float(value[stage]) if isinstance(value, (list, tuple)) else float(value)
@@ -168,7 +129,7 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
         start = clock[r]
         clock[r] = start + duration
         done[(a.kind, a.mb, a.stage)] = clock[r]
-        events[r].append((a.kind, a.mb, a.stage, start, clock[r]))
+        events[r].append(Event(a.kind, a.mb, a.stage, start, clock[r]))
         return True
 
     progress = True
@@ -189,6 +150,6 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
         k = unread[0]
         raise ScheduleError(f"the result of {k[0]}{k[1]} of stage {k[2]} is sent to rank "
                             f"{inbox[k][0]} but never received there")
-    return Timeline(events, mode="simulated (ideal)",
+    return Timeline(events, mode=SIMULATED,
                     info=dict(n_stages=n_stages, n_microbatches=m, forward_s=forward_s,
                               backward_s=backward_s, comm_s=comm_s))

@@ -1,4 +1,4 @@
-"""The communication of tensor parallelism: the conjugate autograd operators, and a counter.
+"""The communication of tensor parallelism: the conjugate autograd operators.
 
 Megatron-LM (Shoeybi et al., arXiv:1909.08053, §3, Fig. 3) makes a tensor-parallel layer out of
 ordinary local maths plus a pair of *conjugate* operators, named here, as in Megatron's
@@ -17,8 +17,9 @@ operator                                       forward                 backward
 =============================================  ======================  =======================
 
 Every operator takes the process group explicitly (``group=None``: the default group) and an
-optional :class:`CommCounter`; with one rank in the group it returns its input unchanged, so
-single-process code just works. The maths of the layers lives in :mod:`labs.tensor_parallel.layers`::
+optional ``labs.collectives.CommCounter`` (the course's one counter, re-exported here); with one
+rank in the group it returns its input unchanged, so single-process code just works. The maths
+of the layers lives in :mod:`labs.tensor_parallel.layers`::
 
     counter = CommCounter()
     y = reduce_from_tensor_parallel_region(x @ w_shard.T, group=tp_group, counter=counter)
@@ -26,79 +27,19 @@ single-process code just works. The maths of the layers lives in :mod:`labs.tens
 """
 from __future__ import annotations
 
-import contextlib
 import time
-from dataclasses import dataclass, field
 
 import torch
 import torch.distributed as dist
 from torch import Tensor
+
+from labs.collectives import CommCounter, CommEvent  # noqa: F401  (re-exported: the one counter)
 
 __all__ = ["CommEvent", "CommCounter", "copy_to_tensor_parallel_region",
            "reduce_from_tensor_parallel_region", "scatter_to_tensor_parallel_region",
            "gather_from_tensor_parallel_region", "scatter_to_sequence_parallel_region",
            "gather_from_sequence_parallel_region", "reduce_scatter_to_sequence_parallel_region",
            "all_reduce", "all_gather_along", "reduce_scatter_along", "split_along"]
-
-
-# --- counting ------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class CommEvent:
-    """One collective on this rank: what, when in the step, how big, how long it waited."""
-
-    kind: str  # "all_reduce", "all_gather", "reduce_scatter", "send", "recv"
-    phase: str  # "forward" or "backward"
-    nbytes: int  # size of the full message S (all-reduce input, all-gather output)
-    label: str  # the layer that issued it, e.g. "h.0.mlp"
-    start: float  # time.perf_counter() before and after the blocking call
-    end: float
-
-    @property
-    def seconds(self) -> float:
-        return self.end - self.start
-
-
-@dataclass
-class CommCounter:
-    """Collectives one rank issued, in order. Create it inside the launched function, pass it
-    to the layers (``counter=``), return ``counter.events`` or ``counter.summary()``.
-
-    ``with counter.layer("h.0.mlp"):`` labels what is issued inside; the label of a backward
-    collective is the one of the forward that created it.
-    """
-
-    events: list = field(default_factory=list)
-    label: str = ""
-
-    @contextlib.contextmanager
-    def layer(self, label: str):
-        saved, self.label = self.label, label
-        try:
-            yield self
-        finally:
-            self.label = saved
-
-    def record(self, kind: str, phase: str, tensor: Tensor, label: str, start: float) -> None:
-        self.events.append(CommEvent(kind, phase, tensor.numel() * tensor.element_size(),
-                                     label, start, time.perf_counter()))
-
-    def reset(self) -> None:
-        self.events.clear()
-
-    def summary(self, by_label: bool = False) -> dict:
-        """``{(phase, kind): (count, bytes)}`` (keys start with the label when ``by_label``)."""
-        out: dict = {}
-        for e in self.events:
-            key = (e.label, e.phase, e.kind) if by_label else (e.phase, e.kind)
-            count, nbytes = out.get(key, (0, 0))
-            out[key] = (count + 1, nbytes + e.nbytes)
-        return out
-
-    @property
-    def seconds(self) -> float:
-        """Seconds spent inside blocking collectives (communication plus waiting for peers)."""
-        return sum(e.seconds for e in self.events)
 
 
 # --- the plain collectives (no autograd) -----------------------------------------------------

@@ -1,12 +1,13 @@
 """The measured experiments of notebook 2.2: rank bodies for ``labs.launch`` that return numbers
-and timelines (lists of ``(rank, what, start, end)`` in seconds from a shared barrier).
+and timeline events (``labs.timeline.Event``, in seconds from a shared barrier).
 
 - :func:`layerwise_step`: naive (layer-wise) model parallelism, one stage of blocks per rank,
   activations sent forward and gradients back: one rank busy at a time.
 - :func:`tp_step_times`: compute vs communication per rank of a TP block as t grows.
 - :func:`overlap_backward`: Megatron's overlap of the input-gradient all-reduce with the weight
   gradient in a column-parallel layer's backward (arXiv:1909.08053; Megatron's
-  ``LinearWithGradAccumulationAndAsyncCommunication``), timed with and without it.
+  ``LinearWithGradAccumulationAndAsyncCommunication``), timed with and without it;
+  :func:`overlap_timeline` lays both out as compute and communication lanes.
 - :func:`pairing_mlp`: the MLP split column->row (one all-reduce) vs wrong pairings, counted.
 - :func:`activation_bytes_per_rank`: activation memory per rank, TP / SP / checkpointing.
 """
@@ -22,9 +23,10 @@ from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
 from labs.tensor_parallel.comm import CommCounter, all_reduce
 from labs.tensor_parallel.layers import ColumnParallelLinear, ParallelMLP, RowParallelLinear
 from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT
+from labs.timeline import REAL_COMPUTE, Event, Timeline
 
-__all__ = ["layerwise_step", "tp_step_times", "overlap_backward", "pairing_mlp",
-           "activation_bytes_per_rank", "PAIRINGS"]
+__all__ = ["layerwise_step", "tp_step_times", "overlap_backward", "overlap_timeline",
+           "pairing_mlp", "activation_bytes_per_rank", "PAIRINGS"]
 
 
 def _clock_start() -> float:
@@ -35,7 +37,8 @@ def _clock_start() -> float:
 def layerwise_step(config: TinyGPTConfig, batch: int, *, seed: int = 0):
     """Rank body: one forward + backward of TinyGPT split into ``world`` stages of blocks.
 
-    Returns (loss or None, events, counter events, this stage's gradients by full name).
+    Returns (loss or None, this rank's timeline events (stage = rank), counter events, this
+    stage's gradients by full name); ``Timeline.from_ranks`` joins the ranks' events.
     """
     from labs.data import get_batch
 
@@ -52,7 +55,7 @@ def layerwise_step(config: TinyGPTConfig, batch: int, *, seed: int = 0):
     def timed(what, fn):
         start = time.perf_counter()
         out = fn()
-        events.append((rank, what, start - t0, time.perf_counter() - t0))
+        events.append(Event(what, None, rank, start - t0, time.perf_counter() - t0))
         return out
 
     def p2p(kind, tensor, peer, phase):
@@ -120,21 +123,21 @@ class _OverlappedColumnLinear(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_y):
         x, weight = ctx.saved_tensors
-        rank, t0, log = dist.get_rank(), ctx.clock[0], ctx.events
+        t0, log = ctx.clock[0], ctx.events
         start = time.perf_counter()
         grad_x = grad_y @ weight  # (N, out/t) x (out/t, in) -> (N, in): a partial sum
-        log.append((rank, "grad input", start - t0, time.perf_counter() - t0))
+        log.append(Event("grad input", None, None, start - t0, time.perf_counter() - t0))
         start = time.perf_counter()
         work = dist.all_reduce(grad_x, async_op=True) if ctx.overlap else None
         if work is None:
             dist.all_reduce(grad_x)
-            log.append((rank, "all-reduce", start - t0, time.perf_counter() - t0))
+            log.append(Event("all-reduce", None, None, start - t0, time.perf_counter() - t0))
         w_start = time.perf_counter()
         grad_w = grad_y.t() @ x  # (out/t, N) x (N, in) -> (out/t, in)
-        log.append((rank, "grad weight", w_start - t0, time.perf_counter() - t0))
+        log.append(Event("grad weight", None, None, w_start - t0, time.perf_counter() - t0))
         if work is not None:
             work.wait()  # the all-reduce ran in gloo's thread while grad_w was computed
-            log.append((rank, "all-reduce", start - t0, time.perf_counter() - t0))
+            log.append(Event("all-reduce", None, None, start - t0, time.perf_counter() - t0))
         return grad_x, grad_w, None, None, None
 
 
@@ -155,6 +158,19 @@ def overlap_backward(tokens: int, in_features: int, out_features: int, *, overla
         y.backward(torch.ones_like(y))
         times.append(time.perf_counter() - clock[0])
     return statistics.median(times[1:]), events, xi.grad
+
+
+OVERLAP_LANES = {"grad input": "compute", "grad weight": "compute", "all-reduce": "comm"}
+
+
+def overlap_timeline(events_by_mode: dict) -> Timeline:
+    """One Timeline of :func:`overlap_backward`'s events, ``{overlap: events}``: for mode 0 (no
+    overlap) and mode 1 (overlap), a lane of compute and a lane of communication."""
+    rows: dict[str, list] = {}
+    for mode, events in sorted(events_by_mode.items()):
+        for lane in ("comm", "compute"):
+            rows[f"mode {int(mode)} {lane}"] = [e for e in events if OVERLAP_LANES[e.kind] == lane]
+    return Timeline(list(rows.values()), mode=REAL_COMPUTE, rows=list(rows))
 
 
 PAIRINGS = ("column->row", "row->column", "column->column")
