@@ -14,7 +14,9 @@ weights and pipeline stages can run a slice of its blocks::
     logits = model.head(model.run_blocks(model.embed(idx), start=0, stop=2))
 
 Both models follow one calling convention, ``model(x, targets) -> (output, loss)``, so one
-training loop (``labs.reference.train_reference``) serves both.
+training loop (``labs.reference.train_reference``) serves both. The tensor-parallel TinyGPT
+(``labs.tensor_parallel.model.ParallelTinyGPT``) has the same ``embed`` / ``blocks`` / ``head``
+interface, so pipeline stages (``labs.pipeline.GPTStage``) can be cut from either.
 """
 from __future__ import annotations
 
@@ -24,6 +26,10 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+__all__ = ["TinyGPTConfig", "TinyGPT", "MLP", "Block", "CausalSelfAttention", "GPTMLP",
+           "causal_attention", "gpt_embedding", "language_model_loss", "init_from_seed",
+           "ACTIVATIONS", "INIT_STD"]
 
 INIT_STD = 0.02  # nanoGPT / GPT-2 initialisation of weights and embeddings
 
@@ -133,6 +139,10 @@ class TinyGPT(nn.Module):
     one pipeline stage.
     """
 
+    # The modules embed() and head() use, by path: a pipeline stage holds them (labs.pipeline).
+    EMBED_MODULES = ("transformer.wte", "transformer.wpe", "transformer.drop")
+    HEAD_MODULES = ("transformer.ln_f", "lm_head")
+
     def __init__(self, config: TinyGPTConfig, seed: int = 0) -> None:
         super().__init__()
         self.config = config
@@ -158,13 +168,8 @@ class TinyGPT(nn.Module):
 
     def embed(self, idx: Tensor) -> Tensor:
         """Token ids (B, T) -> token + position embeddings (B, T, C)."""
-        B, T = idx.size()
-        if T > self.config.block_size:
-            raise ValueError(f"sequence length {T} exceeds block_size={self.config.block_size}; "
-                             f"crop the input or build the model with a larger block_size")
-        pos = torch.arange(T, dtype=torch.long, device=idx.device)  # (T,)
-        x = self.transformer.wte(idx) + self.transformer.wpe(pos)  # (B, T, C) + (T, C) -> (B, T, C)
-        return self.transformer.drop(x)
+        return gpt_embedding(self.transformer.wte, self.transformer.wpe, idx,
+                             drop=self.transformer.drop)
 
     def run_blocks(self, x: Tensor, start: int = 0, stop: int | None = None) -> Tensor:
         """Run blocks ``start .. stop-1`` (all by default) on x (B, T, C): one pipeline stage's share."""
@@ -201,6 +206,19 @@ class TinyGPT(nn.Module):
             next_id = torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
             idx = torch.cat((idx, next_id), dim=1)  # (B, T + 1)
         return idx
+
+
+def gpt_embedding(wte: nn.Embedding, wpe: nn.Embedding, idx: Tensor, *,
+                  drop: nn.Module | None = None) -> Tensor:
+    """Token ids (B, T) -> token + position embeddings (B, T, C): the GPT embedding, written once
+    for TinyGPT, its tensor-parallel version and the first pipeline stage."""
+    B, T = idx.size()
+    if T > wpe.num_embeddings:
+        raise ValueError(f"sequence length {T} exceeds block_size={wpe.num_embeddings}; "
+                         f"crop the input or build the model with a larger block_size")
+    pos = torch.arange(T, dtype=torch.long, device=idx.device)  # (T,)
+    x = wte(idx) + wpe(pos)  # (B, T, C) + (T, C) -> (B, T, C)
+    return x if drop is None else drop(x)
 
 
 def language_model_loss(logits: Tensor, targets: Tensor) -> Tensor:

@@ -68,10 +68,13 @@ class PipelineRun:
         return get_batch(step, self.batch_size, self.config.block_size, seed=self.seed)
 
 
-def _setup(run: PipelineRun, group):
+def _setup(run: PipelineRun, group, tp_group=None):
     rank, p = dist.get_rank(group), dist.get_world_size(group)
     bounds = run.stage_bounds(p)
     model = TinyGPT(run.config, seed=run.seed).to(torch.device("cpu"))
+    if tp_group is not None:  # every stage's blocks tensor-parallel over tp_group
+        from labs.tensor_parallel.model import ParallelTinyGPT
+        model = ParallelTinyGPT(model, group=tp_group)
     return rank, p, bounds, model
 
 
@@ -88,13 +91,19 @@ def _result(stages: dict, losses: list, m: int, **extra) -> dict:
     return dict(loss=loss, grads=grads, state=state, n_microbatches=m, **extra)
 
 
-def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None) -> dict:
+def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
+                  tp_group: dist.ProcessGroup | None = None) -> dict:
     """On a rank: ``run.steps`` training steps with the hand-written executor (AdamW).
+
+    ``group``: the pipeline's ranks (one per stage). ``tp_group``: when given, the stages hold
+    tensor-parallel blocks (``ParallelTinyGPT`` over that group), and the gradients and weights
+    returned are this rank's shards (``labs.tensor_parallel.model.local_shards`` cuts the
+    reference the same way).
 
     Returns the last step's loss (last stage only), gradients (before the update) and weights
     (after it), the recorder's summary of the last step, and every step's wall time.
     """
-    rank, p, bounds, model = _setup(run, group)
+    rank, p, bounds, model = _setup(run, group, tp_group)
     m = run.n_microbatches
     stages = pp.build_gpt_stages(model, bounds, rank, p)
     schedule = run.build_schedule(p)

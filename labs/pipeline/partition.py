@@ -15,11 +15,10 @@ import statistics
 import time
 from typing import Sequence
 
-import torch
 from torch import Tensor, nn
 
 from labs.memory import transformer_layer_params
-from labs.models import TinyGPT, TinyGPTConfig
+from labs.models import TinyGPTConfig
 from labs.pipeline.schedules import stage_rank
 
 __all__ = ["Bounds", "partition_evenly", "stage_costs", "balanced_partition", "gpt_layer_costs",
@@ -121,37 +120,45 @@ def layer_grads_to_none(layers: Sequence[nn.Module]) -> None:
             q.grad = None
 
 
-# --- stages of TinyGPT -----------------------------------------------------------------------
+# --- stages of a GPT --------------------------------------------------------------------------
 
 class GPTStage(nn.Module):
-    """Blocks [start, stop) of a TinyGPT as one pipeline stage; the first stage also embeds the
-    tokens, the last also applies ln_f and lm_head. Its parameters are the model's own (shared,
-    not copied); ``global_names`` maps each local name to the name in the whole model."""
+    """Blocks [start, stop) of a GPT as one pipeline stage; the first stage also embeds the
+    tokens, the last also applies ln_f and lm_head.
 
-    def __init__(self, model: TinyGPT, start: int, stop: int, *, first: bool, last: bool) -> None:
+    ``model`` is anything with the ``embed`` / ``blocks`` / ``head`` interface and the
+    ``EMBED_MODULES`` / ``HEAD_MODULES`` they use: ``labs.models.TinyGPT``, or the tensor-parallel
+    ``labs.tensor_parallel.model.ParallelTinyGPT`` (a stage of tensor-parallel blocks). The
+    stage's parameters are the model's own (shared, not copied); ``global_names`` maps each
+    local name to the name in the whole model.
+    """
+
+    def __init__(self, model: nn.Module, start: int, stop: int, *, first: bool,
+                 last: bool) -> None:
         super().__init__()
         self.first, self.last, self.span = first, last, (start, stop)
-        if first:
-            self.wte, self.wpe, self.drop = (model.transformer.wte, model.transformer.wpe,
-                                             model.transformer.drop)
+        for path in model.EMBED_MODULES if first else ():  # wte, wpe (, drop)
+            self.add_module(path.rsplit(".", 1)[-1], model.get_submodule(path))
         self.blocks = nn.ModuleList(model.blocks[start:stop])
-        if last:
-            self.ln_f, self.lm_head = model.transformer.ln_f, model.lm_head
+        for path in model.HEAD_MODULES if last else ():  # ln_f, lm_head
+            self.add_module(path.rsplit(".", 1)[-1], model.get_submodule(path))
+        # the model's own embed / head run the modules registered above
+        self._embed, self._head = model.embed, model.head
         names = {id(q): n for n, q in model.named_parameters()}
         self.global_names = {n: names[id(q)] for n, q in self.named_parameters()}
 
     def forward(self, x: Tensor) -> Tensor:
-        if self.first:  # token ids (b, T) -> embeddings (b, T, C), exactly as TinyGPT.embed
-            pos = torch.arange(x.size(1), dtype=torch.long, device=x.device)  # (T,)
-            x = self.drop(self.wte(x) + self.wpe(pos))  # (b, T, C) + (T, C) -> (b, T, C)
+        if self.first:
+            x = self._embed(x)  # token ids (b, T) -> embeddings (b, T, C)
         for block in self.blocks:
             x = block(x)  # (b, T, C)
         if self.last:
-            x = self.lm_head(self.ln_f(x))  # (b, T, C) -> logits (b, T, V)
+            x = self._head(x)  # (b, T, C) -> logits (b, T, V)
         return x
 
 
-def build_gpt_stages(model: TinyGPT, bounds: Bounds, rank: int, n_ranks: int) -> dict[int, GPTStage]:
+def build_gpt_stages(model: nn.Module, bounds: Bounds, rank: int,
+                     n_ranks: int) -> dict[int, GPTStage]:
     """{stage index: GPTStage} of the stages ``rank`` holds (stage s lives on rank s % p)."""
     n = len(bounds)
     return {s: GPTStage(model, *bounds[s], first=s == 0, last=s == n - 1)

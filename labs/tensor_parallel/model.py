@@ -24,7 +24,7 @@ import torch.distributed as dist
 import torch.utils.checkpoint
 from torch import Tensor, nn
 
-from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
+from labs.models import TinyGPT, TinyGPTConfig, gpt_embedding, language_model_loss
 from labs.tensor_parallel.comm import _size, all_reduce, scatter_to_sequence_parallel_region
 from labs.tensor_parallel.layers import (ColumnParallelLinear, ParallelMLP, ParallelSelfAttention,
                                          shard)
@@ -105,11 +105,17 @@ class ParallelBlock(nn.Module):
 
 
 class ParallelTinyGPT(nn.Module):
-    """TinyGPT with every block tensor-parallel; same calling convention, same names.
+    """TinyGPT with every block tensor-parallel; same calling convention, same names, and the
+    same ``embed`` / ``blocks`` / ``head`` interface, so ``labs.pipeline.GPTStage`` cuts
+    pipeline stages of tensor-parallel blocks out of it (TP inside a stage, PP across: 2.4).
 
     ``checkpoint=True``: activation checkpointing per block (torch.utils.checkpoint): backward
     re-runs each block's forward, its all-reduces included, as Megatron's full recompute does.
     """
+
+    # The modules embed() and head() use, by path (as TinyGPT's): a pipeline stage holds them.
+    EMBED_MODULES = ("transformer.wte", "transformer.wpe")
+    HEAD_MODULES = ("transformer.ln_f", "lm_head")
 
     def __init__(self, model: TinyGPT, *, group=None, counter=None,
                  sequence_parallel: bool = False, checkpoint: bool = False) -> None:
@@ -129,22 +135,39 @@ class ParallelTinyGPT(nn.Module):
             ln_f=_replica(full.ln_f, sequence_parallel)))
         self.lm_head = ColumnParallelLinear.from_linear(model.lm_head, gather_output=True, **kw)
 
-    def forward(self, idx: Tensor, targets: Tensor | None = None):
-        """idx (B, T) -> (logits (B, T, V), full on every rank; loss or None)."""
-        B, T = idx.shape
+    @property
+    def blocks(self) -> nn.ModuleList:
+        """The tensor-parallel blocks in order; ``blocks[i](x)`` runs block i."""
+        return self.transformer.h
+
+    def embed(self, idx: Tensor) -> Tensor:
+        """Token ids (B, T) -> embeddings (B, T, C), replicated; with sequence parallelism this
+        rank's T/t positions (B, T/t, C)."""
         if self.sequence_parallel:
-            validate_tp_layout(self.config, _size(self.group), seq_len=T)
-        pos = torch.arange(T, dtype=torch.long, device=idx.device)  # (T,)
-        x = self.transformer.wte(idx) + self.transformer.wpe(pos)  # (B, T, C), replicated
+            validate_tp_layout(self.config, _size(self.group), seq_len=idx.size(1))
+        x = gpt_embedding(self.transformer.wte, self.transformer.wpe, idx)  # (B, T, C)
         if self.sequence_parallel:  # enter the sequence-parallel region: keep my T/t positions
             x = scatter_to_sequence_parallel_region(x, dim=1, group=self.group,
                                                     counter=self.counter)
-        for block in self.transformer.h:
+        return x
+
+    def run_blocks(self, x: Tensor, start: int = 0, stop: int | None = None) -> Tensor:
+        """Run blocks ``start .. stop-1`` (all by default) on x: one pipeline stage's share."""
+        for block in self.blocks[start:stop]:
             if self.checkpoint:  # keep only the block's input; recompute the rest in backward
                 x = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
             else:
                 x = block(x)
-        logits = self.lm_head(self.transformer.ln_f(x))  # (B, T, V): vocab shards gathered
+        return x
+
+    def head(self, x: Tensor) -> Tensor:
+        """Final LayerNorm and lm_head: (B, T, C) -> logits (B, T, V), the vocabulary shards
+        gathered, full on every rank."""
+        return self.lm_head(self.transformer.ln_f(x))
+
+    def forward(self, idx: Tensor, targets: Tensor | None = None):
+        """idx (B, T) -> (logits (B, T, V), full on every rank; loss or None)."""
+        logits = self.head(self.run_blocks(self.embed(idx)))
         return logits, None if targets is None else language_model_loss(logits, targets)
 
 
