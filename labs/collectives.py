@@ -328,9 +328,9 @@ def bandwidth_sweep(sizes_bytes, implementations: dict, *, repeats: int = 3, war
     (``labs.device()``).
     """
     if device is None:
-        from labs import _rank
-        device = _rank.device()
-    element = torch.tensor([], dtype=dtype).element_size()
+        import labs
+        device = labs.device()
+    element = dtype.itemsize
     results = {name: [] for name in implementations}
     for size in sizes_bytes:
         # zeros stay zeros however often they are summed: no overflow over the repeats

@@ -18,9 +18,10 @@ TIMEOUT = 120
 
 
 def test_tp_model_has_the_embed_blocks_head_interface():
-    model = TinyGPT(px.TINY, seed=0)
+    device = labs.device()  # ParallelTinyGPT is built there (labs' one device convention)
+    model = TinyGPT(px.TINY, seed=0).to(device)
     parallel = ParallelTinyGPT(TinyGPT(px.TINY, seed=0))  # one process: TP size 1
-    x, y = px.PipelineRun().batches(0)
+    x = px.PipelineRun().batches(0)[0].to(device)
     for m in (model, parallel):
         assert len(m.blocks) == px.TINY.n_layer
         torch.testing.assert_close(m.head(m.run_blocks(m.embed(x))), m(x)[0])

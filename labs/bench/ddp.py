@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from labs import _rank, launcher
+import labs
 from labs.data_parallel.experiments import COMPUTE_HEAVY, speedup, step_times
 from labs.models import MLP
 
@@ -35,11 +35,11 @@ def main(argv=None) -> int:
     params = MLP(heavy["sizes"]).num_params()
     print(f"data parallel step time: MLP {heavy['sizes']} ({params / 1e6:.1f} M params, "
           f"{4 * params / 2**20:.0f} MB of gradients), SGD, {heavy['batch_per_rank']} samples "
-          f"per rank, gloo, {args.threads} thread(s) per rank, {_rank.cpu_count()} CPU cores; "
+          f"per rank, gloo, {args.threads} thread(s) per rank, {labs.cpu_count()} CPU cores; "
           f"min of {args.steps} steps x {args.rounds} rounds of the slowest rank; load average {os.getloadavg()[0]:.2f}")
     times = {}
     for _ in range(args.rounds):
-        got = launcher.launch(step_times, args.ranks, args=(heavy["sizes"], heavy["batch_per_rank"]),
+        got = labs.launch(step_times, args.ranks, args=(heavy["sizes"], heavy["batch_per_rank"]),
                               kwargs=dict(steps=args.steps, threads=args.threads), timeout=600)[0]
         times = {v: min(t, times.get(v, t)) for v, t in got.items()}
     print(f"{'variant':<18} {'ranks':>5} {'step ms':>9} {'vs torch DDP':>13}")

@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from labs import _rank
+import labs
 from labs import pipeline as pp
 from labs.pipeline import experiments as px
-from labs.launcher import launch
 from labs.models import TinyGPTConfig
 
 BENCH_CONFIG = TinyGPTConfig(vocab_size=px.VOCAB, block_size=64, n_layer=8, n_head=4, n_embd=128)
@@ -35,7 +34,7 @@ def both_executors(run: px.PipelineRun, rounds: int) -> dict:
 def step_times(n_ranks: int, m: int, steps: int, rounds: int) -> dict:
     run = px.PipelineRun(schedule="1f1b", n_microbatches=m, batch_size=4 * m,
                          config=BENCH_CONFIG, steps=steps + 1)
-    per_rank = launch(both_executors, n_ranks, args=(run, rounds), timeout=600)
+    per_rank = labs.launch(both_executors, n_ranks, args=(run, rounds), timeout=600)
     # a step ends when its slowest rank ends
     return {name: statistics.median(max(r[name][k] for r in per_rank)
                                     for k in range(len(per_rank[0][name])))
@@ -46,7 +45,7 @@ def bubble_table(sizes, ms, timing: pp.FixedTime) -> list[tuple]:
     rows = []
     for p in sizes:
         runs = px.bubble_grid(p, ms, timing)
-        per_rank = launch(px.sweep, p, args=(runs,), timeout=600)
+        per_rank = labs.launch(px.sweep, p, args=(runs,), timeout=600)
         for i, run in enumerate(runs):
             timeline = pp.gather_timeline([r[i] for r in per_rank], pp.mode_label(timing))
             idle = timeline.idle_fraction()
@@ -66,7 +65,7 @@ def main(argv=None) -> int:
     c = BENCH_CONFIG
     print(f"pipeline step time, 1F1B, real compute: TinyGPT n_layer={c.n_layer} n_embd={c.n_embd} "
           f"T={c.block_size}, p={args.ranks}, m={args.microbatches}, micro-batch 4 sequences, gloo, "
-          f"{_rank.cpu_count()} CPU cores; median of {args.steps * args.rounds} steps")
+          f"{labs.cpu_count()} CPU cores; median of {args.steps * args.rounds} steps")
     times = step_times(args.ranks, args.microbatches, args.steps, args.rounds)
     ratio = times["hand"] / times["torch"]
     print(f"{'executor':<36} {'step ms':>8}")

@@ -14,8 +14,7 @@ import argparse
 import statistics
 import time
 
-from labs import _rank
-from labs.launcher import launch
+import labs
 from labs.models import TinyGPTConfig
 
 TARGET_RATIO = 1.3
@@ -66,7 +65,7 @@ def both(config: TinyGPTConfig, batch: int, steps: int, rounds: int) -> dict:
 
 
 def measure(config: TinyGPTConfig, batch: int, steps: int, rounds: int, tp: int = 2) -> dict:
-    per_rank = launch(both, tp, args=(config, batch, steps, rounds), backend="gloo", timeout=600)
+    per_rank = labs.launch(both, tp, args=(config, batch, steps, rounds), backend="gloo", timeout=600)
     result = {}
     for name in per_rank[0]:
         n = len(per_rank[0][name]["hand"])
@@ -90,7 +89,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     config = TinyGPTConfig(vocab_size=96, block_size=args.seq, n_layer=1, n_head=8,
                            n_embd=args.width)
-    print(f"tensor parallel, TP=2 on gloo, {_rank.cpu_count()} CPU cores; one block "
+    print(f"tensor parallel, TP=2 on gloo, {labs.cpu_count()} CPU cores; one block "
           f"n_embd={args.width}, n_head=8, input {args.batch}x{args.seq}; forward + backward, "
           f"median of {args.steps * args.rounds} steps (slowest rank)")
     print(f"{'layer':<6} {'hand ms':>9} {'DTensor ms':>11} {'hand/DTensor':>13} {'comm share':>11}")

@@ -26,6 +26,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+import labs
 from labs.data import shard_batch
 from labs.data_parallel.buckets import BUCKET_BYTES, assign_buckets
 from labs.reference import TrainResult, make_optimizer
@@ -47,7 +48,8 @@ def check_replicas_identical(model: nn.Module, group=None, src: int = 0) -> None
     """Raise ReplicaMismatchError on every rank unless all ranks hold ``src``'s parameters bit
     for bit (``src`` is a rank of ``group``)."""
     params = [p.detach() for p in model.parameters()]
-    mine = torch.cat([p.reshape(-1) for p in params]) if params else torch.zeros(0)
+    mine = (torch.cat([p.reshape(-1) for p in params]) if params
+            else torch.zeros(0, device=labs.device()))
     theirs = mine.clone()
     dist.broadcast(theirs, group=group, group_src=src)
     names, offset = [], 0
@@ -240,11 +242,15 @@ def train_data_parallel(model: nn.Module, batches, *, steps: int, lr: float,
     gradients of the last step. The hand-written variants refuse replicas that differ
     (ReplicaMismatchError); torch DDP instead broadcasts rank 0's weights at construction.
     ``on_step(step)``, if given, is called after each optimizer step (the benchmark times it).
+    The model is moved to this rank's device (``labs.device()``); the weights and gradients come
+    back on the CPU, comparable with the single-process reference wherever it ran.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant={variant!r} is unknown; use one of {VARIANTS}")
     assign_buckets([], bucket_bytes)  # validates bucket_bytes on every variant
     rank, world_size = dist.get_rank(group), dist.get_world_size(group)
+    device = labs.device()
+    model = model.to(device)  # in place: nccl needs the replica on this rank's GPU
     module, reducer = model, None
     if variant == "ddp":
         model = nn.parallel.DistributedDataParallel(model, process_group=group,
@@ -255,8 +261,7 @@ def train_data_parallel(model: nn.Module, batches, *, steps: int, lr: float,
         check_replicas_identical(model, group)
     owns_optimizer = variant != "parameter_server" or rank == 0
     opt = make_optimizer(module.parameters(), optimizer, lr=lr) if owns_optimizer else None
-    device = next(module.parameters()).device
-    losses = torch.zeros(steps, dtype=torch.float64)
+    losses = torch.zeros(steps, dtype=torch.float64, device=device)
     for step in range(steps):
         x, y = shard_batch(*batches(step), rank, world_size)
         _, loss = model(x.to(device), y.to(device))
@@ -275,7 +280,7 @@ def train_data_parallel(model: nn.Module, batches, *, steps: int, lr: float,
         if step == steps - 1:
             if variant == "parameter_server":  # the root averages; show everyone the average
                 allreduce_gradients(module, group)
-            grads = {n: p.grad.detach().clone() for n, p in module.named_parameters()}
+            grads = {n: p.grad.detach().cpu().clone() for n, p in module.named_parameters()}
         if variant == "parameter_server":
             parameter_server_step(module, opt, group=group)
         else:
@@ -285,6 +290,6 @@ def train_data_parallel(model: nn.Module, batches, *, steps: int, lr: float,
     if reducer is not None:
         reducer.remove()
     dist.all_reduce(losses, group=group)  # equal shards: mean of the means = global mean
-    state = {n: t.detach().clone() for n, t in module.state_dict().items()}
+    state = {n: t.detach().cpu().clone() for n, t in module.state_dict().items()}
     return TrainResult(losses=(losses / world_size).tolist(), state_dict=state,
                        grads_of_last_step=grads)

@@ -19,7 +19,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from labs import _rank, launcher
+import labs
 from labs.data_parallel.buckets import BUCKET_BYTES
 from labs.data_parallel.ddp import VARIANTS, train_data_parallel
 from labs.data_parallel.scaling import scaling_efficiency
@@ -33,9 +33,10 @@ SMALL = dict(sizes=[32, 64, 32], batch_per_rank=32)
 
 def _fixed_batches(sizes, global_batch, seed=0):
     """One global batch, returned at every step (generating data is not what we time)."""
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(global_batch, sizes[0], generator=g)
-    y = torch.randn(global_batch, sizes[-1], generator=g)
+    device = labs.device()
+    g = torch.Generator(device).manual_seed(seed)
+    x = torch.randn(global_batch, sizes[0], generator=g, device=device)
+    y = torch.randn(global_batch, sizes[-1], generator=g, device=device)
     return lambda step: (x, y)
 
 
@@ -56,7 +57,7 @@ def step_times(sizes, batch_per_rank, variants=VARIANTS, *, steps=5, warmup=2,
             optimizer="sgd", bucket_bytes=bucket_bytes, group=group,
             on_step=lambda s: stamps.append(time.perf_counter()))
         times = torch.tensor([b - a for a, b in zip([start] + stamps, stamps)][warmup:],
-                             dtype=torch.float64)
+                             dtype=torch.float64, device=labs.device())
         dist.all_reduce(times, op=dist.ReduceOp.MAX, group=group)
         out[variant] = min(times.tolist())
     return out
@@ -75,15 +76,15 @@ def speedup(sizes=None, batch_per_rank=None, *, world_size=2, steps=4, warmup=1,
     kwargs = dict(steps=steps, warmup=warmup, threads=threads)
     t1 = tn = float("inf")
     for _ in range(rounds):  # alternate, so a burst of outside load hits both alike
-        t1 = min(t1, launcher.launch(step_times, 1, args=args, kwargs=kwargs,
-                                     timeout=timeout)[0][variant])
-        tn = min(tn, launcher.launch(step_times, world_size, args=args, kwargs=kwargs,
-                                     timeout=timeout)[0][variant])
+        t1 = min(t1, labs.launch(step_times, 1, args=args, kwargs=kwargs,
+                                 timeout=timeout)[0][variant])
+        tn = min(tn, labs.launch(step_times, world_size, args=args, kwargs=kwargs,
+                                 timeout=timeout)[0][variant])
     s = world_size * t1 / tn
     return dict(t1=t1, tn=tn, world_size=world_size, speedup=s,
                 efficiency=scaling_efficiency(s, world_size), sizes=list(sizes),
                 batch_per_rank=batch_per_rank, threads_per_rank=threads, variant=variant,
-                params=MLP(sizes).num_params(), cores=_rank.cpu_count(),
+                params=MLP(sizes).num_params(), cores=labs.cpu_count(),
                 load_average=round(os.getloadavg()[0], 2))
 
 
@@ -91,10 +92,11 @@ def compute_vs_comm(sizes, batch_per_rank, *, repeats=5, threads=1, group=None) 
     """Run on every rank: seconds of forward+backward of ``MLP(sizes)`` on the rank's batch,
     and of one all-reduce of all its gradients (one flat float32 tensor), median of repeats."""
     torch.set_num_threads(threads)
-    model = MLP(sizes)
-    x = torch.randn(batch_per_rank, sizes[0])
-    y = torch.randn(batch_per_rank, sizes[-1])
-    flat = torch.zeros(model.num_params())
+    device = labs.device()
+    model = MLP(sizes).to(device)
+    x = torch.randn(batch_per_rank, sizes[0], device=device)
+    y = torch.randn(batch_per_rank, sizes[-1], device=device)
+    flat = torch.zeros(model.num_params(), device=device)
     compute, comm = [], []
     for i in range(repeats + 1):
         dist.barrier(group=group)
@@ -108,7 +110,7 @@ def compute_vs_comm(sizes, batch_per_rank, *, repeats=5, threads=1, group=None) 
             compute.append(middle - start)
             comm.append(end - middle)
     times = torch.tensor([statistics.median(compute), statistics.median(comm)],
-                         dtype=torch.float64)
+                         dtype=torch.float64, device=device)
     dist.all_reduce(times, op=dist.ReduceOp.MAX, group=group)
     return dict(compute=times[0].item(), comm=times[1].item(), params=model.num_params(),
                 bytes=4 * model.num_params(), batch_per_rank=batch_per_rank)

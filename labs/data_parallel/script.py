@@ -22,7 +22,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from labs import _rank
+import labs
 from labs.data import get_batch
 from labs.data_parallel.ddp import VARIANTS, train_data_parallel
 from labs.models import TinyGPT, TinyGPTConfig
@@ -42,7 +42,7 @@ def train_tinygpt(steps: int = 20, batch_size: int = 16, lr: float = 1e-3,
     def batches(step):
         return get_batch(step, batch_size, CONFIG.block_size)
 
-    model = TinyGPT(CONFIG).to(_rank.device())
+    model = TinyGPT(CONFIG).to(labs.device())
     result = train_data_parallel(model, batches, steps=steps, lr=lr, variant=variant)
     rank, world_size = dist.get_rank(), dist.get_world_size()
     if rank == 0:

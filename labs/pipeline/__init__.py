@@ -52,6 +52,7 @@ from labs.pipeline.partition import (
     GPTStage,
     balanced_partition,
     build_gpt_stages,
+    check_microbatches,
     gpt_layer_costs,
     layer_grads_to_none,
     measure_layer_costs,
@@ -65,7 +66,7 @@ __all__ = [
     # partition
     "Bounds", "partition_evenly", "stage_costs", "balanced_partition", "gpt_layer_costs",
     "measure_layer_costs", "layer_grads_to_none", "GPTStage", "build_gpt_stages",
-    "split_microbatches",
+    "check_microbatches", "split_microbatches",
     # schedules
     "Action", "SCHEDULES", "stage_rank", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
     "interleaved_order", "add_communication", "build_schedule", "compute_order",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import torch
 import torch.distributed as dist
 
+import labs
 from labs import pipeline as pp
 from labs.data import CharTokenizer, get_batch
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
@@ -48,7 +49,7 @@ class PipelineRun:
     steps: int = 1
 
     def __post_init__(self) -> None:
-        pp.split_microbatches(torch.empty(self.batch_size, 0), self.n_microbatches)  # checks m | B
+        pp.check_microbatches(self.batch_size, self.n_microbatches)
 
     def build_schedule(self, n_ranks: int) -> list:
         if isinstance(self.schedule, str):
@@ -71,7 +72,7 @@ class PipelineRun:
 def _setup(run: PipelineRun, group, tp_group=None):
     rank, p = dist.get_rank(group), dist.get_world_size(group)
     bounds = run.stage_bounds(p)
-    model = TinyGPT(run.config, seed=run.seed).to(torch.device("cpu"))
+    model = TinyGPT(run.config, seed=run.seed).to(labs.device())
     if tp_group is not None:  # every stage's blocks tensor-parallel over tp_group
         from labs.tensor_parallel.model import ParallelTinyGPT
         model = ParallelTinyGPT(model, group=tp_group)
@@ -84,9 +85,9 @@ def _result(stages: dict, losses: list, m: int, **extra) -> dict:
     for stage in stages.values():
         for local, name in stage.global_names.items():
             q = stage.get_parameter(local)
-            state[name] = q.detach().clone()
+            state[name] = q.detach().cpu().clone()  # comparable wherever it ran
             if q.grad is not None:
-                grads[name] = q.grad.detach().clone()
+                grads[name] = q.grad.detach().cpu().clone()
     loss = torch.stack(losses).mean().item() if losses else None
     return dict(loss=loss, grads=grads, state=state, n_microbatches=m, **extra)
 
@@ -137,7 +138,7 @@ def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None
     rank, p, bounds, model = _setup(run, group)
     m = run.n_microbatches
     (module,) = pp.build_gpt_stages(model, bounds, rank, p).values()
-    stage = PipelineStage(module, rank, p, torch.device("cpu"), group=group)
+    stage = PipelineStage(module, rank, p, labs.device(), group=group)
     schedule = classes[run.schedule](stage, n_microbatches=m, loss_fn=language_model_loss)
     opt = torch.optim.AdamW(module.parameters(), lr=run.lr)
     step_s, losses = [], []

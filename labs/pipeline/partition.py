@@ -23,7 +23,7 @@ from labs.pipeline.schedules import stage_rank
 
 __all__ = ["Bounds", "partition_evenly", "stage_costs", "balanced_partition", "gpt_layer_costs",
            "measure_layer_costs", "layer_grads_to_none", "GPTStage", "build_gpt_stages",
-           "split_microbatches"]
+           "check_microbatches", "split_microbatches"]
 
 Bounds = list[tuple[int, int]]  # per stage: layers [start, stop)
 
@@ -165,13 +165,19 @@ def build_gpt_stages(model: nn.Module, bounds: Bounds, rank: int,
             for s in range(n) if stage_rank(s, n_ranks) == rank}
 
 
-def split_microbatches(batch: Tensor, n_microbatches: int) -> list[Tensor]:
-    """Split a batch along dim 0 into ``n_microbatches`` equal micro-batches."""
+def check_microbatches(batch_size: int, n_microbatches: int) -> None:
+    """Raise ValueError, naming the numbers that would work, unless ``n_microbatches`` equal
+    micro-batches can be cut from a batch of ``batch_size`` rows."""
     if not isinstance(n_microbatches, int) or n_microbatches < 1:
         raise ValueError(f"n_microbatches={n_microbatches!r} must be a positive integer")
-    if batch.size(0) % n_microbatches:
-        divisors = [d for d in range(1, batch.size(0) + 1) if batch.size(0) % d == 0]
-        raise ValueError(f"a batch of {batch.size(0)} rows cannot be split into {n_microbatches} "
+    if batch_size % n_microbatches:
+        divisors = [d for d in range(1, batch_size + 1) if batch_size % d == 0]
+        raise ValueError(f"a batch of {batch_size} rows cannot be split into {n_microbatches} "
                          f"equal micro-batches; use n_microbatches among {divisors} or a batch "
                          f"size that is a multiple of {n_microbatches}")
+
+
+def split_microbatches(batch: Tensor, n_microbatches: int) -> list[Tensor]:
+    """Split a batch along dim 0 into ``n_microbatches`` equal micro-batches."""
+    check_microbatches(batch.size(0), n_microbatches)
     return list(batch.chunk(n_microbatches))

@@ -19,8 +19,9 @@ import time
 import torch
 import torch.distributed as dist
 
+import labs
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
-from labs.tensor_parallel.comm import CommCounter, all_reduce
+from labs.tensor_parallel.comm import CommCounter
 from labs.tensor_parallel.layers import ColumnParallelLinear, ParallelMLP, RowParallelLinear
 from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT
 from labs.timeline import REAL_COMPUTE, Event, Timeline
@@ -46,8 +47,9 @@ def layerwise_step(config: TinyGPTConfig, batch: int, *, seed: int = 0):
     if config.n_layer % world:
         raise ValueError(f"{config.n_layer} layers cannot be split into {world} equal stages")
     per = config.n_layer // world
-    model = TinyGPT(config, seed=seed)
-    x_ids, y_ids = get_batch(0, batch, config.block_size, seed=seed)
+    device = labs.device()
+    model = TinyGPT(config, seed=seed).to(device)
+    x_ids, y_ids = (t.to(device) for t in get_batch(0, batch, config.block_size, seed=seed))
     shape = (batch, config.block_size, config.n_embd)
     counter, events = CommCounter(), []
     t0 = _clock_start()
@@ -67,14 +69,14 @@ def layerwise_step(config: TinyGPTConfig, batch: int, *, seed: int = 0):
         inp = None
         x = timed("forward", lambda: model.run_blocks(model.embed(x_ids), 0, per))
     else:
-        inp = torch.empty(shape)
+        inp = torch.empty(shape, device=device)
         p2p("recv", inp, rank - 1, "forward")
         inp.requires_grad_()
         x = timed("forward", lambda: model.run_blocks(inp, rank * per, (rank + 1) * per))
     loss = None
     if rank < world - 1:
         p2p("send", x.detach(), rank + 1, "forward")
-        grad = torch.empty(shape)
+        grad = torch.empty(shape, device=device)
         p2p("recv", grad, rank + 1, "backward")
         timed("backward", lambda: x.backward(grad))
     else:
@@ -82,7 +84,7 @@ def layerwise_step(config: TinyGPTConfig, batch: int, *, seed: int = 0):
         timed("backward", lambda: loss.backward())
     if inp is not None:
         p2p("send", inp.grad, rank - 1, "backward")
-    grads = {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+    grads = {n: p.grad.cpu() for n, p in model.named_parameters() if p.grad is not None}
     return (None if loss is None else loss.item()), events, counter.events, grads
 
 
@@ -96,7 +98,9 @@ def tp_step_times(config: TinyGPTConfig, batch: int, *, repeats: int = 5):
     torch.set_num_threads(1)  # one core per rank, as one GPU per rank: TP=1 gets one core too
     counter = CommCounter()
     block = _tp_block(config, counter)
-    x = torch.randn(batch, config.block_size, config.n_embd, generator=torch.Generator().manual_seed(0))
+    device = labs.device()
+    x = torch.randn(batch, config.block_size, config.n_embd, device=device,
+                    generator=torch.Generator(device).manual_seed(0))
     totals, comms = [], []
     for i in range(repeats + 1):  # the first run warms up
         dist.barrier()
@@ -145,10 +149,11 @@ def overlap_backward(tokens: int, in_features: int, out_features: int, *, overla
                      repeats: int = 3):
     """Rank body: backward of one column-parallel layer; returns (median seconds, events of
     the last repeat, grad_x of the last repeat)."""
-    tp = dist.get_world_size()
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(tokens, in_features, generator=g)
-    weight = torch.randn(out_features, in_features, generator=g).chunk(tp)[dist.get_rank()]
+    tp, device = dist.get_world_size(), labs.device()
+    g = torch.Generator(device).manual_seed(0)
+    x = torch.randn(tokens, in_features, generator=g, device=device)
+    weight = torch.randn(out_features, in_features, generator=g,
+                         device=device).chunk(tp)[dist.get_rank()]
     times = []
     for _ in range(repeats + 1):
         events, clock = [], [0.0]
@@ -157,7 +162,7 @@ def overlap_backward(tokens: int, in_features: int, out_features: int, *, overla
         clock[0] = _clock_start()  # all ranks start the backward together
         y.backward(torch.ones_like(y))
         times.append(time.perf_counter() - clock[0])
-    return statistics.median(times[1:]), events, xi.grad
+    return statistics.median(times[1:]), events, xi.grad.cpu()
 
 
 OVERLAP_LANES = {"grad input": "compute", "grad weight": "compute", "all-reduce": "comm"}
@@ -182,7 +187,8 @@ def pairing_mlp(pairing: str, n_embd: int, tokens: int):
     if pairing not in PAIRINGS:
         raise ValueError(f"pairing={pairing!r}: use one of {PAIRINGS}")
     config = TinyGPTConfig(vocab_size=96, block_size=8, n_layer=1, n_head=4, n_embd=n_embd)
-    full = TinyGPT(config, seed=0).transformer.h[0].mlp
+    device = labs.device()
+    full = TinyGPT(config, seed=0).transformer.h[0].mlp.to(device)
     counter = CommCounter()
     kw = dict(counter=counter)
     if pairing == "column->row":  # Megatron: GELU on local slices, one all-reduce
@@ -195,13 +201,13 @@ def pairing_mlp(pairing: str, n_embd: int, tokens: int):
         first = ColumnParallelLinear.from_linear(full.c_fc, gather_output=True, **kw)
         second = ColumnParallelLinear.from_linear(full.c_proj, gather_output=True, **kw)
         mlp = torch.nn.Sequential(first, torch.nn.GELU(), second)
-    x = torch.randn(tokens, n_embd, generator=torch.Generator().manual_seed(1))
+    x = torch.randn(tokens, n_embd, device=device, generator=torch.Generator(device).manual_seed(1))
     out = []
     for module in (mlp, full):
         xi = x.clone().requires_grad_()
         y = module(xi)
         y.backward(torch.ones_like(y))
-        out += [y.detach(), xi.grad]
+        out += [y.detach().cpu(), xi.grad.cpu()]
     return out[0], out[1], counter.summary(), out[2], out[3]
 
 
@@ -216,7 +222,7 @@ def activation_bytes_per_rank(config: TinyGPTConfig, batch: int, *,
     torch.set_num_threads(1)  # one core per rank, whatever the world size
     model = ParallelTinyGPT(TinyGPT(config, seed=0), sequence_parallel=sequence_parallel,
                             checkpoint=checkpoint)
-    x, y = get_batch(0, batch, config.block_size)
+    x, y = (t.to(labs.device()) for t in get_batch(0, batch, config.block_size))
     saved = memory.measured_activation_bytes(model, x, y)
     times = []
     for _ in range(repeats + 1):
@@ -225,8 +231,3 @@ def activation_bytes_per_rank(config: TinyGPTConfig, batch: int, *,
         model(x, y)[1].backward()
         times.append(time.perf_counter() - start)
     return saved, statistics.median(times[1:])
-
-
-def sum_over_ranks(value: float) -> float:
-    """Sum a Python number over the default group (a tiny helper for rank bodies)."""
-    return all_reduce(torch.tensor([float(value)])).item()

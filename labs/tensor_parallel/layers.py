@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+import labs
 from labs.models import causal_attention
 from labs.tensor_parallel.comm import (
     _size,
@@ -88,12 +89,13 @@ class ColumnParallelLinear(nn.Module):
     all-reduce of the input gradient. ``gather_output=True`` all-gathers the output (used for
     the vocabulary-parallel ``lm_head``). ``sequence_parallel=True``: the input arrives split
     along the sequence and is all-gathered instead (backward: reduce-scatter).
-    ``stride``: see :func:`shard` (3 for a fused q/k/v weight).
+    ``stride``: see :func:`shard` (3 for a fused q/k/v weight). The shard is created on
+    ``device`` (default: this rank's, ``labs.device()``).
     """
 
     def __init__(self, in_features: int, out_features: int, *, bias: bool = True, group=None,
                  gather_output: bool = False, sequence_parallel: bool = False, stride: int = 1,
-                 counter=None) -> None:
+                 counter=None, device=None) -> None:
         super().__init__()
         tp = _size(group)
         if out_features % (tp * stride):
@@ -102,8 +104,11 @@ class ColumnParallelLinear(nn.Module):
                              + f"; use a size among the divisors of {out_features // stride}")
         self.group, self.counter, self.tp = group, counter, tp
         self.gather_output, self.sequence_parallel = gather_output, sequence_parallel
-        self.weight = _sharded(torch.empty(out_features // tp, in_features), 0, stride)
-        self.bias = _sharded(torch.zeros(out_features // tp), 0, stride) if bias else None
+        device = labs.device() if device is None else device
+        self.weight = _sharded(torch.empty(out_features // tp, in_features, device=device), 0,
+                               stride)
+        self.bias = (_sharded(torch.zeros(out_features // tp, device=device), 0, stride)
+                     if bias else None)
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, *, group=None, stride: int = 1, **kwargs):
@@ -135,12 +140,13 @@ class RowParallelLinear(nn.Module):
     forward: local matmul on this rank's slice of the input, then all-reduce (g), then the
     (replicated) bias; backward: identity. ``input_is_parallel=False`` first splits a full
     input (backward: all-gather). ``sequence_parallel=True``: reduce-scatter along the sequence
-    instead of all-reduce (backward: all-gather).
+    instead of all-reduce (backward: all-gather). Created on ``device`` (default:
+    ``labs.device()``).
     """
 
     def __init__(self, in_features: int, out_features: int, *, bias: bool = True, group=None,
                  input_is_parallel: bool = True, sequence_parallel: bool = False,
-                 counter=None) -> None:
+                 counter=None, device=None) -> None:
         super().__init__()
         tp = _size(group)
         if in_features % tp:
@@ -149,8 +155,9 @@ class RowParallelLinear(nn.Module):
                              f"{in_features}")
         self.group, self.counter, self.tp = group, counter, tp
         self.input_is_parallel, self.sequence_parallel = input_is_parallel, sequence_parallel
-        self.weight = _sharded(torch.empty(out_features, in_features // tp), 1)
-        self.bias = nn.Parameter(torch.zeros(out_features)) if bias else None
+        device = labs.device() if device is None else device
+        self.weight = _sharded(torch.empty(out_features, in_features // tp, device=device), 1)
+        self.bias = nn.Parameter(torch.zeros(out_features, device=device)) if bias else None
         if self.bias is not None and sequence_parallel:
             self.bias.sequence_parallel = True  # its gradient sees only my part of the sequence
 

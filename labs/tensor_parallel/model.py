@@ -24,6 +24,7 @@ import torch.distributed as dist
 import torch.utils.checkpoint
 from torch import Tensor, nn
 
+import labs
 from labs.models import TinyGPT, TinyGPTConfig, gpt_embedding, language_model_loss
 from labs.tensor_parallel.comm import _size, all_reduce, scatter_to_sequence_parallel_region
 from labs.tensor_parallel.layers import (ColumnParallelLinear, ParallelMLP, ParallelSelfAttention,
@@ -80,7 +81,8 @@ def tensor_parallel_group(tp: int):
 
 
 def _replica(module: nn.Module, sequence_parallel: bool) -> nn.Module:
-    out = copy.deepcopy(module)
+    """A copy of a replicated module (embedding, LayerNorm) on this rank's device."""
+    out = copy.deepcopy(module).to(labs.device())
     if sequence_parallel:
         for p in out.parameters():
             p.sequence_parallel = True
@@ -130,7 +132,7 @@ class ParallelTinyGPT(nn.Module):
         kw = dict(group=group, counter=counter, sequence_parallel=sequence_parallel)
         full = model.transformer
         self.transformer = nn.ModuleDict(dict(
-            wte=copy.deepcopy(full.wte), wpe=copy.deepcopy(full.wpe),
+            wte=_replica(full.wte, False), wpe=_replica(full.wpe, False),
             h=nn.ModuleList(ParallelBlock(b, label=f"h.{i}", **kw) for i, b in enumerate(full.h)),
             ln_f=_replica(full.ln_f, sequence_parallel)))
         self.lm_head = ColumnParallelLinear.from_linear(model.lm_head, gather_output=True, **kw)

@@ -14,6 +14,7 @@ import copy
 import torch
 import torch.distributed as dist
 
+import labs
 from labs.data import get_batch
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT, local_shards
@@ -34,9 +35,10 @@ def tp_step_vs_full(config: TinyGPTConfig, batch: int, *, sequence_parallel: boo
                     lr: float = 0.1) -> dict:
     """One SGD step of the TP model and of the full model: largest |difference| of logits, loss,
     gradients (each shard vs the slice of the full gradient) and weights after the step."""
-    full = TinyGPT(config, seed=0)
+    device = labs.device()
+    full = TinyGPT(config, seed=0).to(device)
     tp_model = ParallelTinyGPT(copy.deepcopy(full), sequence_parallel=sequence_parallel)
-    x, y = get_batch(0, batch, config.block_size)
+    x, y = (t.to(device) for t in get_batch(0, batch, config.block_size))
     out = {}
     results = []
     for model in (full, tp_model):
@@ -65,11 +67,12 @@ def dtensor_vs_hand(config: TinyGPTConfig, batch: int) -> dict:
 
     from labs.tensor_parallel.dtensor import DTensorBlock, local_grad
 
-    full = TinyGPT(config, seed=0).transformer.h[0]
-    modules = {"full": full, "hand-written": ParallelBlock(full),
-               "DTensor": DTensorBlock(full, init_device_mesh("cpu", (dist.get_world_size(),)))}
-    x = torch.randn(batch, config.block_size, config.n_embd,
-                    generator=torch.Generator().manual_seed(1))
+    device = labs.device()
+    full = TinyGPT(config, seed=0).transformer.h[0].to(device)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
+    modules = {"full": full, "hand-written": ParallelBlock(full), "DTensor": DTensorBlock(full, mesh)}
+    x = torch.randn(batch, config.block_size, config.n_embd, device=device,
+                    generator=torch.Generator(device).manual_seed(1))
     res = {}
     for name, module in modules.items():
         xi = x.clone().requires_grad_()
