@@ -46,6 +46,13 @@ MOVED_MODULES = {
 # (old module, name) -> "new.module:name": names that changed, or whose behaviour changed and
 # are kept by an adapter in labs._compat for the old module only
 RENAMED = {
+    **{("labs.tp_communications", old): f"labs.tensor_parallel.comm:{new}" for old, new in (
+        ("_CopyToRegion", "CopyToTensorParallelRegion"),
+        ("_ReduceFromRegion", "ReduceFromTensorParallelRegion"),
+        ("_ScatterToRegion", "ScatterToTensorParallelRegion"),
+        ("_GatherFromRegion", "GatherFromTensorParallelRegion"),
+        ("_GatherFromSequenceRegion", "GatherFromSequenceParallelRegion"),
+        ("_ReduceScatterToSequenceRegion", "ReduceScatterToSequenceParallelRegion"))},
     ("labs.tensor_parallel_planning", "layer_weight_bytes"): "labs.memory:layer_weight_bytes",
     ("labs.tensor_parallel_planning", "TPDecision"): "labs.cost:FitDecision",
     **{("labs.tensor_parallel_planning", name): f"labs._compat:{name}"

@@ -214,7 +214,7 @@ def _check_contiguous(tensor: torch.Tensor) -> None:
 # --- the ring ----------------------------------------------------------------------------
 
 def ring_reduce_scatter(tensor: torch.Tensor, *, group=None,
-                        counter: CommCounter | None = None) -> torch.Tensor:
+                        counter: ByteCounter | None = None) -> torch.Tensor:
     """Sum chunk r of ``tensor`` over the ranks onto rank r; returns that chunk (a view).
 
     In place: ``tensor`` is the workspace, and on return only chunk ``rank`` of
@@ -239,7 +239,7 @@ def ring_reduce_scatter(tensor: torch.Tensor, *, group=None,
 
 
 def ring_all_gather(tensor: torch.Tensor, *, group=None,
-                    counter: CommCounter | None = None) -> torch.Tensor:
+                    counter: ByteCounter | None = None) -> torch.Tensor:
     """Fill every chunk of ``tensor`` from the rank that owns it; returns ``tensor``.
 
     In place: on entry chunk r of ``ring_chunks(tensor, N)`` is valid on rank r (the rest is
@@ -259,7 +259,7 @@ def ring_all_gather(tensor: torch.Tensor, *, group=None,
 
 
 def ring_all_reduce(tensor: torch.Tensor, *, group=None,
-                    counter: CommCounter | None = None) -> torch.Tensor:
+                    counter: ByteCounter | None = None) -> torch.Tensor:
     """Sum ``tensor`` over the ranks, in place, as reduce-scatter then all-gather; returns it.
 
     Same result as ``dist.all_reduce(tensor)`` (up to the order of float additions); each rank
@@ -269,7 +269,7 @@ def ring_all_reduce(tensor: torch.Tensor, *, group=None,
     return ring_all_gather(tensor, group=group, counter=counter)
 
 
-def naive_all_reduce(tensor: torch.Tensor, *, group=None, counter: CommCounter | None = None,
+def naive_all_reduce(tensor: torch.Tensor, *, group=None, counter: ByteCounter | None = None,
                      root: int = 0) -> torch.Tensor:
     """Sum ``tensor`` over the ranks, in place, through one root: the contrast to the ring.
 

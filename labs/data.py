@@ -18,6 +18,9 @@ from importlib import resources
 import torch
 from torch import Tensor
 
+__all__ = ["SPLITS", "load_corpus", "CharTokenizer", "train_val_split", "corpus_tokens",
+           "seeded_generator", "get_batch", "shard_batch", "regression_batch"]
+
 SPLITS = ("train", "val")
 
 

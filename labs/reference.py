@@ -20,6 +20,8 @@ from torch import Tensor, nn
 from labs.data import CharTokenizer, get_batch
 from labs.models import TinyGPT, TinyGPTConfig
 
+__all__ = ["Batches", "TrainResult", "make_optimizer", "train_reference", "tinygpt_reference"]
+
 Batches = Callable[[int], tuple[Tensor, Tensor]]  # step -> (x, y)
 
 

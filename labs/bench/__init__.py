@@ -1,4 +1,8 @@
-"""Benchmarks: ``python -m labs.bench NAME``. Speed targets live here, never in the tests."""
+"""Benchmarks: ``python -m labs.bench NAME``, the command-line mains only (the measurements they
+run live in the packages, e.g. :mod:`labs.data_parallel.experiments`). Speed targets live here,
+never in the tests."""
+
+__all__ = ["BENCHMARKS"]
 
 BENCHMARKS = {
     "launch": "labs.bench.launch",

@@ -7,6 +7,8 @@ import sys
 
 from labs.bench import BENCHMARKS
 
+__all__ = ["main"]
+
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)

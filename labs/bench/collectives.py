@@ -14,6 +14,8 @@ import torch.distributed as dist
 
 from labs import _rank, collectives, launcher
 
+__all__ = ["main"]
+
 MB = 2**20
 TARGET_RATIO = 2.0
 TARGET_SIZES = (16 * MB, 64 * MB)

@@ -14,6 +14,8 @@ import labs
 from labs.data_parallel.experiments import COMPUTE_HEAVY, speedup, step_times
 from labs.models import MLP
 
+__all__ = ["main"]
+
 TARGET_OVERLAP_RATIO = 1.2
 TARGET_SPEEDUP = 1.5
 

@@ -16,6 +16,8 @@ import labs
 from labs.cost import bus_bandwidth, training_flops
 from labs.models import TinyGPT, TinyGPTConfig
 
+__all__ = ["main"]
+
 # Dense bf16 tensor-core peaks (vendor datasheets, without sparsity), TFLOP/s.
 PEAK_BF16_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "V100": 125.0}
 

@@ -49,6 +49,8 @@ def time_spawn(n: int) -> float:
 SPAWN_COLD_SNIPPET = """
 import time
 from labs.bench.launch import time_spawn
+
+__all__ = ["main"]
 print(time_spawn({n}))
 """
 

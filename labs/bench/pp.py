@@ -17,6 +17,8 @@ from labs import pipeline as pp
 from labs.pipeline import experiments as px
 from labs.models import TinyGPTConfig
 
+__all__ = ["main"]
+
 BENCH_CONFIG = TinyGPTConfig(vocab_size=px.VOCAB, block_size=64, n_layer=8, n_head=4, n_embd=128)
 TARGET_RATIO = 1.2
 

@@ -17,6 +17,8 @@ import time
 import labs
 from labs.models import TinyGPTConfig
 
+__all__ = ["main"]
+
 TARGET_RATIO = 1.3
 
 

@@ -25,6 +25,9 @@ import nbformat
 
 from .checks import STUB_MARKER
 
+__all__ = ["is_graded", "graded_cells", "strip_solutions", "make_student_notebook", "dumps",
+           "render", "out_of_sync", "generate", "main"]
+
 BEGIN_RE = re.compile(r"^(?P<indent>[ \t]*)#+\s*BEGIN SOLUTION\s*$")
 END_RE = re.compile(r"^[ \t]*#+\s*END SOLUTION\s*$")
 HINT_RE = re.compile(r"^[ \t]*#+\s*HINT:\s*(?P<hint>.*?)\s*$")

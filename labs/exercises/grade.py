@@ -31,6 +31,10 @@ import nbformat
 
 from .generate import graded_cells, is_graded
 
+__all__ = ["ExerciseResult", "SubmissionResult", "GraderError", "find_submissions",
+           "load_sources", "match_source", "prepare", "execute", "grade_submission",
+           "summary_table", "write_reports", "default_solutions", "grade", "main"]
+
 DEFAULT_TIMEOUT = 900.0
 DEFAULT_CELL_TIMEOUT = 300.0
 MSG_DELETED = "检查单元格被删除"

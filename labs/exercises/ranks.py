@@ -12,6 +12,8 @@ import sysconfig
 
 from labs.exercises.checks import ExerciseFailed
 
+__all__ = ["CHECK_TIMEOUT", "run_on_ranks", "as_number"]
+
 CHECK_TIMEOUT = 20.0  # seconds per launch; a correct solution needs well under one
 
 

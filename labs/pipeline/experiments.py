@@ -223,9 +223,7 @@ def with_(run: PipelineRun, **changes) -> PipelineRun:
 def measure(runs: list[PipelineRun], n_ranks: int, *, timeout: float = 120.0) -> list[pp.Timeline]:
     """From the notebook: run ``runs`` on ``n_ranks`` ranks in one launch; their measured
     Timelines (info: peak in-flight micro-batches and activation bytes per rank, overruns)."""
-    from labs.launcher import launch
-
-    per_rank = launch(sweep, n_ranks, args=(runs,), timeout=timeout)
+    per_rank = labs.launch(sweep, n_ranks, args=(runs,), timeout=timeout)
     return [timeline_of([r[i] for r in per_rank], run) for i, run in enumerate(runs)]
 
 

@@ -13,7 +13,8 @@ import numpy as np
 from labs.cost import bubble_fraction
 from labs.plots import finish, format_number, plot_timeline, plot_timelines, subplots
 
-__all__ = ["plot_timeline", "plot_timelines", "plot_bubble", "plot_memory", "plot_bars", "plot_xy"]
+__all__ = ["plot_timeline", "plot_timelines", "plot_bubble", "plot_memory", "plot_bars", "plot_xy",
+           "subplots"]
 
 def plot_bubble(measured: dict, *, mode: str, title: str = "pipeline bubble vs theory",
                 v: int = 1, figsize=None):

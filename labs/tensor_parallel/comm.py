@@ -35,7 +35,10 @@ from torch import Tensor
 
 from labs.collectives import CommCounter, CommEvent  # noqa: F401  (re-exported: the one counter)
 
-__all__ = ["CommEvent", "CommCounter", "copy_to_tensor_parallel_region",
+__all__ = ["CommEvent", "CommCounter", "CopyToTensorParallelRegion",
+           "ReduceFromTensorParallelRegion", "ScatterToTensorParallelRegion",
+           "GatherFromTensorParallelRegion", "GatherFromSequenceParallelRegion",
+           "ReduceScatterToSequenceParallelRegion", "copy_to_tensor_parallel_region",
            "reduce_from_tensor_parallel_region", "scatter_to_tensor_parallel_region",
            "gather_from_tensor_parallel_region", "scatter_to_sequence_parallel_region",
            "gather_from_sequence_parallel_region", "reduce_scatter_to_sequence_parallel_region",
@@ -115,7 +118,7 @@ class _Region(torch.autograd.Function):
         ctx.label = counter.label if counter is not None else ""
 
 
-class _CopyToRegion(_Region):
+class CopyToTensorParallelRegion(_Region):
     """forward: identity; backward: all-reduce (Megatron's f)."""
 
     @staticmethod
@@ -129,7 +132,7 @@ class _CopyToRegion(_Region):
                           label=ctx.label), None, None
 
 
-class _ReduceFromRegion(_Region):
+class ReduceFromTensorParallelRegion(_Region):
     """forward: all-reduce; backward: identity (Megatron's g)."""
 
     @staticmethod
@@ -141,7 +144,7 @@ class _ReduceFromRegion(_Region):
         return grad, None, None
 
 
-class _ScatterToRegion(_Region):
+class ScatterToTensorParallelRegion(_Region):
     """forward: split along dim, keep my chunk; backward: all-gather along dim."""
 
     @staticmethod
@@ -155,7 +158,7 @@ class _ScatterToRegion(_Region):
                                 phase="backward", label=ctx.label), None, None, None
 
 
-class _GatherFromRegion(_Region):
+class GatherFromTensorParallelRegion(_Region):
     """forward: all-gather along dim; backward: split along dim."""
 
     @staticmethod
@@ -168,7 +171,7 @@ class _GatherFromRegion(_Region):
         return split_along(grad, ctx.dim, group=ctx.group), None, None, None
 
 
-class _GatherFromSequenceRegion(_Region):
+class GatherFromSequenceParallelRegion(_Region):
     """forward: all-gather along dim; backward: reduce-scatter along dim."""
 
     @staticmethod
@@ -182,7 +185,7 @@ class _GatherFromSequenceRegion(_Region):
                                     phase="backward", label=ctx.label), None, None, None
 
 
-class _ReduceScatterToSequenceRegion(_Region):
+class ReduceScatterToSequenceParallelRegion(_Region):
     """forward: reduce-scatter along dim; backward: all-gather along dim."""
 
     @staticmethod
@@ -198,24 +201,24 @@ class _ReduceScatterToSequenceRegion(_Region):
 
 def copy_to_tensor_parallel_region(x: Tensor, *, group=None, counter=None) -> Tensor:
     """forward: identity; backward: all-reduce. Megatron's f, before a column-parallel layer."""
-    return x if _size(group) == 1 else _CopyToRegion.apply(x, group, counter)
+    return x if _size(group) == 1 else CopyToTensorParallelRegion.apply(x, group, counter)
 
 
 def reduce_from_tensor_parallel_region(x: Tensor, *, group=None, counter=None) -> Tensor:
     """forward: all-reduce; backward: identity. Megatron's g, after a row-parallel layer."""
-    return x if _size(group) == 1 else _ReduceFromRegion.apply(x, group, counter)
+    return x if _size(group) == 1 else ReduceFromTensorParallelRegion.apply(x, group, counter)
 
 
 def scatter_to_tensor_parallel_region(x: Tensor, *, dim: int = -1, group=None,
                                       counter=None) -> Tensor:
     """forward: split along dim (keep my chunk); backward: all-gather along dim."""
-    return x if _size(group) == 1 else _ScatterToRegion.apply(x, dim, group, counter)
+    return x if _size(group) == 1 else ScatterToTensorParallelRegion.apply(x, dim, group, counter)
 
 
 def gather_from_tensor_parallel_region(x: Tensor, *, dim: int = -1, group=None,
                                        counter=None) -> Tensor:
     """forward: all-gather along dim; backward: split along dim (keep my chunk)."""
-    return x if _size(group) == 1 else _GatherFromRegion.apply(x, dim, group, counter)
+    return x if _size(group) == 1 else GatherFromTensorParallelRegion.apply(x, dim, group, counter)
 
 
 def scatter_to_sequence_parallel_region(x: Tensor, *, dim: int = 1, group=None,
@@ -228,11 +231,14 @@ def scatter_to_sequence_parallel_region(x: Tensor, *, dim: int = 1, group=None,
 def gather_from_sequence_parallel_region(x: Tensor, *, dim: int = 1, group=None,
                                          counter=None) -> Tensor:
     """forward: all-gather along the sequence dim; backward: reduce-scatter (replaces f)."""
-    return x if _size(group) == 1 else _GatherFromSequenceRegion.apply(x, dim, group, counter)
+    if _size(group) == 1:
+        return x
+    return GatherFromSequenceParallelRegion.apply(x, dim, group, counter)
 
 
 def reduce_scatter_to_sequence_parallel_region(x: Tensor, *, dim: int = 1, group=None,
                                                counter=None) -> Tensor:
     """forward: reduce-scatter along the sequence dim; backward: all-gather (replaces g)."""
-    return x if _size(group) == 1 else _ReduceScatterToSequenceRegion.apply(x, dim, group,
-                                                                             counter)
+    if _size(group) == 1:
+        return x
+    return ReduceScatterToSequenceParallelRegion.apply(x, dim, group, counter)
