@@ -15,7 +15,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import labs
 from labs import _moved
 
 ROOT = Path(__file__).resolve().parents[1]
