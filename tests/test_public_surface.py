@@ -109,8 +109,7 @@ def problems_in(source: str) -> list[str]:
 
 
 def test_the_check_finds_what_it_should():
-    with pytest.warns(DeprecationWarning):
-        found = problems_in("from labs import tp_communications as comm\ncomm._CopyToRegion")
+    found = problems_in("from labs import tp_communications as comm\ncomm._CopyToRegion")
     assert found == ["comm._CopyToRegion: labs.tp_communications._CopyToRegion is not public",
                      "labs.tp_communications: an old path, use labs.tensor_parallel.comm"]
     assert problems_in("import labs\nlabs.launcher.cpu_count()") == [
