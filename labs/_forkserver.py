@@ -4,6 +4,13 @@ A forkserver imports torch once (it preloads ``labs._rank``); every launch then 
 from it, which costs milliseconds instead of a fresh ``import torch`` per rank. Functions
 travel by value with cloudpickle, keeping their file name so that a rank's traceback can show
 the notebook cell's source lines.
+
+The course runs its own forkserver instance (not multiprocessing's global one), so nothing in
+``multiprocessing`` is changed for other code in the same kernel. The server never sees a
+Ctrl-C: a terminal or Jupyter sends SIGINT to the kernel's whole process group, and a server
+killed in the middle of forking a rank would break every later launch; the launcher stops
+ranks itself. Each request waits for the server only until a deadline, so a frozen server
+cannot block a launch past its timeout.
 """
 
 from __future__ import annotations
@@ -13,49 +20,205 @@ import contextlib
 import io
 import linecache
 import multiprocessing as mp
+import multiprocessing.connection
 import os
+import select
+import shutil
+import signal
+import tempfile
+import threading
+import time
 import types
-from multiprocessing import popen_forkserver, spawn
+from multiprocessing import forkserver, popen_forkserver, process, reduction, spawn, util
 
 import cloudpickle
 
-_CONTEXT = None
+from labs import _processes
+from labs.launch_errors import HelperError
+
+PRELOAD = ["labs._forkserver_preload", "labs._rank"]  # the first one shields it from Ctrl-C
+COLD_START_S = 120.0  # time the server may take to import torch on a slow laptop
+
+
+def helper_error(what: str, pid) -> HelperError:
+    return HelperError(
+        f"the launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+        f"{what}. The ranks of this launch were stopped. Run the cell again: the next launch "
+        "starts a fresh helper (a few seconds, it imports torch).")
+
+
+class _ForkServer(forkserver.ForkServer):
+    """multiprocessing's ForkServer, one instance for the course, with torch preloaded."""
+
+    def __init__(self):
+        super().__init__()
+        self._preload_modules = list(PRELOAD)
+        self.started_at = None  # while it has not forked a rank yet: it may be importing torch
+
+    @property
+    def pid(self):
+        return self._forkserver_pid
+
+    def ensure_running(self):
+        _use_own_socket_folder()
+        before = self._forkserver_pid
+        try:
+            with _interrupts_blocked():  # the server is born with SIGINT blocked
+                super().ensure_running()
+        except ChildProcessError:  # another part of the kernel reaped our server: forget it
+            self.forget()
+            with _interrupts_blocked():
+                super().ensure_running()
+        if self._forkserver_pid != before:
+            self.started_at = time.monotonic()
+        return self.started_at
+
+    def exit_status(self):
+        """None while the server runs; else how it ended (and it is forgotten)."""
+        pid = self._forkserver_pid
+        if pid is None:
+            return "is not running"
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done, status = pid, None
+        if not done:
+            return None
+        self.forget()
+        if status is not None and os.WIFSIGNALED(status):
+            return f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
+        return "died"
+
+    def kill(self):
+        """End a server that stopped answering; the next launch starts a new one."""
+        pid = self._forkserver_pid
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        self.forget()
+
+    def forget(self):
+        with contextlib.suppress(OSError, TypeError):
+            os.close(self._forkserver_alive_fd)
+        with contextlib.suppress(OSError, TypeError):
+            os.unlink(self._forkserver_address)
+        self._forkserver_pid = self._forkserver_alive_fd = self._forkserver_address = None
+        self.started_at = None
+
+    def stop(self):
+        """Ask the server to exit (closing its 'alive' pipe) and wait for it."""
+        pid = self._forkserver_pid
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._forkserver_alive_fd)
+            self._forkserver_alive_fd = None
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        self.forget()
+
+
+SERVER = _ForkServer()
+_SERVER_FOLDER_LOCK = threading.Lock()
+
+
+def _use_own_socket_folder() -> None:
+    """Give multiprocessing a temporary folder named after this process, if it has none yet.
+
+    The server's socket lives in multiprocessing's temporary folder, which is removed at a
+    normal exit; a killed kernel leaves it behind. Named ``labs-mp-<pid>-…`` (instead of
+    ``pymp-…``), the next launch can tell that its owner is gone and sweep it.
+    """
+    with _SERVER_FOLDER_LOCK:
+        config = process.current_process()._config
+        if config.get("tempdir") is None:
+            folder = tempfile.mkdtemp(prefix=f"{_processes.SERVER_PREFIX}{os.getpid()}-")
+            util.Finalize(None, shutil.rmtree, args=(folder,), kwargs={"ignore_errors": True},
+                          exitpriority=-100)
+            config["tempdir"] = folder
+
+
+@contextlib.contextmanager
+def _interrupts_blocked():
+    """Block SIGINT in this thread, so a process started here is born with it blocked."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def context():
-    """The forkserver context, with torch preloaded in the server (started on first use)."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["labs._rank"])
-        _CONTEXT = ctx
-    return _CONTEXT
+    """The forkserver context (multiprocessing's; the server itself is :data:`SERVER`)."""
+    return mp.get_context("forkserver")
 
 
 class _Popen(popen_forkserver.Popen):
-    """Forkserver Popen that does not re-import the caller's ``__main__`` in the rank.
+    """Starts one rank through :data:`SERVER`, waiting for it only until a deadline.
 
-    The function travels by value, so the rank never needs ``__main__``; re-running a script's
-    top level (or a notebook kernel's launcher) in every rank would be slow and surprising.
+    Unlike multiprocessing's own, the rank does not re-import the caller's ``__main__``: the
+    function travels by value, and re-running a script's top level (or a notebook kernel's
+    launcher) in every rank would be slow and surprising.
     """
 
     def _launch(self, process_obj):
-        real = spawn.get_preparation_data
-
-        def without_main(name):
-            data = real(name)
-            data.pop("init_main_from_name", None)
-            data.pop("init_main_from_path", None)
-            return data
-
-        spawn.get_preparation_data = without_main
+        deadline = process_obj.start_deadline
+        prep_data = spawn.get_preparation_data(process_obj._name)
+        prep_data.pop("init_main_from_name", None)
+        prep_data.pop("init_main_from_path", None)
+        buf = io.BytesIO()
+        mp.context.set_spawning_popen(self)
         try:
-            super()._launch(process_obj)
+            reduction.dump(prep_data, buf)
+            reduction.dump(process_obj, buf)
         finally:
-            spawn.get_preparation_data = real
+            mp.context.set_spawning_popen(None)
+        cold_since = SERVER.ensure_running()
+        if cold_since is not None:  # a new server imports torch before it can fork
+            deadline = max(deadline, cold_since + COLD_START_S)
+        server_pid = SERVER.pid
+        try:
+            self.sentinel, w = SERVER.connect_to_new_process(self._fds)
+        except (OSError, EOFError) as exc:
+            SERVER.kill()
+            raise helper_error(f"refused to start a rank ({type(exc).__name__}: {exc})",
+                               server_pid) from None
+        _parent_w = os.dup(w)
+        self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
+        payload = buf.getbuffer()
+        os.set_blocking(w, False)
+        try:
+            while payload:
+                if not select.select([], [w], [], _left(deadline))[1]:
+                    raise TimeoutError
+                payload = payload[os.write(w, payload):]
+            if not multiprocessing.connection.wait([self.sentinel], _left(deadline)):
+                raise TimeoutError
+            self.pid = forkserver.read_signed(self.sentinel)
+            SERVER.started_at = None  # it answered: warm from now on
+        except TimeoutError:
+            SERVER.kill()
+            raise helper_error("did not answer in time to start a rank, so it was stopped",
+                               server_pid) from None
+        except (OSError, EOFError):
+            what = SERVER.exit_status() or "closed its connection"
+            SERVER.kill()
+            raise helper_error(f"{what} while starting a rank", server_pid) from None
+        finally:
+            os.close(w)
+
+
+def _left(deadline: float) -> float:
+    return min(max(0.0, deadline - time.monotonic()), COLD_START_S)
 
 
 class RankProcess(mp.context.ForkServerProcess):
+    start_deadline = float("inf")  # set by the launcher before start()
+
     @staticmethod
     def _Popen(process_obj):
         return _Popen(process_obj)
@@ -63,24 +226,14 @@ class RankProcess(mp.context.ForkServerProcess):
 
 def warm_up() -> None:
     """Start the forkserver now (importing torch there), so the first launch is fast."""
-    context()
-    from multiprocessing import forkserver
-    forkserver.ensure_running()
+    SERVER.ensure_running()
 
 
 def shutdown() -> None:
-    """Stop the forkserver (the next launch starts a fresh one)."""
-    from multiprocessing import forkserver
-    server = forkserver._forkserver
-    if server._forkserver_pid is not None:
-        with contextlib.suppress(OSError):
-            os.close(server._forkserver_alive_fd)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(server._forkserver_pid, 0)
-        server._forkserver_pid = None
-        server._forkserver_alive_fd = None
-        server._forkserver_address = None
-
+    """Stop the forkserver (the next launch starts a fresh one) and sweep run folders that
+    killed kernels left behind."""
+    SERVER.stop()
+    _processes.sweep_stale_folders()
 
 
 # --- shipping code to the ranks -----------------------------------------------------------

@@ -7,6 +7,7 @@ It is also used by the torchrun entry (``python -m labs run module:function``).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import faulthandler
 import linecache
@@ -21,6 +22,8 @@ import cloudpickle
 import torch
 import torch._dynamo  # noqa: F401  (DDP imports it lazily; preload it once in the forkserver)
 import torch.distributed as dist
+
+from labs import _processes
 
 # Messages of collectives that failed only because another rank went away first.
 SECONDARY_ERROR_MARKERS = (
@@ -46,7 +49,22 @@ def cpu_count() -> int:
 
 
 def threads_per_rank(local_world_size: int) -> int:
-    """Share the cores out so that ranks on one machine do not oversubscribe them."""
+    """Share the cores out so that ranks on one machine do not oversubscribe them.
+
+    ``LABS_THREADS_PER_RANK`` (a positive integer) overrides the share, e.g. to run the tests
+    with the intra-op thread count of another machine (CI runs them with 1 and with 2).
+    """
+    override = os.environ.get("LABS_THREADS_PER_RANK", "").strip()
+    if override:
+        try:
+            threads = int(override)
+        except ValueError:
+            threads = 0
+        if threads < 1:
+            raise ValueError(f"LABS_THREADS_PER_RANK={override!r} is not a positive integer: set "
+                             "it to the number of intra-op threads each rank should use (e.g. 1), "
+                             "or unset it to share the cores out evenly")
+        return threads
     return max(1, cpu_count() // max(1, local_world_size))
 
 
@@ -107,30 +125,37 @@ def _user_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
+def _safe_str(exc: BaseException) -> str:
+    """str(exc), even for an exception whose __str__ itself raises."""
+    try:
+        return str(exc)
+    except Exception as inner:  # noqa: BLE001
+        return f"<str() of this exception failed: {type(inner).__name__}>"
+
+
 def _report_error(run_dir: str, rank: int, exc: BaseException, kind: str = "exception") -> None:
     text = _user_traceback(exc)
-    message = f"{type(exc).__name__}: {exc}"
+    message = f"{type(exc).__name__}: {_safe_str(exc)}"
     try:
         original = cloudpickle.dumps(exc)
     except Exception:
         original = None
-    secondary = any(m in str(exc) for m in SECONDARY_ERROR_MARKERS)
+    secondary = any(m in message for m in SECONDARY_ERROR_MARKERS)
     record = dict(rank=rank, kind=kind, exc_type=type(exc).__name__, message=message,
                   traceback=text, time=time.time(), secondary=secondary, original=original)
     _write_atomic(os.path.join(run_dir, f"rank{rank}.error"), cloudpickle.dumps(record))
 
 
 def _watchdog(parent_pid: int, hard_deadline: float) -> None:
-    """End this rank if the launching process is gone or the hard deadline passed."""
+    """End this rank (and all it started) if the launching process is gone -- a killed or
+    restarted kernel -- or the hard deadline passed."""
     while True:
         time.sleep(0.5)
-        try:
-            os.kill(parent_pid, 0)
-        except ProcessLookupError:
+        if not _processes.alive(parent_pid):
+            _processes.kill_descendants(os.getpid())
             os._exit(70)
-        except PermissionError:
-            pass
         if time.time() > hard_deadline:
+            _processes.kill_descendants(os.getpid())
             os._exit(71)
 
 
@@ -148,6 +173,7 @@ def _redirect_output(run_dir: str, rank: int) -> None:
 def rank_main(run_dir: str, rank: int, world_size: int, backend: str, timeout: float,
               parent_pid: int, env: dict) -> None:
     """Entry point of one launched rank (runs in a process forked by the forkserver)."""
+    _processes.lead_own_group_and_adopt_orphans()
     _redirect_output(run_dir, rank)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher stops ranks, not Ctrl-C
     stack_file = open(os.path.join(run_dir, f"rank{rank}.stack"), "w")
@@ -197,6 +223,9 @@ def rank_main(run_dir: str, rank: int, world_size: int, backend: str, timeout: f
 
 
 def _exit(code: int) -> None:
-    sys.stdout.flush()
-    sys.stderr.flush()
+    """Leave the rank, ending first every process it started (a Popen, a pool's workers)."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    _processes.kill_descendants(os.getpid())
     os._exit(code)

@@ -19,16 +19,38 @@ def _memory_gib() -> float | None:
 
 def doctor(out=None) -> bool:
     """Print the environment and run real 2- and 4-rank all-reduces. True when all is well."""
-    import torch
-    import torch.distributed as dist
-
-    from labs import _rank, examples, launcher
+    from labs import _processes
+    from labs.launch_errors import LaunchError
 
     out = out or sys.stdout
     problems = []
 
     def say(line=""):
         print(line, file=out, flush=True)
+
+    def report():
+        say()
+        if problems:
+            say("PROBLEMS:")
+            for p in problems:
+                say(f"- {p}")
+            return False
+        say("All good: the course can run here.")
+        return True
+
+    # First, before torch: importing torch itself fails without a usable temporary folder.
+    try:
+        root = _processes.temp_folder()
+        say(f"temp folder {root} ({_processes.free_bytes(root) / 2**30:.1f} GiB free)")
+    except LaunchError as exc:
+        say("temp folder NONE USABLE")
+        problems.append(str(exc))
+        return report()
+
+    import torch
+    import torch.distributed as dist
+
+    from labs import _rank, examples, launcher
 
     say(f"python      {sys.version.split()[0]} ({platform.platform()})")
     say(f"torch       {torch.__version__}")
@@ -42,8 +64,12 @@ def doctor(out=None) -> bool:
                         f"torch=={PINNED_TORCH} wheel.")
     mem = _memory_gib()
     say(f"cpu         {_rank.cpu_count()} cores" + (f", {mem:.1f} GiB memory" if mem else ""))
-    say(f"max ranks   {launcher.max_world_size()} CPU ranks at once (LABS_MAX_WORLD_SIZE "
-        "overrides)")
+    try:
+        say(f"max ranks   {launcher.max_world_size()} CPU ranks at once (LABS_MAX_WORLD_SIZE "
+            "overrides)")
+    except ValueError as exc:
+        problems.append(str(exc))
+        return report()
     gpus = launcher.cuda_device_count()
     if gpus:
         names = ", ".join(torch.cuda.get_device_name(i) for i in range(gpus))
@@ -78,14 +104,7 @@ def doctor(out=None) -> bool:
                             "  If it is a network error, set GLOO_SOCKET_IFNAME=lo (Linux) or "
                             "lo0 (macOS); check that the temporary folder "
                             f"({os.environ.get('TMPDIR', '/tmp')}) is writable.")
-    say()
-    if problems:
-        say("PROBLEMS:")
-        for p in problems:
-            say(f"- {p}")
-        return False
-    say("All good: the course can run here.")
-    return True
+    return report()
 
 
 def environment(world_size: int, backend: str = "auto", out=None) -> str:

@@ -33,3 +33,7 @@ class LaunchTimeoutError(LaunchError, TimeoutError):
     def __init__(self, message, *, waiting):
         super().__init__(message)
         self.waiting = waiting
+
+
+class HelperError(LaunchError):
+    """The launcher's helper process (the forkserver that starts ranks) died or froze."""

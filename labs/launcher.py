@@ -12,6 +12,10 @@ How it works, and why:
   (C++ included) appears here live, prefixed with ``[rank r]``.
 - Any failure stops all ranks and raises one error about the rank that caused it; a hang ends
   after ``timeout`` seconds with the waiting ranks named and where they were stuck.
+- Nothing outlives a launch: a rank leads its own process group and adopts orphans, so what it
+  started ends with it; Ctrl-C is held while ranks are started or stopped (two quick interrupts
+  cannot cut the clean-up short); folders of killed kernels are swept by the next launch.
+- The forkserver's own faults (it died, it froze) are told as such, within ``timeout``.
 """
 
 from __future__ import annotations
@@ -26,16 +30,20 @@ import sys
 import tempfile
 import time
 
-from labs import _forkserver, _rank
+from labs import _forkserver, _processes, _rank
 from labs._forkserver import shutdown, warm_up  # noqa: F401  (re-exported)
+from labs._output import OutputTail
 from labs._rank import cpu_count, device  # noqa: F401  (re-exported: labs.device())
-from labs.launch_errors import LaunchError, LaunchTimeoutError, RankCrashedError, RankError
+from labs.launch_errors import (HelperError, LaunchError, LaunchTimeoutError,  # noqa: F401
+                                RankCrashedError, RankError)
 
 BACKENDS = ("auto", "gloo", "nccl")
 # Each CPU rank costs a Python process with torch loaded (forked, so much of it is shared
 # copy-on-write); count this much per rank to stay well inside the machine.
 RANK_MEMORY_BYTES = 250 * 2**20
 FAILURE_GRACE_S = 0.3  # after a first failure, time to collect the others' errors
+STOP_WAIT_S = 3.0  # after SIGKILL, time for the forkserver to report the ranks' exits
+MAX_TIMEOUT_S = 24 * 3600.0
 
 
 def launch(fn, world_size, args=(), kwargs=None, *, backend="auto", timeout=60.0):
@@ -66,8 +74,11 @@ def launch(fn, world_size, args=(), kwargs=None, *, backend="auto", timeout=60.0
 
 def max_world_size() -> int:
     """The most CPU ranks this machine can run at once (override: LABS_MAX_WORLD_SIZE)."""
-    override = os.environ.get("LABS_MAX_WORLD_SIZE")
+    override = os.environ.get("LABS_MAX_WORLD_SIZE", "").strip()
     if override:
+        if not override.isdigit() or int(override) < 1:
+            raise ValueError(f"LABS_MAX_WORLD_SIZE={override!r} is not a whole number of ranks: "
+                             "set it to the most ranks to allow (for example 16), or unset it.")
         return int(override)
     by_cores = max(8, 4 * cpu_count())
     available = available_memory_bytes()
@@ -131,8 +142,11 @@ def _check_arguments(fn, world_size, args, kwargs, backend, timeout) -> str:
                         f"{type(args).__name__}: write args=(x,) for one argument.")
     if kwargs is not None and not isinstance(kwargs, dict):
         raise TypeError(f"kwargs must be a dict, got {type(kwargs).__name__}.")
-    if not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise ValueError(f"timeout={timeout!r}: give the seconds the run may take, > 0.")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout={timeout!r}: give the seconds the run may take, as a number.")
+    if not (0 < timeout <= MAX_TIMEOUT_S):  # also refuses nan and inf
+        raise ValueError(f"timeout={timeout!r}: give the seconds the run may take, > 0 and at "
+                         f"most {MAX_TIMEOUT_S:.0f} (one day); a hung run must end some time.")
     backend = resolve_backend(backend, world_size)
     if backend == "gloo" and world_size > max_world_size():
         raise ValueError(
@@ -143,34 +157,6 @@ def _check_arguments(fn, world_size, args, kwargs, backend, timeout) -> str:
     return backend
 
 
-class _OutputTail:
-    """Tails one rank's output file and echoes complete lines with a rank prefix."""
-
-    def __init__(self, path, prefix, stream, keep=30):
-        self.path, self.prefix, self.stream, self.keep = path, prefix, stream, keep
-        self.offset, self.partial, self.lines = 0, b"", []
-
-    def pump(self, final=False):
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                data = f.read()
-        except FileNotFoundError:
-            return
-        self.offset += len(data)
-        data = self.partial + data
-        *complete, self.partial = data.split(b"\n")
-        if final and self.partial:
-            complete, self.partial = complete + [self.partial], b""
-        for raw in complete:
-            line = raw.decode("utf-8", errors="replace")
-            self.lines = (self.lines + [line])[-self.keep:]
-            if self.stream is not None:
-                self.stream.write(f"{self.prefix}{line}\n")
-        if complete and self.stream is not None:
-            self.stream.flush()
-
-
 class _Run:
     def __init__(self, fn, world_size, args, kwargs, backend, timeout, *, stream_out,
                  stream_err):
@@ -179,19 +165,28 @@ class _Run:
         self.stream_out, self.stream_err = stream_out, stream_err
         self.procs = []
         self.killed = set()  # ranks this launcher stopped (not crashes of their own)
+        self.helper_frozen = None  # pid of a forkserver that stopped answering
 
     def path(self, name):
         return os.path.join(self.run_dir, name)
 
     def run(self):
-        self.run_dir = tempfile.mkdtemp(prefix=f"labs-launch-{os.getpid()}-")
-        try:
-            self._write_task()
-            self._start()
-            return self._supervise()
-        finally:
-            self._stop_all()
-            shutil.rmtree(self.run_dir, ignore_errors=True)
+        with _processes.interrupts_held() as interrupts:
+            self.interrupts = interrupts
+            _processes.sweep_stale_folders()
+            root = _processes.temp_folder()
+            try:
+                self.run_dir = tempfile.mkdtemp(prefix=f"{_processes.RUN_PREFIX}{os.getpid()}-",
+                                                dir=root)
+            except OSError as exc:
+                raise _processes.temp_folder_error(root, exc) from None
+            try:
+                self._write_task()
+                self._start()
+                return self._supervise()
+            finally:
+                self._stop_all()
+                shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def _write_task(self):
         try:
@@ -203,20 +198,25 @@ class _Run:
                 f"arguments to the ranks ({type(exc).__name__}: {exc}). Objects such as open "
                 "files, locks, sockets or process groups cannot travel: create them inside "
                 "the function instead.") from None
-        with open(self.path("task.pkl"), "wb") as f:
-            f.write(payload)
+        try:
+            with open(self.path("task.pkl"), "wb") as f:
+                f.write(payload)
+        except OSError as exc:
+            raise _processes.temp_folder_error(self.run_dir, exc) from None
 
     def _start(self):
-        _forkserver.context()
         env = dict(os.environ)
         self.tails = []
+        deadline = time.monotonic() + self.timeout
         for rank in range(self.world_size):
             self.tails.append((
-                _OutputTail(self.path(f"rank{rank}.out"), f"[rank {rank}] ", self.stream_out),
-                _OutputTail(self.path(f"rank{rank}.err"), f"[rank {rank}] ", self.stream_err)))
-            proc = _forkserver.RankProcess(target=_rank.rank_main, name=f"labs-rank{rank}", daemon=False,
-                                args=(self.run_dir, rank, self.world_size, self.backend,
-                                      self.timeout, os.getpid(), env))
+                OutputTail(self.path(f"rank{rank}.out"), f"[rank {rank}] ", self.stream_out),
+                OutputTail(self.path(f"rank{rank}.err"), f"[rank {rank}] ", self.stream_err)))
+            proc = _forkserver.RankProcess(
+                target=_rank.rank_main, name=f"labs-rank{rank}", daemon=False,
+                args=(self.run_dir, rank, self.world_size, self.backend, self.timeout,
+                      os.getpid(), env))
+            proc.start_deadline = deadline
             proc.start()
             self.procs.append(proc)
 
@@ -231,8 +231,11 @@ class _Run:
         first_failure = None
         released = False
         while True:
+            self.interrupts.deliver()  # a Ctrl-C stops the run here (the caller cleans up)
             self._pump()
             codes = [p.exitcode for p in self.procs]
+            if 255 in codes:  # what a rank gets when the forkserver reporting it died
+                self._check_helper()
             failed = [r for r, c in enumerate(codes) if c not in (None, 0)] + [
                 r for r in range(self.world_size) if os.path.exists(self.path(f"rank{r}.error"))]
             if failed and first_failure is None:
@@ -244,6 +247,8 @@ class _Run:
                 released = True
             if all(c is not None for c in codes):
                 break
+            if released and not any(_processes.alive(p.pid) for p in self.procs):
+                break  # all gone, only their exit codes are late (a frozen forkserver)
             if first_failure is not None and time.monotonic() - first_failure > FAILURE_GRACE_S:
                 break
             if time.monotonic() > deadline:
@@ -254,13 +259,30 @@ class _Run:
         self._stop_all()
         self._pump(final=True)
         errors = self._errors()
-        if errors or any(p.exitcode not in (0, None) for p in self.procs) or not released:
+        # Once a frozen forkserver is killed, every exit code reads 255: they are not the ranks'.
+        bad_exit = self.helper_frozen is None and any(p.exitcode not in (0, None)
+                                                      for p in self.procs)
+        if errors or bad_exit or not released:
             self._raise_failure(errors)
         return [self._result(r) for r in range(self.world_size)]
 
+    def _check_helper(self):
+        """Raise if the forkserver died: the ranks' exit codes (255) are then its, not theirs."""
+        pid = _forkserver.SERVER.pid
+        what = _forkserver.SERVER.exit_status()
+        if what is not None:
+            self._stop_all()
+            raise _forkserver.helper_error(f"{what} during the run", pid)
+
     def _result(self, rank):
-        with open(self.path(f"rank{rank}.result"), "rb") as f:
-            return pickle.load(f)
+        try:
+            with open(self.path(f"rank{rank}.result"), "rb") as f:
+                return pickle.load(f)
+        except Exception as exc:  # noqa: BLE001
+            raise LaunchError(
+                f"rank {rank} of {self.world_size} returned a value that cannot be loaded in "
+                f"this process ({type(exc).__name__}: {exc}). Its type must be importable "
+                "here: return tensors, numbers, strings, or lists/tuples/dicts of them.") from None
 
     def _errors(self):
         errors = {}
@@ -272,13 +294,20 @@ class _Run:
         return errors
 
     def _stop_all(self):
+        """SIGKILL every rank still running, with all it started; wait (bounded) for the exit
+        codes. A forkserver that cannot report them is frozen: end it, a new one starts next."""
         for rank, proc in enumerate(self.procs):
             if proc.exitcode is None:
                 self.killed.add(rank)
-                with contextlib.suppress(ProcessLookupError, OSError):
-                    os.kill(proc.pid, signal.SIGKILL)
+                _processes.kill_rank(proc.pid)
+        until = time.monotonic() + STOP_WAIT_S
         for proc in self.procs:
-            proc.join(timeout=5)
+            proc.join(timeout=max(0.0, until - time.monotonic()))
+        if any(p.exitcode is None for p in self.procs):
+            self.helper_frozen = _forkserver.SERVER.pid
+            _forkserver.SERVER.kill()
+        for proc in self.procs:  # what a crashed rank left in its process group
+            _processes.kill_group(proc.pid)
 
     def _tail(self, rank, n=10):
         out, err = self.tails[rank]
@@ -292,6 +321,13 @@ class _Run:
         crashed = [r for r, p in enumerate(self.procs)
                    if r not in errors and r not in self.killed and p.exitcode not in (0, None)]
         others = lambda r: ", ".join(str(o) for o in range(ws) if o != r) or "none"  # noqa: E731
+        if not primary and self.helper_frozen is not None:
+            raise _forkserver.helper_error("stopped answering during the run, so it was stopped",
+                                           self.helper_frozen)
+        free = _processes.free_bytes(self.run_dir)
+        if (crashed or not primary) and free is not None and free < _processes.MIN_FREE_BYTES:
+            raise _processes.temp_folder_error(
+                self.run_dir, OSError(28, "No space left on device"))  # why the ranks died
         if primary:
             e = primary[0]
             original = None
@@ -338,6 +374,9 @@ class _Run:
         self._pump(final=True)
         detail = "\n".join(f"--- where rank {r} was waiting ---\n{stacks[r]}" for r in waiting
                            if stacks.get(r))
+        if self.helper_frozen is not None:
+            detail += (f"\n(The launcher's helper process, pid {self.helper_frozen}, had also "
+                       "stopped answering; it was stopped and the next launch starts a new one.)")
         raise LaunchTimeoutError(
             f"timed out after {elapsed:.1f} s (timeout={self.timeout:g}): ranks {waiting} of "
             f"{self.world_size} were still waiting"

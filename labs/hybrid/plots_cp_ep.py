@@ -1,0 +1,116 @@
+"""Who talks to whom in context parallelism (a ring) and expert parallelism (all-to-all).
+
+Ranks are drawn as nodes on a circle, messages as arrows labelled with the bytes they carry;
+the byte counts come from the formulas of :mod:`labs.hybrid.context_parallel` and
+:mod:`labs.hybrid.expert_parallel`, the same ones the tests check against the counters. Figures
+are small and returned closed (a notebook shows each once, as the cell's value).
+"""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+from matplotlib.patches import Circle, FancyArrowPatch
+
+from labs.hybrid.context_parallel import ring_attention_traffic
+from labs.hybrid.expert_parallel import expert_parallel_traffic
+from labs.plots import DPI, format_bytes
+
+__all__ = ["plot_ring", "plot_all_to_all"]
+
+FIGSIZE = (4.5, 4.2)
+NODE_RADIUS = 0.22
+CURVE = 0.18  # arc3 bend: the arrows i -> j and j -> i do not overlap
+
+
+def _positions(n: int) -> list[tuple[float, float]]:
+    """Node centres on the unit circle, rank 0 on top, clockwise."""
+    return [(math.sin(2 * math.pi * i / n), math.cos(2 * math.pi * i / n)) for i in range(n)]
+
+
+def _draw_nodes(ax, labels: list[str]) -> list[Circle]:
+    nodes = []
+    for (x, y), text in zip(_positions(len(labels)), labels):
+        nodes.append(ax.add_patch(Circle((x, y), NODE_RADIUS, facecolor="#dbe9f6",
+                                         edgecolor="#1f77b4")))
+        ax.text(x, y, text, ha="center", va="center", fontsize=8)
+    ax.set_xlim(-1.45, 1.45)
+    ax.set_ylim(-1.45, 1.45)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return nodes
+
+
+def _draw_arrow(ax, source: Circle, target: Circle, label: str, color: str) -> None:
+    """A bent arrow between two nodes (clipped at their rims) with its label at the bend."""
+    (x1, y1), (x2, y2) = source.center, target.center
+    ax.add_patch(FancyArrowPatch((x1, y1), (x2, y2), connectionstyle=f"arc3,rad={CURVE}",
+                                 arrowstyle="-|>", mutation_scale=12, color=color, lw=1.4,
+                                 patchA=source, patchB=target, shrinkA=2, shrinkB=2))
+    # arc3 puts the control point at mid + rad * (dy, -dx); a quadratic curve passes half way
+    mx, my = (x1 + x2) / 2 + CURVE * (y2 - y1) / 2, (y1 + y2) / 2 - CURVE * (x2 - x1) / 2
+    ax.text(mx, my, label, ha="center", va="center", fontsize=7, color=color,
+            bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"))
+
+
+def _finish(fig, ax, title: str, note: str):
+    ax.set_title(title, fontsize=9)
+    ax.text(0, -1.42, note, ha="center", va="bottom", fontsize=7, color="0.3")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def plot_ring(cp_size: int, *, block_bytes: int, figsize=FIGSIZE):
+    """Ring attention over ``cp_size`` ranks: one arrow per link ``r -> r+1``, labelled with the
+    bytes one rank sends over it in the forward and the backward pass.
+
+    ``block_bytes``: bytes of one local K (or V) block, ``B*nh*T_local*hs*element_size``.
+    Each node says how many causal blocks the rank computes (rank r: r+1), the load imbalance
+    of contiguous chunks. Returns the figure.
+    """
+    if cp_size < 1:
+        raise ValueError(f"cp_size={cp_size} must be at least 1")
+    traffic = ring_attention_traffic(block_bytes, cp_size)
+    forward = sum(b for (phase, _), (_, b) in traffic.items() if phase == "forward")
+    backward = sum(b for (phase, _), (_, b) in traffic.items() if phase == "backward")
+    fig, ax = plt.subplots(figsize=figsize, dpi=DPI)
+    nodes = _draw_nodes(ax, [f"rank {r}\n{r + 1} block{'s' * (r > 0)}" for r in range(cp_size)])
+    if cp_size > 1:
+        for r in range(cp_size):
+            _draw_arrow(ax, nodes[r], nodes[(r + 1) % cp_size],
+                        f"fwd {format_bytes(forward)}\nbwd {format_bytes(backward)}", "#d62728")
+    note = ("one rank: no communication" if cp_size == 1 else
+            f"K,V move {cp_size - 1}x forward; backward adds dK,dV ({cp_size}x). "
+            f"One K block: {format_bytes(block_bytes)}")
+    return _finish(fig, ax, f"Ring attention, context-parallel size {cp_size}", note)
+
+
+def plot_all_to_all(matrix, *, row_bytes: int | None = None, n_experts: int | None = None,
+                    figsize=FIGSIZE):
+    """Expert-parallel dispatch: an arrow ``i -> j`` for every pair of ranks that exchange tokens,
+    labelled with the rows (and, given ``row_bytes`` and ``n_experts``, the bytes) rank i sends.
+
+    ``matrix`` is :func:`~labs.hybrid.expert_parallel.dispatch_matrix` (rows rank i sends rank
+    j). The combine step sends the same amounts back along reversed arrows. Each node says how
+    many of its rows stay home. Returns the figure.
+    """
+    n = matrix.size(0)
+    fig, ax = plt.subplots(figsize=figsize, dpi=DPI)
+    nodes = _draw_nodes(ax, [f"rank {i}\nkeeps {int(matrix[i, i])}" for i in range(n)])
+    for i in range(n):
+        for j in range(n):
+            rows = int(matrix[i, j])
+            if i == j or rows == 0:
+                continue
+            label = f"{rows} tok"
+            if row_bytes is not None:
+                label += f"\n{format_bytes(rows * row_bytes)}"
+            _draw_arrow(ax, nodes[i], nodes[j], label, "#2ca02c")
+    note = "combine sends the same rows back along reversed arrows"
+    if row_bytes is not None and n_experts is not None and n > 1:
+        sent = [sum(b for (p, _), (_, b) in expert_parallel_traffic(
+            matrix, i, row_bytes=row_bytes, n_experts=n_experts).items() if p == "forward")
+            for i in range(n)]
+        note += f"\nforward bytes sent per rank: {', '.join(format_bytes(s) for s in sent)}"
+    return _finish(fig, ax, f"Expert parallel all-to-all, EP size {n}", note)
