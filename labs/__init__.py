@@ -5,7 +5,7 @@ or a script. ``import labs`` is cheap: torch is imported when the launcher is fi
 The map, one folder or file per idea (each package's ``__init__`` is its own map):
 
 - running ranks: ``labs.launch``, ``labs.device()``, ``labs.cpu_count()``, ``labs.environment``
-  (:mod:`labs.launcher`, :mod:`labs.doctor`, ``python -m labs``);
+  (:mod:`labs.runtime`: launcher, forkserver, rank, doctor, torchrun; ``python -m labs``);
 - shared ground: :mod:`labs.models` (TinyGPT, MLP), :mod:`labs.data`, :mod:`labs.reference`
   (the single-process truth every parallel run is compared with);
 - 2.0 :mod:`labs.collectives` -- ring all-reduce by hand, the communication counter;
@@ -31,10 +31,10 @@ _moved.install()  # old module paths (labs.tp_communications ...) keep working, 
 
 def __getattr__(name):
     if name in _LAUNCHER_NAMES:
-        from labs import launcher
+        from labs.runtime import launcher
         return getattr(launcher, name)
     if name == "environment":
-        from labs.doctor import environment
+        from labs.runtime.doctor import environment
         return environment
     if f"labs.{name}" in _moved.MOVED_MODULES:
         import importlib

@@ -16,9 +16,9 @@ def main(argv=None) -> int:
     run.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
     if args.command == "doctor":
-        from labs.doctor import doctor
+        from labs.runtime.doctor import doctor
         return 0 if doctor() else 1
-    from labs.torchrun import run as run_target
+    from labs.runtime.torchrun import run as run_target
     run_target(args.target, backend=args.backend, timeout=args.timeout)
     return 0
 

@@ -41,6 +41,11 @@ MOVED_MODULES = {
     "labs.pipeline_experiments": "labs.pipeline.experiments",
     "labs.pipeline_planning": "labs.cost",
     "labs.plots_pp": "labs.pipeline.plots",
+    "labs.launcher": "labs.runtime.launcher",
+    "labs.launch_errors": "labs.runtime.errors",
+    "labs.doctor": "labs.runtime.doctor",
+    "labs.torchrun": "labs.runtime.torchrun",
+    "labs.examples": "labs.runtime.examples",
 }
 
 # (old module, name) -> "new.module:name": names that changed, or whose behaviour changed and

@@ -17,7 +17,7 @@ import torch
 import torch.distributed as dist
 
 import labs
-from labs import launcher
+from labs.runtime import launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -332,14 +332,14 @@ def test_nccl_all_reduce_on_gpus():
 def test_torchrun_entry_runs_the_same_function():
     torchrun = Path(sys.executable).with_name("torchrun")
     proc = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node=2", "-m", "labs",
-                           "run", "labs.examples:all_reduce_demo", "--backend", "gloo"],
+                           "run", "labs.runtime.examples:all_reduce_demo", "--backend", "gloo"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("all_reduce_demo returned 3.0") == 2
 
 
 def test_labs_run_outside_torchrun_says_how():
-    proc = subprocess.run([sys.executable, "-m", "labs", "run", "labs.examples:all_reduce_demo"],
+    proc = subprocess.run([sys.executable, "-m", "labs", "run", "labs.runtime.examples:all_reduce_demo"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={k: v for k, v in os.environ.items()
                                if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")})

@@ -21,7 +21,9 @@ import pytest
 import torch.distributed as dist
 
 import labs
-from labs import _forkserver, _processes, launcher
+from labs.runtime import forkserver as _forkserver
+from labs.runtime import launcher
+from labs.runtime import processes as _processes
 from test_launcher import ROOT, launcher_tmpdirs, record_pid, recorded_pids, run_script
 
 
@@ -83,7 +85,8 @@ def test_processes_started_by_a_rank_end_with_the_launch(tmp_path, then):
 INTERRUPT_LOOP = """
     import os, random, signal, sys, tempfile, threading, time
     import labs
-    from labs import _forkserver, _processes
+    from labs.runtime import forkserver as _forkserver
+    from labs.runtime import processes as _processes
 
     def sleeper():
         time.sleep(60)
@@ -423,7 +426,7 @@ def test_doctor_reports_a_missing_temp_folder_instead_of_crashing():
         import sys, tempfile
         tempfile._candidate_tempdir_list = lambda: ["/nonexistent-labs-tmp"]
         tempfile.tempdir = None
-        from labs.doctor import doctor
+        from labs.runtime.doctor import doctor
         sys.exit(0 if doctor() else 1)
     """)
     assert proc.returncode == 1, proc.stderr

@@ -12,7 +12,9 @@ import argparse
 
 import torch.distributed as dist
 
-from labs import _rank, collectives, launcher
+from labs import collectives
+from labs.runtime import launcher
+from labs.runtime import rank as _rank
 
 __all__ = ["main"]
 

@@ -19,11 +19,12 @@ import time
 
 import torch.distributed as dist
 
-from labs import _rank, examples, launcher
+from labs.runtime import examples, launcher
+from labs.runtime import rank as _rank
 
 COLD_SNIPPET = """
 import time, labs
-from labs import examples
+from labs.runtime import examples
 t = time.perf_counter()
 labs.launch(examples.all_reduce_demo, {n}, backend="gloo", timeout=300)
 print(time.perf_counter() - t)
@@ -60,7 +61,7 @@ def time_torchrun(n: int) -> float:
     cmd = ([torchrun] if os.path.exists(torchrun) else
            [sys.executable, "-m", "torch.distributed.run"])
     cmd += ["--standalone", f"--nproc-per-node={n}", "-m", "labs", "run",
-            "labs.examples:all_reduce_demo", "--backend", "gloo"]
+            "labs.runtime.examples:all_reduce_demo", "--backend", "gloo"]
     start = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, timeout=300)
     return time.perf_counter() - start

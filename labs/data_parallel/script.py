@@ -27,7 +27,7 @@ from labs.data import get_batch
 from labs.data_parallel.ddp import VARIANTS, train_data_parallel
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.reference import train_reference
-from labs.torchrun import init_from_torchrun
+from labs.runtime.torchrun import init_from_torchrun
 
 __all__ = ["CONFIG", "train_tinygpt", "main"]
 

@@ -1,7 +1,7 @@
 """Run a function on N ranks from a notebook, a test or a script: ``labs.launch``.
 
 How it works, and why:
-- Ranks are forked by a forkserver that imported torch once (``labs._rank``), so a warm
+- Ranks are forked by a forkserver that imported torch once (``labs.runtime.rank``), so a warm
   launch costs a fork and a process-group join instead of a fresh ``import torch`` per rank.
   Plain fork from a Jupyter kernel can deadlock, spawn re-imports torch every time.
 - The function and its arguments travel by value (cloudpickle), so functions and classes
@@ -30,12 +30,19 @@ import sys
 import tempfile
 import time
 
-from labs import _forkserver, _processes, _rank
-from labs._forkserver import shutdown, warm_up  # noqa: F401  (re-exported)
-from labs._output import OutputTail
-from labs._rank import cpu_count, device  # noqa: F401  (re-exported: labs.device())
-from labs.launch_errors import (HelperError, LaunchError, LaunchTimeoutError,  # noqa: F401
+from labs.runtime import forkserver as _forkserver
+from labs.runtime import processes as _processes
+from labs.runtime import rank as _rank
+from labs.runtime.forkserver import shutdown, warm_up  # noqa: F401  (re-exported)
+from labs.runtime.output import OutputTail
+from labs.runtime.rank import cpu_count, device  # noqa: F401  (re-exported: labs.device())
+from labs.runtime.errors import (HelperError, LaunchError, LaunchTimeoutError,  # noqa: F401
                                 RankCrashedError, RankError)
+
+__all__ = ["launch", "max_world_size", "available_memory_bytes", "cuda_device_count",
+           "resolve_backend", "shutdown", "warm_up", "cpu_count", "device", "LaunchError",
+           "RankError", "RankCrashedError", "LaunchTimeoutError", "HelperError", "BACKENDS",
+           "MAX_TIMEOUT_S"]
 
 BACKENDS = ("auto", "gloo", "nccl")
 # Each CPU rank costs a Python process with torch loaded (forked, so much of it is shared
@@ -397,8 +404,8 @@ class _Run:
             with contextlib.suppress(OSError):
                 with open(self.path(f"rank{r}.stack")) as f:
                     lines = f.read().splitlines()
-                # Keep the frames above the launcher's own (multiprocessing, labs._rank).
+                # Keep the frames above the launcher's own (multiprocessing, labs.runtime.rank).
                 cut = next((i for i, ln in enumerate(lines)
-                            if "multiprocessing" in ln or "labs/_rank.py" in ln), len(lines))
+                            if "multiprocessing" in ln or "labs/runtime/rank.py" in ln), len(lines))
                 stacks[r] = "\n".join(lines[:cut])
         return stacks

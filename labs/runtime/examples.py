@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from labs import _rank
+from labs.runtime import rank as _rank
+
+__all__ = ["all_reduce_demo", "all_reduce_time"]
 
 
 def all_reduce_demo() -> float:

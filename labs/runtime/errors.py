@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["LaunchError", "RankError", "RankCrashedError", "LaunchTimeoutError", "HelperError"]
+
 
 class LaunchError(RuntimeError):
     """A launched run failed; the message says which rank and why."""

@@ -7,7 +7,7 @@ even where torch cannot be imported (``python -m labs doctor`` uses it first).
 - Telling a running process from a finished one (a zombie counts as finished).
 - The temporary folder: whether there is a usable one with room for run folders, and
   sweeping the run folders of launching processes that died (a killed or restarted kernel
-  cannot clean up after itself; the next launch or ``labs.launcher.shutdown()`` does).
+  cannot clean up after itself; the next launch or ``labs.runtime.shutdown()`` does).
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ import signal
 import sys
 import tempfile
 
-from labs.launch_errors import LaunchError
+from labs.runtime.errors import LaunchError
+
+__all__ = ["lead_own_group_and_adopt_orphans", "alive", "descendants", "kill_descendants",
+           "kill_group", "kill_rank", "temp_folder", "free_bytes", "temp_folder_error",
+           "sweep_stale_folders", "HeldInterrupts", "interrupts_held", "MIN_FREE_BYTES"]
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 # A launch writes a few small files per rank (output, store, results); below this much free

@@ -7,6 +7,8 @@ import platform
 import sys
 import time
 
+__all__ = ["doctor", "environment"]
+
 PINNED_TORCH = "2.13.0"
 
 
@@ -19,8 +21,8 @@ def _memory_gib() -> float | None:
 
 def doctor(out=None) -> bool:
     """Print the environment and run real 2- and 4-rank all-reduces. True when all is well."""
-    from labs import _processes
-    from labs.launch_errors import LaunchError
+    from labs.runtime import processes as _processes
+    from labs.runtime.errors import LaunchError
 
     out = out or sys.stdout
     problems = []
@@ -50,7 +52,8 @@ def doctor(out=None) -> bool:
     import torch
     import torch.distributed as dist
 
-    from labs import _rank, examples, launcher
+    from labs.runtime import examples, launcher
+    from labs.runtime import rank as _rank
 
     say(f"python      {sys.version.split()[0]} ({platform.platform()})")
     say(f"torch       {torch.__version__}")
@@ -114,7 +117,8 @@ def environment(world_size: int, backend: str = "auto", out=None) -> str:
     """
     import torch
 
-    from labs import _rank, launcher
+    from labs.runtime import launcher
+    from labs.runtime import rank as _rank
 
     out = out or sys.stdout
     chosen = launcher.resolve_backend(backend, world_size)

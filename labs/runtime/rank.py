@@ -23,7 +23,9 @@ import torch
 import torch._dynamo  # noqa: F401  (DDP imports it lazily; preload it once in the forkserver)
 import torch.distributed as dist
 
-from labs import _processes
+from labs.runtime import processes as _processes
+
+__all__ = ["cpu_count", "threads_per_rank", "device", "setup_rank", "rank_main"]
 
 # Messages of collectives that failed only because another rank went away first.
 SECONDARY_ERROR_MARKERS = (

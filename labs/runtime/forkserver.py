@@ -1,6 +1,6 @@
 """Starting rank processes fast, and shipping notebook code to them.
 
-A forkserver imports torch once (it preloads ``labs._rank``); every launch then forks ranks
+A forkserver imports torch once (it preloads ``labs.runtime.rank``); every launch then forks ranks
 from it, which costs milliseconds instead of a fresh ``import torch`` per rank. Functions
 travel by value with cloudpickle, keeping their file name so that a rank's traceback can show
 the notebook cell's source lines.
@@ -33,10 +33,13 @@ from multiprocessing import forkserver, popen_forkserver, process, reduction, sp
 
 import cloudpickle
 
-from labs import _processes
-from labs.launch_errors import HelperError
+from labs.runtime import processes as _processes
+from labs.runtime.errors import HelperError
 
-PRELOAD = ["labs._forkserver_preload", "labs._rank"]  # the first one shields it from Ctrl-C
+__all__ = ["SERVER", "PRELOAD", "RankProcess", "helper_error", "context", "warm_up", "shutdown",
+           "dumps", "notebook_sources"]
+
+PRELOAD = ["labs.runtime.forkserver_preload", "labs.runtime.rank"]  # the first one shields it from Ctrl-C
 COLD_START_S = 120.0  # time the server may take to import torch on a slow laptop
 
 

@@ -1,4 +1,4 @@
-"""Imported first by the launcher's forkserver, and nowhere else (see ``labs._forkserver``).
+"""Imported first by the launcher's forkserver, and nowhere else (see ``labs.runtime.forkserver``).
 
 A Ctrl-C in a terminal, or Jupyter's interrupt button, sends SIGINT to the kernel's whole
 process group, the forkserver included. The server starts with SIGINT blocked (the launcher
@@ -7,6 +7,8 @@ good and unblocks it. The ranks it forks inherit the ignore: the launcher stops 
 """
 
 import signal
+
+__all__ = []
 
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 if hasattr(signal, "pthread_sigmask"):

@@ -1,7 +1,7 @@
 """Run a course function under torchrun, the path from the notebook to a real cluster.
 
 ``labs.launch`` starts ranks on one machine; torchrun starts them on many. The same function
-runs under both: ``torchrun --nproc-per-node=4 -m labs run labs.examples:all_reduce_demo``
+runs under both: ``torchrun --nproc-per-node=4 -m labs run labs.runtime.examples:all_reduce_demo``
 (add ``--nnodes``, ``--node-rank`` and ``--rdzv-endpoint`` for several machines).
 """
 
@@ -14,8 +14,10 @@ import sys
 
 import torch.distributed as dist
 
-from labs import _rank
-from labs.launcher import resolve_backend
+from labs.runtime import rank as _rank
+from labs.runtime.launcher import resolve_backend
+
+__all__ = ["load_function", "init_from_torchrun", "run"]
 
 
 def load_function(target: str):
@@ -23,7 +25,7 @@ def load_function(target: str):
     module_name, sep, attr = target.partition(":")
     if not sep or not attr:
         raise SystemExit(f"labs run: expected MODULE:FUNCTION, got {target!r} "
-                         "(for example labs.examples:all_reduce_demo).")
+                         "(for example labs.runtime.examples:all_reduce_demo).")
     if module_name.endswith(".py"):
         spec = importlib.util.spec_from_file_location("labs_user_script", module_name)
         module = importlib.util.module_from_spec(spec)

@@ -3,6 +3,8 @@ included) that the launcher tails, echoing complete lines with a ``[rank r]`` pr
 
 from __future__ import annotations
 
+__all__ = ["OutputTail"]
+
 
 class OutputTail:
     """Tails one rank's output file and echoes complete lines with a rank prefix."""
