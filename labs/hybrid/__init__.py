@@ -5,11 +5,13 @@ Read in this order:
 
 1. :mod:`labs.hybrid.mesh` -- the DP × PP × TP layout (TP innermost: one node), rank <->
    coordinates, the process groups of each dimension, torch's DeviceMesh of the same shape.
-2. :mod:`labs.hybrid.context_parallel` -- causal ring attention over a CP group: the sequence
+2. :mod:`labs.hybrid.three_d` -- 3D training by hand: tensor-parallel blocks inside pipeline
+   stages (the 1F1B executor), one pipeline per data-parallel replica; equal to one process.
+3. :mod:`labs.hybrid.context_parallel` -- causal ring attention over a CP group: the sequence
    split across ranks, K/V passed around the ring, online softmax; hand-written backward.
-3. :mod:`labs.hybrid.expert_parallel` -- a mixture-of-experts layer with its experts spread
+4. :mod:`labs.hybrid.expert_parallel` -- a mixture-of-experts layer with its experts spread
    over an EP group, tokens routed with all-to-all.
-4. :mod:`labs.hybrid.send_counter`, :mod:`labs.hybrid.plots_cp_ep` -- bytes sent, and who
+5. :mod:`labs.hybrid.send_counter`, :mod:`labs.hybrid.plots_cp_ep` -- bytes sent, and who
    talks to whom.
 """
 

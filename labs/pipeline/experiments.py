@@ -22,7 +22,7 @@ import labs
 from labs import pipeline as pp
 from labs.data import CharTokenizer, get_batch
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
-from labs.reference import train_reference
+from labs.reference import make_optimizer, train_reference
 
 __all__ = ["VOCAB", "TINY", "SMALL", "PipelineRun", "pipeline_step", "torch_pipeline_step",
            "merge", "reference_step", "compare", "timeline_of", "sweep", "bubble_grid", "with_",
@@ -44,6 +44,7 @@ class PipelineRun:
     bounds: tuple | None = None  # blocks [start, stop) per stage; None = partition_evenly
     config: TinyGPTConfig = TINY
     lr: float = 1e-3
+    optimizer: str = "adamw"  # or "sgd" (labs.reference.make_optimizer)
     seed: int = 0
     timing: pp.FixedTime | None = None  # None = real compute
     steps: int = 1
@@ -93,27 +94,37 @@ def _result(stages: dict, losses: list, m: int, **extra) -> dict:
 
 
 def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
-                  tp_group: dist.ProcessGroup | None = None) -> dict:
-    """On a rank: ``run.steps`` training steps with the hand-written executor (AdamW).
+                  tp_group: dist.ProcessGroup | None = None,
+                  dp_group: dist.ProcessGroup | None = None) -> dict:
+    """On a rank: ``run.steps`` training steps with the hand-written executor (``run.optimizer``).
 
     ``group``: the pipeline's ranks (one per stage). ``tp_group``: when given, the stages hold
     tensor-parallel blocks (``ParallelTinyGPT`` over that group), and the gradients and weights
     returned are this rank's shards (``labs.tensor_parallel.model.local_shards`` cuts the
-    reference the same way).
+    reference the same way). ``dp_group``: when given, this pipeline is one data-parallel
+    replica: it trains on its slice of each batch, and the gradients are averaged over the
+    group before the update (2.4's third dimension), so all replicas stay equal to one process
+    on the whole batch.
 
-    Returns the last step's loss (last stage only), gradients (before the update) and weights
-    (after it), the recorder's summary of the last step, and every step's wall time.
+    Returns the last step's loss (last stage only; averaged over the replicas), gradients
+    (before the update) and weights (after it), the recorder's summary of the last step, and
+    every step's wall time.
     """
     rank, p, bounds, model = _setup(run, group, tp_group)
     m = run.n_microbatches
+    dp = dist.get_world_size(dp_group) if dp_group is not None else 1
+    dp_rank = dist.get_rank(dp_group) if dp_group is not None else 0
+    if run.batch_size % (dp * m):
+        raise ValueError(f"batch_size={run.batch_size} cannot be split into {dp} data-parallel "
+                         f"slices of {m} micro-batches: make it a multiple of {dp * m}")
     stages = pp.build_gpt_stages(model, bounds, rank, p)
     schedule = run.build_schedule(p)
     params = [q for s in stages.values() for q in s.parameters()]
-    opt = torch.optim.AdamW(params, lr=run.lr)
-    shape = (run.batch_size // m, run.config.block_size, run.config.n_embd)
+    opt = make_optimizer(params, run.optimizer, lr=run.lr)
+    shape = (run.batch_size // dp // m, run.config.block_size, run.config.n_embd)
     step_s = []
     for step in range(run.steps):
-        x, y = run.batches(step)
+        x, y = (t.chunk(dp)[dp_rank] for t in run.batches(step))  # this replica's slice
         xs, ys = pp.split_microbatches(x, m), pp.split_microbatches(y, m)
         opt.zero_grad(set_to_none=True)
         recorder = pp.Recorder()
@@ -122,6 +133,14 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
         losses = pp.run_schedule(schedule, stages, inputs=xs, targets=ys,
                                  loss_fn=language_model_loss, activation_shape=shape,
                                  group=group, timing=run.timing, recorder=recorder)
+        if dp > 1:  # data parallel: average the replicas' gradients, as DDP does
+            for q in params:
+                dist.all_reduce(q.grad, group=dp_group)
+                q.grad /= dp
+            if losses:  # last stage: the loss of the whole batch, for the comparison
+                mean = torch.stack(losses).mean()
+                dist.all_reduce(mean, group=dp_group)
+                losses = [mean / dp]
         step_s.append(time.perf_counter() - start)
         opt.step()  # leaves .grad alone: _result reads this step's gradients
     return _result(stages, losses, m, step_s=step_s, **recorder.summary())
@@ -140,7 +159,7 @@ def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None
     (module,) = pp.build_gpt_stages(model, bounds, rank, p).values()
     stage = PipelineStage(module, rank, p, labs.device(), group=group)
     schedule = classes[run.schedule](stage, n_microbatches=m, loss_fn=language_model_loss)
-    opt = torch.optim.AdamW(module.parameters(), lr=run.lr)
+    opt = make_optimizer(module.parameters(), run.optimizer, lr=run.lr)
     step_s, losses = [], []
     for step in range(run.steps):
         x, y = run.batches(step)
@@ -172,7 +191,7 @@ def reference_step(run: PipelineRun) -> dict:
     if run.config.vocab_size < CharTokenizer().vocab_size:
         raise ValueError("the config's vocabulary is smaller than the corpus's")
     result = train_reference(TinyGPT(run.config, seed=run.seed), run.batches,
-                             steps=run.steps, lr=run.lr)
+                             steps=run.steps, lr=run.lr, optimizer=run.optimizer)
     return dict(loss=result.losses[-1], grads=result.grads_of_last_step, state=result.state_dict)
 
 

@@ -1,0 +1,78 @@
+"""3D parallelism by hand: tensor-parallel blocks inside pipeline stages, one pipeline per
+data-parallel replica -- the course's own pieces composed on one mesh.
+
+On each rank of a :class:`~labs.hybrid.mesh.MeshShape` ``dp × pp × tp``:
+
+- the TP group (consecutive ranks) splits every block Megatron-style
+  (:class:`labs.tensor_parallel.model.ParallelTinyGPT`);
+- the PP group (ranks ``tp`` apart) holds the stages, run by the course's 1F1B executor
+  (:func:`labs.pipeline.experiments.pipeline_step`);
+- the DP group (ranks ``pp·tp`` apart) trains on its slice of the global batch and averages
+  the gradients before the update.
+
+This is the layout of PTD-P (Narayanan et al. 2021, arXiv:2104.04473). :func:`check_3d`
+compares one rank's loss, gradient shards and weight shards with single-process training on
+the whole global batch, for ``run.steps`` steps.
+"""
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+
+from labs.hybrid.mesh import MeshShape, new_groups
+from labs.models import TinyGPT
+from labs.pipeline import experiments as px
+
+__all__ = ["hybrid_step", "expected_shards", "check_3d"]
+
+
+def hybrid_step(run: "px.PipelineRun", shape: MeshShape, groups: dict | None = None) -> dict:
+    """On a rank: ``run.steps`` steps of 3D training on the mesh ``shape`` (every rank calls it).
+
+    ``run.batch_size`` is the global batch: each of the ``dp`` replicas takes
+    ``batch_size / dp`` rows, cut into ``run.n_microbatches`` micro-batches.
+    ``groups``: :func:`~labs.hybrid.mesh.new_groups` of ``shape`` (made here if None).
+    Returns :func:`~labs.pipeline.experiments.pipeline_step`'s result plus this rank's
+    ``coords`` and the groups' ranks.
+    """
+    shape.check(world_size=dist.get_world_size(), n_heads=run.config.n_head,
+                n_layers=run.config.n_layer)
+    groups = groups or new_groups(shape)
+    result = px.pipeline_step(run, groups["pp"],
+                              tp_group=groups["tp"] if shape.tp > 1 else None,
+                              dp_group=groups["dp"] if shape.dp > 1 else None)
+    rank = dist.get_rank()
+    result.update(coords=tuple(shape.coords(rank)),
+                  peers={dim: shape.peers(rank, dim) for dim in groups})
+    return result
+
+
+def expected_shards(run: "px.PipelineRun", reference: dict, tp_group=None) -> dict:
+    """The pieces of the single-process reference this rank should hold (its TP shards)."""
+    from labs.tensor_parallel.model import ParallelTinyGPT, local_shards
+
+    if tp_group is None:
+        return {what: reference[what] for what in ("grads", "state")}
+    layout = ParallelTinyGPT(TinyGPT(run.config, seed=run.seed), group=tp_group)
+    return {what: local_shards(layout, reference[what], group=tp_group)
+            for what in ("grads", "state")}
+
+
+def check_3d(run: "px.PipelineRun", shape: MeshShape) -> dict:
+    """On a rank: train with :func:`hybrid_step`, then assert this rank's loss (last stage),
+    gradient shards and weight shards equal single-process training on the global batch
+    (float32 tolerances: sums run in another order). Returns what was checked."""
+    groups = new_groups(shape)
+    result = hybrid_step(run, shape, groups)
+    reference = px.reference_step(run)
+    expected = expected_shards(run, reference, groups["tp"] if shape.tp > 1 else None)
+    if result["loss"] is not None:
+        torch.testing.assert_close(torch.tensor(result["loss"]), torch.tensor(reference["loss"]))
+    for what in ("grads", "state"):
+        if not result[what]:
+            raise AssertionError(f"rank {dist.get_rank()} holds no {what}")
+        for name, value in result[what].items():
+            torch.testing.assert_close(value, expected[what][name].cpu(),
+                                       msg=lambda m, n=name, w=what: f"{w} {n}: {m}")
+    return dict(coords=result["coords"], peers=result["peers"], loss=result["loss"],
+                names=sorted(result["state"]))
