@@ -1,7 +1,8 @@
 """The single-process reference training loop that every parallel implementation is checked against.
 
 Same model seed + same batches + same optimizer => a parallel run must reproduce ``losses``,
-``grads_of_last_step`` and ``state_dict`` (torch.testing.assert_close)::
+``grads_of_last_step`` and ``state_dict`` (``labs.numerics.assert_close``: float32 tolerances,
+the losses too, although they are Python floats)::
 
     result = tinygpt_reference(config, steps=20, batch_size=8, lr=1e-3)
     result.losses[-1], result.state_dict["lm_head.weight"]

@@ -1,3 +1,22 @@
 """Shared test setup: the fixture notebooks are data for the exercise tests, not tests."""
 
+import os
+
 collect_ignore_glob = ["fixtures/*"]
+
+
+def pytest_report_header(config):
+    """Which kernels and thread counts this run uses (CI runs the tests under several)."""
+    import torch
+
+    from labs.runtime import rank as _rank
+
+    capability = os.environ.get("ATEN_CPU_CAPABILITY") or "unset"
+    threads = os.environ.get("LABS_THREADS_PER_RANK") or "unset"
+    try:
+        per_rank = _rank.threads_per_rank(2)
+    except ValueError as exc:
+        per_rank = f"invalid ({exc})"
+    return (f"numerics variant: ATen CPU kernels {torch.backends.cpu.get_cpu_capability()} "
+            f"(ATEN_CPU_CAPABILITY={capability}), threads per rank of 2: {per_rank} "
+            f"(LABS_THREADS_PER_RANK={threads})")

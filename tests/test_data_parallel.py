@@ -2,7 +2,8 @@
 training on the global batch, on real gloo ranks (labs.launch).
 
 Exact equality is not expected: the all-reduce sums the ranks' gradients in another order than
-one process sums the batch, so results agree to float32 rounding (assert_close's defaults).
+one process sums the batch, so results agree to float32 rounding: labs.numerics' float32
+tolerances, for the losses (Python floats) too. Replicas agree bit for bit across ranks.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import labs
 from labs import data_parallel as dp
 from labs.data import get_batch, regression_batch
 from labs.models import MLP, TinyGPT, TinyGPTConfig
+from labs.numerics import assert_close
 from labs.reference import train_reference
 
 SIZES = [16, 64, 64, 4]
@@ -30,12 +32,11 @@ def gpt_batches(step):
 
 
 def assert_matches(result, ref):
-    torch.testing.assert_close(result.losses, ref.losses)
+    assert_close(result.losses, ref.losses, msg="losses")
     for name, value in ref.state_dict.items():
-        torch.testing.assert_close(result.state_dict[name], value, msg=name)
+        assert_close(result.state_dict[name], value, msg=name)
         if name in ref.grads_of_last_step:
-            torch.testing.assert_close(result.grads_of_last_step[name],
-                                       ref.grads_of_last_step[name], msg=name)
+            assert_close(result.grads_of_last_step[name], ref.grads_of_last_step[name], msg=name)
 
 
 def _train_all_variants(make_model, batches, steps, lr, bucket_bytes):
@@ -133,7 +134,7 @@ def test_gradient_accumulation_with_no_sync(kind):
     loss.backward()
     for grads in labs.launch(_accumulate, 2, args=(kind,), timeout=TIMEOUT):
         for name, p in model.named_parameters():
-            torch.testing.assert_close(grads[name], p.grad, msg=name)
+            assert_close(grads[name], p.grad, msg=name)
 
 
 # --- traffic through the busiest rank ----------------------------------------------------
@@ -169,13 +170,13 @@ def test_assign_buckets():
 
 
 def test_learning_rate_rules():
-    assert dp.linear_scaling_lr(0.1, 256, 1024) == pytest.approx(0.4)
+    assert_close(dp.linear_scaling_lr(0.1, 256, 1024), 0.4, dtype="float64")
     assert dp.warmup_lr(0, base_lr=0.1, base_batch=256, batch=1024, warmup_steps=10) == 0.1
-    assert dp.warmup_lr(5, base_lr=0.1, base_batch=256, batch=1024,
-                        warmup_steps=10) == pytest.approx(0.25)
-    assert dp.warmup_lr(50, base_lr=0.1, base_batch=256, batch=1024,
-                        warmup_steps=10) == pytest.approx(0.4)
-    assert dp.scaling_efficiency(3.6, 4) == pytest.approx(0.9)
+    assert_close(dp.warmup_lr(5, base_lr=0.1, base_batch=256, batch=1024, warmup_steps=10), 0.25,
+                 dtype="float64")
+    assert_close(dp.warmup_lr(50, base_lr=0.1, base_batch=256, batch=1024, warmup_steps=10), 0.4,
+                 dtype="float64")
+    assert_close(dp.scaling_efficiency(3.6, 4), 0.9, dtype="float64")
 
 
 def _train(variant, batch, bucket_bytes, perturb):
@@ -213,4 +214,4 @@ def test_torch_ddp_overwrites_differing_replicas_with_rank_0():
     expected = labs.launch(_train, 2, args=("ddp", 8, 4096, False), timeout=TIMEOUT)[0]
     for state in states:
         for name, value in expected.items():
-            torch.testing.assert_close(state[name], value)
+            assert_close(state[name], value, msg=name)

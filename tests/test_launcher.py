@@ -163,6 +163,7 @@ def test_kwargs_and_return_of_tensors(clean):
 
 
 def test_rank_environment_threads_device_and_forwarded_env(monkeypatch):
+    monkeypatch.delenv("LABS_THREADS_PER_RANK", raising=False)  # the default share is checked
     monkeypatch.setenv("LABS_TEST_FORWARDED", "set-after-forkserver-start")
     envs = labs.launch(environment_of_rank, 2)
     threads = max(1, launcher.cpu_count() // 2)

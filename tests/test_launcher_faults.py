@@ -170,7 +170,7 @@ def test_double_interrupt_in_a_jupyter_kernel(tmp_path):
         while reply["parent_header"]["msg_id"] != msg_id:
             reply = kc.get_shell_msg(timeout=30)
         assert reply["content"]["ename"] == "KeyboardInterrupt"
-        assert wait_until_gone(pids, 3) == []
+        assert wait_until_gone(pids, 10) == []
         assert launcher_tmpdirs(km.provisioner.pid) == set()
         again = run("print(labs.launch(lambda: 2, 4))")
         assert again["status"] == "ok", again

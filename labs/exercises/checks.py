@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import sys
 import traceback
 from typing import Any, Callable
+
+from labs import numerics
 
 __all__ = [
     "ExerciseIncomplete",
@@ -207,19 +208,15 @@ def _fmt(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-# Default tolerances per dtype, as torch.testing.assert_close uses them.
-_TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
-               "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
-
-
 def compare_tensors(expected, got, *, what: str, rank: int | None = None,
                     atol: float | None = None, rtol: float | None = None,
-                    check_dtype: bool = True) -> None:
+                    dtype=None, check_dtype: bool = True) -> None:
     """Raise ExerciseFailed unless ``got`` is a tensor close to ``expected``.
 
     The message names the rank, the first mismatching index, the expected and the actual
-    value, and how many elements differ. Tolerances default to torch.testing's per dtype
-    (exact for integers and bool); tensors are compared on the CPU.
+    value, and how many elements differ. Tolerances default to the course's policy
+    (:mod:`labs.numerics`) for ``dtype``, by default the expected tensor's dtype (exact for
+    integers and bool); tensors are compared on the CPU.
     """
     __tracebackhide__ = True  # noqa: F841
     import torch
@@ -235,8 +232,7 @@ def compare_tensors(expected, got, *, what: str, rank: int | None = None,
         raise ExerciseFailed(f"{where}数据类型不对：期望 {expected.dtype}，实际 {got.dtype}")
     expected_cpu = expected.detach().cpu()
     got_cpu = got.detach().cpu().to(expected_cpu.dtype)
-    default_rtol, default_atol = _TOLERANCES.get(str(expected_cpu.dtype).replace("torch.", ""),
-                                                 (0.0, 0.0))
+    default_rtol, default_atol = numerics.tolerances(expected_cpu.dtype if dtype is None else dtype)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
     if expected_cpu.is_floating_point() or expected_cpu.is_complex():
@@ -264,16 +260,19 @@ def _is_tensor(value: Any) -> bool:
 
 
 def assert_close(expected, got, *, what: str, rank: int | None = None,
-                 atol: float | None = None, rtol: float | None = None) -> None:
+                 atol: float | None = None, rtol: float | None = None, dtype=None) -> None:
     """Compare numbers, tensors, and (nested) lists/tuples/dicts of them.
 
-    Floats are compared with ``math.isclose`` (defaults rtol=1e-6, atol=1e-9); everything
-    else exactly. Raises ExerciseFailed naming the element (``what[2]['w']``) that differs.
+    Tolerances follow the course's policy (:mod:`labs.numerics`): tensors by their dtype,
+    floats as float32 (what the course computes in) unless ``dtype`` says otherwise, e.g.
+    ``dtype="float64"`` for a formula computed in plain Python; ``atol``/``rtol`` override.
+    Everything else is compared exactly. Raises ExerciseFailed naming the element
+    (``what[2]['w']``) that differs.
     """
     __tracebackhide__ = True  # noqa: F841
     where = _where(what, rank)
     if _is_tensor(expected) or _is_tensor(got):
-        compare_tensors(expected, got, what=what, rank=rank, atol=atol, rtol=rtol)
+        compare_tensors(expected, got, what=what, rank=rank, atol=atol, rtol=rtol, dtype=dtype)
     elif isinstance(expected, dict):
         if not isinstance(got, dict):
             raise ExerciseFailed(f"{where}应该是 dict，实际得到 {type(got).__name__}：{_fmt(got)}")
@@ -283,7 +282,7 @@ def assert_close(expected, got, *, what: str, rank: int | None = None,
                 f"{where}的键不对：缺少 {sorted(map(repr, missing))}，多出 {sorted(map(repr, extra))}")
         for key in expected:
             assert_close(expected[key], got[key], what=f"{what}[{key!r}]", rank=rank,
-                         atol=atol, rtol=rtol)
+                         atol=atol, rtol=rtol, dtype=dtype)
     elif isinstance(expected, (list, tuple)):
         if not isinstance(got, (list, tuple)):
             raise ExerciseFailed(
@@ -291,12 +290,9 @@ def assert_close(expected, got, *, what: str, rank: int | None = None,
         if len(got) != len(expected):
             raise ExerciseFailed(f"{where}长度不对：期望 {len(expected)}，实际 {len(got)}")
         for i, (e, g) in enumerate(zip(expected, got)):
-            assert_close(e, g, what=f"{what}[{i}]", rank=rank, atol=atol, rtol=rtol)
+            assert_close(e, g, what=f"{what}[{i}]", rank=rank, atol=atol, rtol=rtol, dtype=dtype)
     elif isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
-        rel = 1e-6 if rtol is None else rtol
-        abs_ = 1e-9 if atol is None else atol
-        if not (math.isclose(got, expected, rel_tol=rel, abs_tol=abs_)
-                or (math.isnan(got) and math.isnan(expected))):
+        if not numerics.is_close(got, expected, dtype=dtype, rtol=rtol, atol=atol, equal_nan=True):
             raise ExerciseFailed(f"{where}不对：期望 {expected!r}，实际 {got!r}")
     elif type(got) is not type(expected) and not (
             isinstance(expected, int) and isinstance(got, int) and not isinstance(got, bool)):

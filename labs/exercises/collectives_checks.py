@@ -14,9 +14,9 @@ not care how the notebook is laid out::
 from __future__ import annotations
 
 import contextlib
-import math
 from dataclasses import dataclass
 
+from labs import numerics
 from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded
 from labs.exercises.ranks import CHECK_TIMEOUT, as_number, run_on_ranks
 
@@ -196,14 +196,14 @@ def check_ring_bytes(student_fn):
         with case(label, hidden=hidden):
             got = as_number(student_fn(size, n), "返回值")
             assert_close(float(ring_all_reduce_bytes_per_rank(size, n)), got, what="返回值",
-                         rtol=1e-9, atol=1e-6)
+                         dtype="float64")
     for n, numel, dtype in MEASURED_CASES:
         with case(f"实测：{n} 个 rank 上用 ByteCounter 数出的字节数"):
             sent = run_on_ranks(_count_ring_bytes, n, (numel, dtype))
             size = numel * (4 if dtype == "float32" else 8)
             got = as_number(student_fn(size, n), "返回值")
             for rank, measured in enumerate(sent):
-                if not math.isclose(got, measured, rel_tol=1e-9, abs_tol=1e-6):
+                if not numerics.is_close(got, float(measured), dtype="float64"):
                     raise ExerciseFailed(
                         f"rank {rank} 实测发送了 {measured} 字节（S={size} 字节，N={n}），"
                         f"你的公式给出 {got:g}")

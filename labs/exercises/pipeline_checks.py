@@ -88,7 +88,8 @@ def check_bubble_fraction(student_fn):
     for k, (p, m) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         with case(f"隐藏用例 {k - 1}" if is_hidden else f"用例 p={p}, m={m}", hidden=is_hidden):
-            assert_close(pp.bubble_fraction(p, m), student_fn(p, m), what="气泡占比", rtol=1e-9)
+            assert_close(pp.bubble_fraction(p, m), student_fn(p, m), what="气泡占比",
+                         dtype="float64")
     return True
 
 

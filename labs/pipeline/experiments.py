@@ -22,6 +22,7 @@ import labs
 from labs import pipeline as pp
 from labs.data import CharTokenizer, get_batch
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
+from labs.numerics import assert_close
 from labs.reference import make_optimizer, train_reference
 
 __all__ = ["VOCAB", "TINY", "SMALL", "PipelineRun", "pipeline_step", "torch_pipeline_step",
@@ -196,17 +197,18 @@ def reference_step(run: PipelineRun) -> dict:
 
 
 def compare(got: dict, expected: dict, **tolerances) -> None:
-    """assert_close on loss, gradients and weights. Not bit-exact: the pipeline sums the
-    micro-batches' gradients (each scaled by 1/m) where one process differentiates the mean
-    over the whole batch, so float rounding differs in the last bits."""
-    torch.testing.assert_close(torch.tensor(got["loss"]), torch.tensor(expected["loss"]), **tolerances)
+    """labs.numerics.assert_close on loss, gradients and weights (float32 policy; ``rtol=``,
+    ``atol=`` override it). Not bit-exact: the pipeline sums the micro-batches' gradients
+    (each scaled by 1/m) where one process differentiates the mean over the whole batch, so
+    float rounding differs in the last bits."""
+    assert_close(got["loss"], expected["loss"], **tolerances, msg="loss")
     assert got["grads"].keys() == expected["grads"].keys(), "not every parameter got a gradient"
     for name in expected["grads"]:
-        torch.testing.assert_close(got["grads"][name], expected["grads"][name], **tolerances,
-                                   msg=lambda m, n=name: f"gradient of {n}: {m}")
+        assert_close(got["grads"][name], expected["grads"][name], **tolerances,
+                     msg=f"gradient of {name}")
     for name in expected["state"]:
-        torch.testing.assert_close(got["state"][name], expected["state"][name], **tolerances,
-                                   msg=lambda m, n=name: f"weight {n} after the step: {m}")
+        assert_close(got["state"][name], expected["state"][name], **tolerances,
+                     msg=f"weight {name} after the step")
 
 
 def timeline_of(per_rank: list[dict], run: PipelineRun) -> pp.Timeline:

@@ -2,7 +2,7 @@
 
 Each rank builds the full TinyGPT from the same seed (no broadcast needed), runs the parallel
 version next to it on the same batch and returns the largest differences, after
-``torch.testing.assert_close`` has passed for every tensor (float32 tolerances: the shards add
+``labs.numerics.assert_close`` has passed for every tensor (the float32 policy: the shards add
 the same numbers in another order, so results are close, not bit-identical)::
 
     labs.launch(tp_step_vs_full, 2, args=(config, 8))   # [{'logits': 1e-7, ...}, ...]
@@ -17,6 +17,7 @@ import torch.distributed as dist
 import labs
 from labs.data import get_batch
 from labs.models import TinyGPT, TinyGPTConfig
+from labs.numerics import assert_close
 from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT, local_shards
 from labs.tensor_parallel.model import sync_sequence_parallel_grads
 
@@ -26,7 +27,7 @@ __all__ = ["tp_step_vs_full", "dtensor_vs_hand"]
 def _max_diff(expected: dict, got: dict, what: str) -> float:
     worst = 0.0
     for name, value in got.items():
-        torch.testing.assert_close(value, expected[name], msg=lambda m, n=name: f"{what} {n}: {m}")
+        assert_close(value, expected[name], msg=f"{what} {name}".strip())
         worst = max(worst, (value - expected[name]).abs().max().item())
     return worst
 
