@@ -16,10 +16,10 @@ the whole global batch, for ``run.steps`` steps.
 """
 from __future__ import annotations
 
-import torch
 import torch.distributed as dist
 
 from labs.hybrid.mesh import MeshShape, new_groups
+from labs.numerics import assert_close
 from labs.models import TinyGPT
 from labs.pipeline import experiments as px
 
@@ -67,12 +67,11 @@ def check_3d(run: "px.PipelineRun", shape: MeshShape) -> dict:
     reference = px.reference_step(run)
     expected = expected_shards(run, reference, groups["tp"] if shape.tp > 1 else None)
     if result["loss"] is not None:
-        torch.testing.assert_close(torch.tensor(result["loss"]), torch.tensor(reference["loss"]))
+        assert_close(result["loss"], reference["loss"])  # a float32 loss, as a Python float
     for what in ("grads", "state"):
         if not result[what]:
             raise AssertionError(f"rank {dist.get_rank()} holds no {what}")
         for name, value in result[what].items():
-            torch.testing.assert_close(value, expected[what][name].cpu(),
-                                       msg=lambda m, n=name, w=what: f"{w} {n}: {m}")
+            assert_close(value, expected[what][name].cpu(), msg=f"{what} {name}")
     return dict(coords=result["coords"], peers=result["peers"], loss=result["loss"],
                 names=sorted(result["state"]))
