@@ -18,20 +18,12 @@ import torch.distributed as dist
 
 import labs
 from labs.runtime import launcher
+from labs.runtime.processes import alive  # a zombie counts as gone
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 # --- helpers -----------------------------------------------------------------------------
-
-def alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
 
 def launcher_tmpdirs(pid: int | None = None) -> set:
     """Temporary folders of launches made by process ``pid`` (default: this one)."""
@@ -44,6 +36,47 @@ def record_pid(pid_dir: str) -> None:
 
 def recorded_pids(pid_dir) -> list[int]:
     return [int(p.read_text()) for p in Path(pid_dir).glob("*.pid")]
+
+
+def wait_for_pids(pid_dir, n: int, seconds: float = 60.0) -> list[int]:
+    """The pids recorded in ``pid_dir`` once ``n`` ranks recorded theirs (or time ran out)."""
+    deadline = time.monotonic() + seconds
+    while len(recorded_pids(pid_dir)) < n and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return recorded_pids(pid_dir)
+
+
+def wait_until_gone(pids, seconds: float = 5.0) -> list[int]:
+    """The pids still running after waiting up to ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
+def interrupt_sleeping_cell(km, kc, pid_dir, *, interrupts: int, gap_s: float = 0.01) -> None:
+    """In a kernel that has imported labs, os, time and dist: run 4 sleeping ranks in a
+    cell, interrupt the kernel ``interrupts`` times ``gap_s`` apart once they all run, and
+    check the cell ended with KeyboardInterrupt leaving no rank and no run folder."""
+    msg_id = kc.execute(textwrap.dedent(f"""
+        def sleeper():
+            open(os.path.join({str(pid_dir)!r}, f"{{dist.get_rank()}}.pid"), "w").write(
+                str(os.getpid()))
+            time.sleep(120)
+        labs.launch(sleeper, 4, timeout=120)
+    """))
+    pids = wait_for_pids(pid_dir, 4)
+    assert len(pids) == 4
+    for k in range(interrupts):
+        if k:
+            time.sleep(gap_s)
+        km.interrupt_kernel()
+    reply = kc.get_shell_msg(timeout=30)
+    while reply["parent_header"]["msg_id"] != msg_id:  # replies of the earlier cells
+        reply = kc.get_shell_msg(timeout=30)
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    assert wait_until_gone(pids, 10) == []
+    assert launcher_tmpdirs(km.provisioner.pid) == set()
 
 
 @pytest.fixture
@@ -340,7 +373,8 @@ def test_torchrun_entry_runs_the_same_function():
 
 
 def test_labs_run_outside_torchrun_says_how():
-    proc = subprocess.run([sys.executable, "-m", "labs", "run", "labs.runtime.examples:all_reduce_demo"],
+    proc = subprocess.run([sys.executable, "-m", "labs", "run",
+                           "labs.runtime.examples:all_reduce_demo"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT,
                           env={k: v for k, v in os.environ.items()
                                if k not in ("RANK", "WORLD_SIZE", "MASTER_ADDR")})
@@ -415,27 +449,8 @@ def test_in_a_jupyter_kernel_cells_run_on_ranks_and_interrupt_stops_them(tmp_pat
 
         pid_dir = tmp_path / "pids"
         pid_dir.mkdir()
-        msg_id = kc.execute(textwrap.dedent(f"""
-            import os, time
-            def sleeper():
-                open(os.path.join({str(pid_dir)!r}, f"{{dist.get_rank()}}.pid"), "w").write(
-                    str(os.getpid()))
-                time.sleep(120)
-            labs.launch(sleeper, 4, timeout=120)
-        """))
-        deadline = time.monotonic() + 60
-        while len(recorded_pids(pid_dir)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        pids = recorded_pids(pid_dir)
-        assert len(pids) == 4
-        km.interrupt_kernel()
-        reply = kc.get_shell_msg(timeout=30)
-        while reply["parent_header"]["msg_id"] != msg_id:  # replies of the earlier cells
-            reply = kc.get_shell_msg(timeout=30)
-        assert reply["content"]["ename"] == "KeyboardInterrupt"
-        time.sleep(0.5)
-        assert [p for p in pids if alive(p)] == []
-        assert launcher_tmpdirs(km.provisioner.pid) == set()
+        run("import os, time")
+        interrupt_sleeping_cell(km, kc, pid_dir, interrupts=1)
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -24,22 +24,22 @@ import labs
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import launcher
 from labs.runtime import processes as _processes
-from test_launcher import ROOT, launcher_tmpdirs, record_pid, recorded_pids, run_script
+from test_launcher import (ROOT, interrupt_sleeping_cell, launcher_tmpdirs, record_pid,
+                           recorded_pids, run_script, wait_for_pids, wait_until_gone)
 
 
-def wait_until_gone(pids, seconds=5.0) -> list[int]:
-    """The pids still running after waiting up to ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while any(_processes.alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return [p for p in pids if _processes.alive(p)]
+def signal_helper_once_ranks_run(pid_dir, n: int, signum) -> threading.Thread:
+    """A started thread that sends ``signum`` to the forkserver once ``n`` ranks recorded
+    their pids in ``pid_dir``."""
+    server = _forkserver.SERVER.pid
 
+    def send():
+        if len(wait_for_pids(pid_dir, n)) == n:
+            os.kill(server, signum)
 
-def wait_for_pids(pid_dir, n, seconds=60.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while len(recorded_pids(pid_dir)) < n and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return recorded_pids(pid_dir)
+    thread = threading.Thread(target=send)
+    thread.start()
+    return thread
 
 
 def quick():
@@ -154,24 +154,7 @@ def test_double_interrupt_in_a_jupyter_kernel(tmp_path):
                    "assert labs.launch(lambda: 1, 2) == [1, 1]")["status"] == "ok"
         pid_dir = tmp_path / "pids"
         pid_dir.mkdir()
-        msg_id = kc.execute(textwrap.dedent(f"""
-            def sleeper():
-                open(os.path.join({str(pid_dir)!r}, f"{{dist.get_rank()}}.pid"), "w").write(
-                    str(os.getpid()))
-                time.sleep(120)
-            labs.launch(sleeper, 4, timeout=120)
-        """))
-        pids = wait_for_pids(pid_dir, 4)
-        assert len(pids) == 4
-        km.interrupt_kernel()
-        time.sleep(0.01)
-        km.interrupt_kernel()
-        reply = kc.get_shell_msg(timeout=30)
-        while reply["parent_header"]["msg_id"] != msg_id:
-            reply = kc.get_shell_msg(timeout=30)
-        assert reply["content"]["ename"] == "KeyboardInterrupt"
-        assert wait_until_gone(pids, 10) == []
-        assert launcher_tmpdirs(km.provisioner.pid) == set()
+        interrupt_sleeping_cell(km, kc, pid_dir, interrupts=2, gap_s=0.01)
         again = run("print(labs.launch(lambda: 2, 4))")
         assert again["status"] == "ok", again
     finally:
@@ -189,13 +172,7 @@ def sleeper(pid_dir):
 def test_helper_killed_mid_run_is_told_truthfully_and_ranks_stop(tmp_path):
     labs.launch(quick, 2)
     server = _forkserver.SERVER.pid
-
-    def kill_helper():
-        if len(wait_for_pids(tmp_path, 2)) == 2:
-            os.kill(server, signal.SIGKILL)
-
-    killer = threading.Thread(target=kill_helper)
-    killer.start()
+    killer = signal_helper_once_ranks_run(tmp_path, 2, signal.SIGKILL)
     start = time.monotonic()
     with pytest.raises(launcher.HelperError) as info:
         labs.launch(sleeper, 2, args=(str(tmp_path),), timeout=60)
@@ -234,12 +211,7 @@ def test_helper_frozen_mid_run_still_returns_within_the_timeout(tmp_path):
         time.sleep(1.0)
         return dist.get_rank()
 
-    def freeze():
-        if len(wait_for_pids(tmp_path, 2)) == 2:
-            os.kill(server, signal.SIGSTOP)
-
-    t = threading.Thread(target=freeze)
-    t.start()
+    t = signal_helper_once_ranks_run(tmp_path, 2, signal.SIGSTOP)
     start = time.monotonic()
     try:
         assert labs.launch(short, 2, args=(str(tmp_path),), timeout=10) == [0, 1]

@@ -36,10 +36,11 @@ import cloudpickle
 from labs.runtime import processes as _processes
 from labs.runtime.errors import HelperError
 
-__all__ = ["SERVER", "PRELOAD", "RankProcess", "helper_error", "context", "warm_up", "shutdown",
+__all__ = ["SERVER", "PRELOAD", "RankProcess", "helper_error", "warm_up", "shutdown",
            "dumps", "notebook_sources"]
 
-PRELOAD = ["labs.runtime.forkserver_preload", "labs.runtime.rank"]  # the first one shields it from Ctrl-C
+# The first module shields the server from Ctrl-C, the second imports torch.
+PRELOAD = ["labs.runtime.forkserver_preload", "labs.runtime.rank"]
 COLD_START_S = 120.0  # time the server may take to import torch on a slow laptop
 
 
@@ -153,11 +154,6 @@ def _interrupts_blocked():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-def context():
-    """The forkserver context (multiprocessing's; the server itself is :data:`SERVER`)."""
-    return mp.get_context("forkserver")
 
 
 class _Popen(popen_forkserver.Popen):

@@ -331,10 +331,8 @@ class _Run:
         if not primary and self.helper_frozen is not None:
             raise _forkserver.helper_error("stopped answering during the run, so it was stopped",
                                            self.helper_frozen)
-        free = _processes.free_bytes(self.run_dir)
-        if (crashed or not primary) and free is not None and free < _processes.MIN_FREE_BYTES:
-            raise _processes.temp_folder_error(
-                self.run_dir, OSError(28, "No space left on device"))  # why the ranks died
+        if crashed or not primary:  # ranks that die without a word: a full disk, maybe
+            _processes.require_free_space(os.path.dirname(self.run_dir))
         if primary:
             e = primary[0]
             original = None

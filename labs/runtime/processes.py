@@ -24,8 +24,9 @@ import tempfile
 from labs.runtime.errors import LaunchError
 
 __all__ = ["lead_own_group_and_adopt_orphans", "alive", "descendants", "kill_descendants",
-           "kill_group", "kill_rank", "temp_folder", "free_bytes", "temp_folder_error",
-           "sweep_stale_folders", "HeldInterrupts", "interrupts_held", "MIN_FREE_BYTES"]
+           "kill_group", "kill_rank", "temp_folder", "require_free_space", "free_bytes",
+           "temp_folder_error", "sweep_stale_folders", "HeldInterrupts", "interrupts_held",
+           "MIN_FREE_BYTES"]
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 # A launch writes a few small files per rank (output, store, results); below this much free
@@ -141,13 +142,18 @@ def temp_folder() -> str:
             f"no usable temporary folder: {exc.strerror or exc} (tried TMPDIR, /tmp, /var/tmp, "
             "/usr/tmp and the current folder; each must exist, be writable and have free "
             "space). torch and labs.launch need one. " + _how_to_fix()) from None
-    free = free_bytes(root)
+    require_free_space(root)
+    return root
+
+
+def require_free_space(folder: str) -> None:
+    """A LaunchError naming ``folder`` if it has less than MIN_FREE_BYTES free."""
+    free = free_bytes(folder)
     if free is not None and free < MIN_FREE_BYTES:
         raise LaunchError(
-            f"the temporary folder {root} is full: {free / 2**20:.1f} MiB free, and "
+            f"the temporary folder {folder} is full: {free / 2**20:.1f} MiB free, and "
             f"labs.launch needs at least {MIN_FREE_BYTES // 2**20} MiB there for its run "
             "folders. " + _how_to_fix())
-    return root
 
 
 def free_bytes(path: str) -> int | None:
