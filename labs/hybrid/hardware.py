@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["GPU", "GPUS", "LINKS", "Link"]
+__all__ = ["GPU", "GPUS", "Link", "links"]
 
 MiB = 2**20
 _A100 = "NVIDIA A100 Tensor Core GPU datasheet (2021): 312 TFLOP/s bf16 dense, NVLink 600 GB/s"
@@ -76,7 +76,7 @@ class Link:
     source: str
 
 
-def LINKS(gpu: GPU | str = "A100-80GB") -> dict[str, Link]:
+def links(gpu: GPU | str = "A100-80GB") -> dict[str, Link]:
     """The links a dimension of the mesh uses on ``gpu``'s server: NVLink inside, IB across."""
     gpu = GPUS[gpu] if isinstance(gpu, str) else gpu
     return {"intra": Link("NVLink", gpu.intra_node_bw, "inside a node (8 GPUs)",
