@@ -252,3 +252,23 @@ def test_plot_all_to_all():
     assert sorted(t for t in _texts(fig) if " tok" in t) == sorted(
         f"{n} tok\n{format_bytes(n * 32)}" for n in (2, 4, 2, 1))
     assert sum(t.startswith("rank ") for t in _texts(fig)) == 4
+
+
+# --- the notebook's rank functions ------------------------------------------------------------
+
+def test_notebook_checks_compare_with_one_process_and_count_bytes():
+    from labs.hybrid.verify_cp_ep import check_expert_parallel, check_ring_attention
+
+    ring = labs.launch(check_ring_attention, 4, kwargs=dict(seq_len=32), timeout=TIMEOUT)
+    block = 2 * 4 * 8 * 16 * 4  # batch · heads · (32 / 4 tokens) · head_dim · 4 bytes
+    assert [r["block_bytes"] for r in ring] == [block] * 4
+    assert [r["traffic"] for r in ring] == [ring_attention_traffic(block, 4)] * 4
+    assert [r["tokens"] for r in ring] == [(0, 8), (8, 16), (16, 24), (24, 32)]
+    moe = labs.launch(check_expert_parallel, 4, args=(8, 2), timeout=TIMEOUT)
+    assert [r["experts"] for r in moe] == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    matrix = dispatch_matrix([r["chosen"] for r in moe], 8)
+    assert int(matrix.sum()) == 8 * 4 * 2  # every token to top_k = 2 experts
+    for r in moe:
+        assert r["traffic"] == expert_parallel_traffic(matrix, r["rank"], row_bytes=16 * 4,
+                                                       n_experts=8)
+        assert r["loss"] == pytest.approx(r["reference_loss"], rel=1e-5)
