@@ -82,3 +82,15 @@ def test_groups_on_eight_real_ranks_match_the_arithmetic(shape):
         for r in range(shape.world_size):
             c = shape.coords(r)
             assert grid[c.dp][c.pp][c.tp] == r
+
+
+def test_probe_groups_on_real_ranks():
+    import labs
+    from labs.hybrid.mesh import probe_groups
+
+    shape = MeshShape(dp=2, pp=1, tp=2)
+    for r, got in enumerate(labs.launch(probe_groups, 4, args=(shape,), timeout=60)):
+        assert got["coords"] == tuple(shape.coords(r))
+        for dim in ("dp", "pp", "tp"):
+            assert got[dim]["peers"] == shape.peers(r, dim)
+            assert got[dim]["sum"] == sum(shape.peers(r, dim))

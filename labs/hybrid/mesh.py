@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["DIMS", "Coords", "MeshShape", "new_groups", "device_mesh"]
+__all__ = ["DIMS", "Coords", "MeshShape", "new_groups", "device_mesh", "probe_groups"]
 
 DIMS = ("dp", "pp", "tp")  # outermost to innermost
 
@@ -147,3 +147,29 @@ def device_mesh(shape: MeshShape, device_type: str = "cpu"):
 
     shape.check(world_size=dist.get_world_size())
     return init_device_mesh(device_type, (shape.dp, shape.pp, shape.tp), mesh_dim_names=DIMS)
+
+
+def probe_groups(shape: MeshShape) -> dict:
+    """On a rank: create the groups of ``shape`` and all-reduce this rank's number over each.
+
+    Every rank of a group must get the sum of exactly the ranks :meth:`MeshShape.peers` names --
+    proof that the groups on the real ranks are the ones the arithmetic says. Returns
+    ``{"rank", "coords", dim: {"peers", "sum"}}``.
+    """
+    import torch
+    import torch.distributed as dist
+
+    import labs
+
+    groups = new_groups(shape)
+    rank = dist.get_rank()
+    out = {"rank": rank, "coords": tuple(shape.coords(rank))}
+    for dim in DIMS:
+        value = torch.tensor([float(rank)], device=labs.device())
+        dist.all_reduce(value, group=groups[dim])
+        peers = shape.peers(rank, dim)
+        if int(value.item()) != sum(peers):
+            raise AssertionError(f"rank {rank}: the {dim} group summed to {int(value.item())}, "
+                                 f"but its peers {peers} sum to {sum(peers)}")
+        out[dim] = {"peers": peers, "sum": int(value.item())}
+    return out
