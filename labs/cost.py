@@ -186,7 +186,8 @@ def matmul_flops(tokens: float, *, n_layers: int, layer_params: float, seq_len: 
 
     Forward per token: 2 per weight of the layers (2·L·P_layer), attention scores and their
     use on the values 4·L·s·h, the output layer 2·V·h; backward twice the forward (PTD-P,
-    arXiv:2104.04473, §5.1: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) for a GPT layer of 12h²).
+    arXiv:2104.04473, §5.1: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) for a GPT layer of
+    12h²).
     Recomputation adds forward work that model FLOPs do not count: ``"full"`` one more
     forward of every layer (PTD-P eq. 3: 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))),
     ``"selective"`` the attention scores and values again (Korthikanti et al.,

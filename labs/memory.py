@@ -334,7 +334,8 @@ def microbatches_in_flight(p: int, m: int, *, v: int = 1, stage: int = 0) -> flo
     first backward, so it keeps min(p - i, m); stage 0 the most. GPipe keeps all m. Interleaved
     1F1B (v chunks per stage): stage 0 keeps L·(1 + (p-1)/(p·v)) layers' worth, i.e. p + (p-1)/v
     micro-batches of L/p layers (Korthikanti et al. 2022, §4.2.3), capped at m; the planner
-    asks for stage 0, the peak (other stages get the 1F1B count here). With p = 1 (no pipeline) gradient accumulation keeps one micro-batch.
+    asks for stage 0, the peak (other stages get the 1F1B count here). With p = 1 (no
+    pipeline) gradient accumulation keeps one micro-batch.
     """
     if not 0 <= stage < p:
         raise ValueError(f"stage={stage} must lie in [0, {p})")

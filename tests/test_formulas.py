@@ -211,7 +211,7 @@ def test_one_decision_type_for_the_three_questions():
         assert inspect.signature(fn).return_annotation in ("FitDecision", cost.FitDecision)
 
 
-# --- the planner's formulas (labs.memory, labs.cost) ------------------------------------------------
+# --- the planner's formulas (labs.memory, labs.cost) --------------------------------------------
 
 def test_general_layer_params_by_hand():
     h = 12288

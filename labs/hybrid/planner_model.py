@@ -61,7 +61,7 @@ def stage_memory(model: Model, cluster: Cluster, train: Training, config: Config
     return MemoryBreakdown(weights=states.params, grads=states.grads,
                            optimizer=states.master_params + states.optimizer_states,
                            activations=acts, stage=stage,
-                           usable=efficiency.usable_bytes(cluster.gpu))
+                           usable=efficiency.usable_bytes(cluster.gpu), in_flight=in_flight)
 
 
 def _reasons(mem: MemoryBreakdown, config: Config, train: Training) -> list:

@@ -8,10 +8,13 @@ from labs import memory
 from labs.hybrid.planner_model import estimate, layers_per_stage
 from labs.hybrid.planner_types import GiB, Cluster, Config, Efficiency, Estimate, Model, Training
 
-__all__ = ["MICRO_BATCHES", "CHUNKS", "Plans", "Step", "plan", "decide", "candidates"]
+__all__ = ["MICRO_BATCHES", "CHUNKS", "LAYER_BUDGET", "Plans", "Step", "plan", "decide",
+           "candidates"]
 
 MICRO_BATCHES = (1, 2, 4, 8)
 CHUNKS = (1, 2, 4)  # interleaved virtual stages per GPU
+LAYER_BUDGET = 0.7  # share of a GPU one layer's states may take: the chapter's 70 % rule
+# (labs.cost.fits_on_one_card / pp_decision), the rest left for activations
 
 
 class Plans(list):
@@ -139,7 +142,7 @@ def _step2(model, cluster, train, efficiency) -> Step:
     layer = memory.model_state_bytes(model.layer_params, "adam", train.state_precision).total
     valid = [t for t in _divisors(cluster.n_gpus)
              if model.n_heads % t == 0 and model.n_kv_heads % t == 0]
-    needed = next((t for t in valid if layer / t <= usable / 2), valid[-1])
+    needed = next((t for t in valid if layer / t <= LAYER_BUDGET * usable), valid[-1])
     in_node = [t for t in valid if needed <= t <= cluster.gpus_per_node] or [needed]
     alone = next((t for t in in_node if _fits(model, cluster, train, efficiency, t, 1)), None)
     tp = alone or in_node[-1]

@@ -188,6 +188,7 @@ class MemoryBreakdown:
     activations: float
     stage: int
     usable: float  # what the card leaves for these (Efficiency.usable_bytes)
+    in_flight: float = 1.0  # micro-batches whose activations the stage keeps at its peak
 
     @property
     def total(self) -> float:
