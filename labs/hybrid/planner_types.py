@@ -206,6 +206,9 @@ class Estimate:
     ``bubble``: the idle share of the step, (p-1)/(v·m+p-1) (:func:`labs.cost.bubble_fraction`);
     ``bubble_ratio``: PTD-P's bubble time / compute time, (p-1)/(v·m). ``comm_bytes`` and
     ``comm_s``: per GPU per step, by dimension; ``exposed_s``: the part on the critical path.
+    ``compute_s``: the slowest stage's kernels for all its micro-batches, without bubble or
+    communication; ``step_time_s`` = (m + (p-1)/v) × (per-micro-batch compute + TP + PP time)
+    + exposed DP time.
     ``mfu``: model FLOPs (6·N + attention, no recomputation); ``hfu`` and ``flops_per_gpu``:
     executed FLOPs (with recomputation), as Megatron-LM reports them.
     """
