@@ -33,7 +33,8 @@ __all__ = [
     "activation_message_bytes", "tp_layer_comm", "layerwise_comm", "pp_bytes_per_step",
     "tp_bytes_per_step", "schedule_bytes", "bubble_fraction", "min_microbatches",
     "seconds_on_link", "training_flops", "FitDecision", "fits_on_one_card", "tp_decision",
-    "pp_decision",
+    "pp_decision", "pipeline_bubble_ratio", "pipeline_step_seconds", "matmul_flops",
+    "compute_seconds", "dp_bytes_per_step", "exposed_seconds", "flops_utilization",
 ]
 
 
@@ -140,6 +141,19 @@ def bubble_fraction(p: int, m: int, v: int = 1) -> float:
     return (p - 1) / (v * m + p - 1)
 
 
+def pipeline_bubble_ratio(p: int, m: int, v: int = 1) -> float:
+    """PTD-P's bubble: bubble time / ideal compute time = (p - 1) / (v·m) (Narayanan et al.
+    2021, arXiv:2104.04473, §2.2.1 and §2.2.2). The idle share of the step,
+    :func:`bubble_fraction`, is r / (1 + r) of this ratio r."""
+    return (p - 1) / (v * m)
+
+
+def pipeline_step_seconds(microbatch_s: float, m: int, p: int, v: int = 1) -> float:
+    """Time of one pipeline step whose slowest stage needs ``microbatch_s`` per micro-batch
+    (forward + backward): m·t·(1 + (p-1)/(v·m)) = (m + (p-1)/v)·t (PTD-P §2.2)."""
+    return m * microbatch_s * (1 + pipeline_bubble_ratio(p, m, v))
+
+
 def min_microbatches(p: int, target: float, v: int = 1) -> int:
     """The smallest m whose bubble_fraction(p, m, v) is at most ``target``."""
     if not 0 < target < 1:
@@ -164,6 +178,62 @@ def training_flops(n_params: float, tokens: float, *, n_layers: int = 0, seq_len
     arXiv:2001.08361 §2.1), plus attention's 12·L·T·h per token when the shape is given
     (PaLM, arXiv:2204.02311 appendix B, the MFU convention)."""
     return tokens * (6 * n_params + 12 * n_layers * seq_len * hidden)
+
+
+def matmul_flops(tokens: float, *, n_layers: int, layer_params: float, seq_len: int, hidden: int,
+                 vocab: int, recompute: str = "none") -> float:
+    """FLOPs the GPUs execute in forward + backward over ``tokens``: the matrix multiplies.
+
+    Forward per token: 2 per weight of the layers (2·L·P_layer), attention scores and their
+    use on the values 4·L·s·h, the output layer 2·V·h; backward twice the forward (PTD-P,
+    arXiv:2104.04473, §5.1: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) for a GPT layer of
+    12h²).
+    Recomputation adds forward work that model FLOPs do not count: ``"full"`` one more
+    forward of every layer (PTD-P eq. 3: 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))),
+    ``"selective"`` the attention scores and values again (Korthikanti et al.,
+    arXiv:2205.05198, §5). Causal masking is not subtracted (the same convention as PaLM).
+    """
+    layers_fwd = 2 * n_layers * layer_params + 4 * n_layers * seq_len * hidden
+    extra = {"none": 0.0, "selective": 4 * n_layers * seq_len * hidden,
+             "full": layers_fwd}[recompute]
+    return tokens * (3 * (layers_fwd + 2 * vocab * hidden) + extra)
+
+
+def compute_seconds(flops: float, peak_flops: float, efficiency: float) -> float:
+    """Seconds to execute ``flops`` at ``efficiency`` × the card's peak rate."""
+    return flops / (peak_flops * efficiency)
+
+
+def dp_bytes_per_step(grad_bytes: float, dp: int, *, zero_stage: int = 0,
+                      n_microbatches: int = 1) -> float:
+    """Bytes one data-parallel rank sends per step to keep the replicas in sync, ring
+    collectives over the ``dp`` ranks holding ``grad_bytes`` of gradients (the full, unsharded
+    size of this rank's model part, in the communicated dtype).
+
+    - ZeRO 0 (all-reduce) and 1 (reduce-scatter of gradients + all-gather of updated
+      parameters): 2(N-1)/N·S once per step (ZeRO, arXiv:1910.02054, §7.2);
+    - ZeRO 2: the reduce-scatter after every micro-batch (each accumulates into a shard)
+      plus one all-gather of parameters: (m + 1)·(N-1)/N·S;
+    - ZeRO 3: parameters all-gathered for forward and again for backward, gradients
+      reduce-scattered, for every micro-batch: 3m·(N-1)/N·S (the paper's 1.5× at m = 1).
+    """
+    half = ring_all_reduce_bytes_per_rank(grad_bytes, dp) / 2  # one reduce-scatter or all-gather
+    return {0: 2 * half, 1: 2 * half, 2: (n_microbatches + 1) * half,
+            3: 3 * n_microbatches * half}[zero_stage]
+
+
+def exposed_seconds(comm_s: float, overlap_window_s: float) -> float:
+    """Communication left on the critical path when it can run under ``overlap_window_s`` of
+    computation: max(0, comm - window) (the bucketed overlap of PyTorch DDP, Li et al.,
+    arXiv:2006.15704, §3.2.3)."""
+    return max(0.0, comm_s - overlap_window_s)
+
+
+def flops_utilization(flops: float, seconds: float, n_gpus: int, peak_flops: float) -> float:
+    """Achieved share of the peak: flops / (seconds · n_gpus · peak). With model FLOPs
+    (:func:`training_flops`) this is MFU, with executed ones (:func:`matmul_flops`, counting
+    recomputation) HFU (PaLM, arXiv:2204.02311, App. B)."""
+    return flops / (seconds * n_gpus * peak_flops)
 
 
 # --- does it fit? ---------------------------------------------------------------------------------

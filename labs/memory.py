@@ -36,7 +36,9 @@ from torch import nn
 __all__ = ["ModelStateBytes", "bytes_per_param", "model_state_bytes", "model_state_bytes_per_gpu",
            "ZERO_STAGES", "measured_model_state_bytes", "TransformerShape",
            "transformer_layer_params", "transformer_params", "layer_weight_bytes",
-           "ActivationBytes", "activation_bytes", "measured_activation_bytes", "GB"]
+           "ActivationBytes", "activation_bytes", "measured_activation_bytes", "GB",
+           "RECOMPUTE", "general_layer_params", "layer_activation_bytes",
+           "output_activation_bytes", "microbatches_in_flight"]
 
 GB = 1e9  # the chapter's GB are decimal (440 MB = 110e6 x 4 B)
 OPTIMIZER_STATES = {"sgd": 0, "sgd_momentum": 1, "adam": 2}  # fp32 tensors per parameter
@@ -249,6 +251,97 @@ def measured_activation_bytes(model: nn.Module, *inputs) -> int:
         out = model(*inputs)
     del out
     return sum(saved.values())
+
+
+# --- the planner's memory: GQA, SwiGLU, tensor/sequence parallelism, recomputation, pipelines --
+
+RECOMPUTE = ("none", "selective", "full")
+
+
+def general_layer_params(hidden: int, *, ffn_hidden: int | None = None, n_heads: int = 1,
+                         n_kv_heads: int | None = None, gated_mlp: bool = False) -> float:
+    """Weight-matrix parameters of one transformer layer, biases and norms left out.
+
+    Attention: q and output projections h² each; k and v h·(h·kv/a) each (grouped-query
+    attention, Ainslie et al., arXiv:2305.13245): 2h² + 2h²·kv/a. MLP: 2·h·f with a GELU
+    (f = 4h: the 12·h² of :func:`transformer_layer_params`), 3·h·f with SwiGLU (gate, up,
+    down; Shazeer, arXiv:2002.05202; LLaMA, arXiv:2302.13971 §2.2).
+    """
+    h, a = hidden, n_heads
+    f = 4 * h if ffn_hidden is None else ffn_hidden
+    kv = a if n_kv_heads is None else n_kv_heads
+    return 2 * h * h + 2 * h * h * kv / a + (3 if gated_mlp else 2) * h * f
+
+
+def layer_activation_bytes(*, seq_len: int, micro_batch: int, hidden: int, n_heads: int,
+                           ffn_hidden: int | None = None, n_kv_heads: int | None = None,
+                           gated_mlp: bool = False, tp: int = 1, sequence_parallel: bool = True,
+                           recompute: str = "none", flash_attention: bool = True,
+                           dropout: bool = True) -> float:
+    """Bytes of activations one transformer layer keeps for backward, per micro-batch, per GPU
+    (2-byte activations, 1-byte dropout masks): Korthikanti et al. 2022, arXiv:2205.05198, §4.
+
+    The paper's terms (s, b, h, a; f = 4h, kv = a): layer norms 4sbh; attention 11sbh + 5as²b
+    (QKV input 2sbh, Q and K 4sbh, V 2sbh, softmax 2as²b, its dropout mask as²b and output
+    2as²b, projection input 2sbh, dropout mask sbh); MLP 19sbh (input 2sbh, GELU input and
+    output 2·8sbh, dropout mask sbh). Total 34sbh + 5as²b (eq. 1). Generalised here:
+
+    - GQA: K and V are sbh·kv/a each, so attention is 7sbh + 4sbh·kv/a (+ the s² terms);
+    - MLP with hidden f: 3sbh + 4sbf (GELU), 3sbh + 6sbf (SwiGLU: gate, up and their product);
+    - no dropout: no masks (2sbh, as²b) and no dropped copy of the softmax (2as²b);
+    - flash attention (Dao et al., arXiv:2205.14135): no s² terms, a 4-byte log-sum-exp per
+      head and token (4asb) instead;
+    - TP t with sequence parallelism (§4.2.2): everything / t; without it the LayerNorm inputs,
+      the QKV and MLP inputs and the two dropout masks (10sbh) stay whole: 10sbh + 24sbh/t + ...;
+    - selective recomputation (§5): the s² terms are recomputed, not kept (34sbh/t);
+    - full recomputation: only the layer's input, 2sbh (Table 2).
+    """
+    if recompute not in RECOMPUTE:
+        raise ValueError(f"recompute={recompute!r} is unknown; use one of {RECOMPUTE}")
+    s, b, h, a, t = seq_len, micro_batch, hidden, n_heads, tp
+    f = 4 * h if ffn_hidden is None else ffn_hidden
+    kv = a if n_kv_heads is None else n_kv_heads
+    sbh = s * b * h
+    if recompute == "full":
+        return 2.0 * sbh
+    masks = 2 * sbh if dropout else 0  # attention-output and MLP-output dropout masks
+    whole = 4 * sbh + 2 * sbh + 2 * sbh + masks  # LN inputs, QKV input, MLP input, masks
+    split = (2 * sbh + 2 * sbh + 4 * sbh * kv / a  # Q, projection input, K and V
+             + (6 if gated_mlp else 4) * s * b * f)
+    if flash_attention:
+        split += 4 * a * s * b  # fp32 log-sum-exp
+    elif recompute == "none":
+        split += (5 if dropout else 2) * a * s * s * b
+    if sequence_parallel:
+        return (whole + split) / t
+    return whole + split / t
+
+
+def output_activation_bytes(*, seq_len: int, micro_batch: int, hidden: int, vocab: int,
+                            tp: int = 1) -> float:
+    """Bytes the output layer and the loss keep per micro-batch on the last pipeline stage:
+    4sbh/t·(1 + V/h) = final-norm and output-layer inputs (2sbh each) plus fp32 logits (4sbV),
+    all split over TP (vocab-parallel cross entropy; Korthikanti et al. 2022, §4.3)."""
+    s, b, h = seq_len, micro_batch, hidden
+    return 4 * s * b * h / tp * (1 + vocab / h)
+
+
+def microbatches_in_flight(p: int, m: int, *, v: int = 1, stage: int = 0) -> float:
+    """Micro-batches whose activations a pipeline stage holds at its peak, in units of one
+    micro-batch through the stage's layers (L/p).
+
+    1F1B (PipeDream-Flush, PTD-P §2.2.1): stage i (0-based) runs p - i forward passes before its
+    first backward, so it keeps min(p - i, m); stage 0 the most. GPipe keeps all m. Interleaved
+    1F1B (v chunks per stage): stage 0 keeps L·(1 + (p-1)/(p·v)) layers' worth, i.e. p + (p-1)/v
+    micro-batches of L/p layers (Korthikanti et al. 2022, §4.2.3), capped at m; the planner
+    asks for stage 0, the peak (other stages get the 1F1B count here). With p = 1 (no
+    pipeline) gradient accumulation keeps one micro-batch.
+    """
+    if not 0 <= stage < p:
+        raise ValueError(f"stage={stage} must lie in [0, {p})")
+    if v == 1 or stage != 0:
+        return float(min(p - stage, m))
+    return min(p + (p - 1) / v, float(m))
 
 
 def __getattr__(name):  # "does it fit" moved to labs.cost (notebooks before the move)

@@ -209,3 +209,95 @@ def test_one_decision_type_for_the_three_questions():
     assert cost.pp_decision(96, 12288, 32 * 2**30, tp=1).pp is None  # not one layer fits
     for fn in (cost.fits_on_one_card, cost.tp_decision, cost.pp_decision):
         assert inspect.signature(fn).return_annotation in ("FitDecision", cost.FitDecision)
+
+
+# --- the planner's formulas (labs.memory, labs.cost) --------------------------------------------
+
+def test_general_layer_params_by_hand():
+    h = 12288
+    assert memory.general_layer_params(h, n_heads=96) == memory.transformer_layer_params(
+        h, biases=False)  # 12h² for GPT: the chapter's number
+    # LLaMA-65B (arXiv:2302.13971): 4h² attention + 3·h·22016 SwiGLU
+    assert memory.general_layer_params(8192, ffn_hidden=22016, n_heads=64, gated_mlp=True) == \
+        4 * 8192**2 + 3 * 8192 * 22016  # 809,500,672
+    # Llama 3 405B (arXiv:2407.21783): GQA, 8 of 128 heads carry K and V
+    assert memory.general_layer_params(16384, ffn_hidden=53248, n_heads=128, n_kv_heads=8,
+                                       gated_mlp=True) == \
+        2 * 16384**2 + 2 * 16384**2 * 8 / 128 + 3 * 16384 * 53248  # 3,187,671,040
+
+
+def test_layer_activations_are_korthikanti_by_hand():
+    s, b, h, a = 2048, 1, 12288, 96  # GPT-3
+    sbh = s * b * h
+    kw = dict(seq_len=s, micro_batch=b, hidden=h, n_heads=a)
+    # eq. (1): 34sbh + 5as²b, no parallelism, attention materialised
+    assert memory.layer_activation_bytes(**kw, flash_attention=False) == 34 * sbh + 5 * a * s**2 * b
+    # §4.2.2 with TP 8: without SP 10sbh + 24sbh/t + 5as²b/t; with SP all / t
+    no_sp = memory.layer_activation_bytes(**kw, tp=8, sequence_parallel=False,
+                                          flash_attention=False)
+    assert no_sp == pytest.approx(sbh * (10 + 24 / 8 + 5 * a * s / (h * 8)))
+    assert memory.layer_activation_bytes(**kw, tp=8, flash_attention=False) == \
+        pytest.approx(sbh / 8 * (34 + 5 * a * s / h))
+    # selective recomputation: 34sbh/t; full: the layer input 2sbh (Table 2)
+    assert memory.layer_activation_bytes(**kw, tp=8, recompute="selective",
+                                         flash_attention=False) == pytest.approx(34 * sbh / 8)
+    assert memory.layer_activation_bytes(**kw, tp=8, recompute="full") == 2 * sbh
+    # flash attention: no s² terms, an fp32 log-sum-exp per head and token
+    assert memory.layer_activation_bytes(**kw) == 34 * sbh + 4 * a * s * b
+    # SwiGLU (f = 22016), no dropout: LN 4sbh, QKV & MLP inputs 4sbh, Q + proj input 4sbh,
+    # K and V 4sbh, gate/up/product 6sbf (LLaMA-65B, s = 2048)
+    h, f, a = 8192, 22016, 64
+    sbh = s * h
+    assert memory.layer_activation_bytes(seq_len=s, micro_batch=1, hidden=h, n_heads=a,
+                                         ffn_hidden=f, gated_mlp=True, dropout=False) == \
+        16 * sbh + 6 * s * f + 4 * a * s
+    with pytest.raises(ValueError, match="recompute"):
+        memory.layer_activation_bytes(**kw, recompute="some")
+
+
+def test_output_activations_and_microbatches_in_flight_by_hand():
+    s, b, h, V = 2048, 1, 12288, 51200
+    assert memory.output_activation_bytes(seq_len=s, micro_batch=b, hidden=h, vocab=V, tp=8) == \
+        pytest.approx(4 * s * b * h / 8 * (1 + V / h))
+    assert memory.microbatches_in_flight(8, 32) == 8  # 1F1B: stage 0 keeps p
+    assert memory.microbatches_in_flight(8, 32, stage=3) == 5  # p - i
+    assert memory.microbatches_in_flight(8, 4) == 4  # fewer micro-batches than stages
+    assert memory.microbatches_in_flight(8, 32, v=2) == 8 + 7 / 2  # p·(1 + (p-1)/(p·v))
+    assert memory.microbatches_in_flight(1, 32) == 1  # gradient accumulation
+    with pytest.raises(ValueError):
+        memory.microbatches_in_flight(4, 8, stage=4)
+
+
+def test_planner_time_formulas_by_hand():
+    assert cost.pipeline_bubble_ratio(4, 8) == 3 / 8
+    assert cost.pipeline_bubble_ratio(4, 8, v=2) == 3 / 16
+    r = cost.pipeline_bubble_ratio(4, 8)
+    assert cost.bubble_fraction(4, 8) == pytest.approx(r / (1 + r))  # two views of one bubble
+    assert cost.pipeline_step_seconds(1.0, 8, 4) == pytest.approx(8 + 3)  # m + p - 1 slots
+    assert cost.pipeline_step_seconds(1.0, 8, 4, v=2) == pytest.approx(8 + 3 / 2)
+    assert cost.compute_seconds(312e12, 312e12, 0.5) == 2.0
+    assert cost.exposed_seconds(3.0, 1.0) == 2.0 and cost.exposed_seconds(1.0, 3.0) == 0.0
+    assert cost.flops_utilization(1e15, 2.0, 4, 250e12) == 0.5
+
+
+def test_matmul_flops_are_ptdp_eq3_by_hand():
+    B, s, l, h, V = 1536, 2048, 96, 12288, 51200
+    kw = dict(n_layers=l, layer_params=12 * h**2, seq_len=s, hidden=h, vocab=V)
+    # PTD-P (arXiv:2104.04473) §5.1: 72Bslh²(1 + s/6h + V/12lh) without recomputation ...
+    assert cost.matmul_flops(B * s, **kw) == pytest.approx(
+        72 * B * s * l * h**2 * (1 + s / (6 * h) + V / (12 * l * h)))
+    # ... eq. (3), 96Bslh²(1 + s/6h + V/16lh), with full recomputation
+    assert cost.matmul_flops(B * s, **kw, recompute="full") == pytest.approx(
+        96 * B * s * l * h**2 * (1 + s / (6 * h) + V / (16 * l * h)))
+    # selective: the attention's 4·s·h per layer and token once more
+    assert cost.matmul_flops(B * s, **kw, recompute="selective") - cost.matmul_flops(
+        B * s, **kw) == pytest.approx(4 * l * s * h * B * s)
+
+
+def test_dp_bytes_per_zero_stage_by_hand():
+    S, N = 1000, 4  # ring: 2·3/4·S = 1500; a reduce-scatter or all-gather 750
+    assert cost.dp_bytes_per_step(S, N) == 1500
+    assert cost.dp_bytes_per_step(S, N, zero_stage=1, n_microbatches=8) == 1500
+    assert cost.dp_bytes_per_step(S, N, zero_stage=2, n_microbatches=3) == (3 + 1) * 750
+    assert cost.dp_bytes_per_step(S, N, zero_stage=3) == 1.5 * 1500  # ZeRO §7.2.2: 1.5x
+    assert cost.dp_bytes_per_step(S, N, zero_stage=3, n_microbatches=2) == 2 * 2250

@@ -1,0 +1,233 @@
+"""Searching layouts (:func:`plan`) and walking the chapter's five steps (:func:`decide`) with
+the estimates of :mod:`labs.hybrid.planner_model`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from labs import memory
+from labs.hybrid.planner_model import estimate, layers_per_stage
+from labs.hybrid.planner_types import GiB, Cluster, Config, Efficiency, Estimate, Model, Training
+
+__all__ = ["MICRO_BATCHES", "CHUNKS", "LAYER_BUDGET", "Plans", "Step", "plan", "decide",
+           "candidates"]
+
+MICRO_BATCHES = (1, 2, 4, 8)
+CHUNKS = (1, 2, 4)  # interleaved virtual stages per GPU
+LAYER_BUDGET = 0.7  # share of a GPU one layer's states may take: the chapter's 70 % rule
+# (labs.cost.fits_on_one_card / pp_decision), the rest left for activations
+
+
+class Plans(list):
+    """Fitting :class:`~labs.hybrid.planner_types.Estimate` s, fastest first. ``rejected``: why
+    a family found nothing, keyed ``"tp=T"`` (no pipeline depth works with that TP) or
+    ``"tp=T,pp=P"``; ``considered``: how many layouts were estimated."""
+
+    def __init__(self, items=(), rejected=None, considered=0):
+        super().__init__(items)
+        self.rejected = dict(rejected or {})
+        self.considered = considered
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of :func:`decide`: the question, this case's answer, the numbers behind it and
+    the layout after the step."""
+
+    number: int
+    question: str
+    answer: str
+    numbers: dict
+    config: Config | None
+
+    def __str__(self) -> str:
+        return f"{self.number}. {self.question}\n   {self.answer}\n   -> {self.config}"
+
+
+def _divisors(n: int) -> list:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _try(model, cluster, train, efficiency, **layout) -> Estimate | None:
+    try:
+        return estimate(model, cluster, train, efficiency=efficiency, **layout)
+    except ValueError:
+        return None
+
+
+def candidates(model: Model, cluster: Cluster, train: Training, tp: int, pp: int,
+               efficiency: Efficiency) -> list:
+    """Every estimable layout of the family (tp, pp): micro-batches, chunks, ZeRO stages
+    (ZeRO 2 and 3 only without a pipeline, as DeepSpeed allows; none with dp = 1)."""
+    dp = cluster.n_gpus // (tp * pp)
+    zeros = (0,) if dp == 1 else (0, 1) if pp > 1 else memory.ZERO_STAGES
+    found = []
+    for mb in MICRO_BATCHES:
+        for v in CHUNKS:
+            for zero in zeros:
+                est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=dp, v=v,
+                           micro_batch=mb, zero_stage=zero)
+                if est is not None:
+                    found.append(est)
+    return found
+
+
+def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
+         efficiency: Efficiency = Efficiency()) -> Plans:
+    """The ``top`` fitting layouts, ranked by estimated step time.
+
+    Searched: tp over the divisors of n_gpus that divide the heads and KV heads, pp over the
+    divisors of n_gpus / tp up to the layer count, dp = n_gpus / (tp·pp) -- every GPU is used
+    (tp·pp·dp = n_gpus, as the published runs do; a smaller job is a smaller cluster) --
+    micro-batch in {1, 2, 4, 8}, interleaving v in {1, 2, 4}, ZeRO 0-1 (0-3 without PP).
+    ``recompute`` and the other recipe settings are ``train``'s.
+    """
+    n, found, rejected, considered = cluster.n_gpus, [], {}, 0
+    for tp in _divisors(n):
+        if tp > model.n_heads:
+            break
+        if model.n_heads % tp or model.n_kv_heads % tp:
+            rejected[f"tp={tp}"] = (f"{tp} does not divide n_heads={model.n_heads} / "
+                                    f"n_kv_heads={model.n_kv_heads}")
+            continue
+        tp_found = len(found)
+        for pp in _divisors(n // tp):
+            key = f"tp={tp},pp={pp}"
+            if pp > model.n_layers:
+                rejected[key] = f"more stages than the {model.n_layers} layers"
+                break
+            family = candidates(model, cluster, train, tp, pp, efficiency)
+            considered += len(family)
+            fitting = [e for e in family if e.fits]
+            found += fitting
+            if not family:
+                rejected[key] = (f"global_batch={train.global_batch} cannot be cut into "
+                                 f"dp={n // (tp * pp)} replicas of whole micro-batches")
+            elif not fitting:
+                rejected[key] = min(family, key=lambda e: e.memory.total).reasons[0]
+        if len(found) == tp_found:
+            rejected[f"tp={tp}"] = f"no pipeline depth fits with tp={tp}"
+    found.sort(key=lambda e: e.step_time_s)
+    return Plans(found[:top], rejected, considered)
+
+
+def _gib(x: float) -> float:
+    return round(x / GiB, 2)
+
+
+def _step1(model, cluster, train, efficiency) -> tuple[Step, bool]:
+    one = estimate(model, replace(cluster, n_gpus=1), replace(train, global_batch=train.micro_batch,
+                                                             zero_stage=0),
+                   tp=1, pp=1, dp=1, efficiency=efficiency)
+    m = one.memory
+    numbers = {"params": model.n_params, "states_GiB": _gib(m.states),
+               "activations_GiB": _gib(m.activations), "usable_GiB": _gib(m.usable)}
+    if one.fits:
+        answer = (f"yes: {m.total / GiB:.1f} GiB of {m.usable / GiB:.1f} GiB usable -> plain data "
+                  f"parallelism (DDP) on all {cluster.n_gpus} GPUs")
+        return Step(1, "Do params + grads + optimizer + activations fit one GPU?", answer,
+                    numbers, Config(1, 1, cluster.n_gpus, train.micro_batch)), True
+    answer = (f"no: {m.states / GiB:.0f} GiB of model states + {m.activations / GiB:.1f} GiB "
+              f"of activations > {m.usable / GiB:.0f} GiB usable -> split the model")
+    return Step(1, "Do params + grads + optimizer + activations fit one GPU?", answer, numbers,
+                None), False
+
+
+def _fits(model, cluster, train, efficiency, tp, pp) -> Estimate | None:
+    est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=cluster.n_gpus // (tp * pp))
+    return est if est is not None and est.fits else None
+
+
+def _step2(model, cluster, train, efficiency) -> Step:
+    usable = efficiency.usable_bytes(cluster.gpu)
+    layer = memory.model_state_bytes(model.layer_params, "adam", train.state_precision).total
+    valid = [t for t in _divisors(cluster.n_gpus)
+             if model.n_heads % t == 0 and model.n_kv_heads % t == 0]
+    needed = next((t for t in valid if layer / t <= LAYER_BUDGET * usable), valid[-1])
+    in_node = [t for t in valid if needed <= t <= cluster.gpus_per_node] or [needed]
+    alone = next((t for t in in_node if _fits(model, cluster, train, efficiency, t, 1)), None)
+    tp = alone or in_node[-1]
+    numbers = {"layer_state_GiB": _gib(layer), "usable_GiB": _gib(usable), "tp_needed": needed,
+               "tp": tp}
+    why = (f"one layer's states are {layer / GiB:.1f} GiB ({'too big' if needed > 1 else 'fine'}"
+           f" for one GPU: tp >= {needed})")
+    if alone:
+        answer = why + f"; tp={tp} inside a node already fits the whole model"
+    else:
+        answer = why + (f"; no TP inside a node fits the whole model, so fill the node: tp={tp}"
+                        " on NVLink (PTD-P: TP up to the GPUs of a server)")
+    return Step(2, "Is one layer too big? -> tensor parallelism first, within a node", answer,
+                numbers, Config(tp, 1, cluster.n_gpus // tp, train.micro_batch))
+
+
+def _step3(model, cluster, train, efficiency, tp) -> Step:
+    depths = [p for p in _divisors(cluster.n_gpus // tp) if p <= model.n_layers]
+    pp = next((p for p in depths if _fits(model, cluster, train, efficiency, tp, p)), None)
+    question = "Still too big (deep)? -> pipeline stages across nodes"
+    if pp is None:
+        return Step(3, question, f"no pipeline depth fits with tp={tp}: raise ZeRO / recompute",
+                    {"tp": tp, "depths_tried": depths}, None)
+    est = _fits(model, cluster, train, efficiency, tp, pp)
+    numbers = {"pp": pp, "layers_per_stage": layers_per_stage(model, pp),
+               "memory_GiB": _gib(est.memory.total), "usable_GiB": _gib(est.memory.usable)}
+    answer = ("not needed: TP alone fits" if pp == 1 else
+              f"pp={pp}: {layers_per_stage(model, pp)} layers per stage, "
+              f"{est.memory.total / GiB:.1f} GiB per GPU on stage {est.memory.stage}")
+    return Step(3, question, answer, numbers, est.config)
+
+
+def _step4(model, cluster, train, efficiency, config) -> Step:
+    est = estimate(model, cluster, train, tp=config.tp, pp=config.pp, dp=config.dp,
+                   efficiency=efficiency)
+    numbers = {"dp": config.dp, "n_microbatches": est.n_microbatches, "bubble": est.bubble,
+               "dp_GiB_per_step": _gib(est.comm_bytes["dp"])}
+    answer = (f"dp={config.dp} replicas, {est.n_microbatches} micro-batches each, bubble "
+              f"{est.bubble:.1%}, step {est.step_time_s:.1f} s, MFU {est.mfu:.1%}")
+    return Step(4, "Remaining GPUs? -> data parallelism", answer, numbers, config)
+
+
+def _step5(model, cluster, train, efficiency, config) -> Step:
+    base = estimate(model, cluster, train, tp=config.tp, pp=config.pp, dp=config.dp,
+                    efficiency=efficiency)
+    tuned = [e for e in candidates(model, cluster, train, config.tp, config.pp, efficiency)
+             if e.fits] or [base]
+    best = min(tuned, key=lambda e: e.step_time_s)
+    if best.step_time_s > 0.99 * base.step_time_s:  # less than 1 % faster: keep it simple
+        best = base
+    overall = plan(model, cluster, train, top=1, efficiency=efficiency)
+    numbers = {"step_s_before": base.step_time_s, "step_s_after": best.step_time_s,
+               "bubble_before": base.bubble, "bubble_after": best.bubble,
+               "exposed_comm_s": sum(best.exposed_s.values()),
+               "uneven_layers": model.n_layers % config.pp != 0,
+               "planner_best": str(overall[0].config) if overall else None,
+               "planner_best_step_s": overall[0].step_time_s if overall else None}
+    answer = (f"micro-batch {best.config.micro_batch}, v={best.config.v}, "
+              f"ZeRO-{best.config.zero_stage}: step {base.step_time_s:.2f} -> "
+              f"{best.step_time_s:.2f} s (bubble {base.bubble:.1%} -> {best.bubble:.1%}, "
+              f"exposed communication {sum(best.exposed_s.values()):.2f} s, DP overlapped "
+              f"{'on' if train.overlap_grad_reduce else 'off'}, recompute {train.recompute!r})")
+    if model.n_layers % config.pp:
+        answer += f"; {model.n_layers} layers over {config.pp} stages are uneven: rebalance"
+    return Step(5, "Fine tuning: overlap, activation memory, load balance, micro-batches and "
+                   "interleaving", answer, numbers, best.config)
+
+
+def decide(model: Model, cluster: Cluster, train: Training, *,
+           efficiency: Efficiency = Efficiency()) -> list:
+    """Walk the chapter's five steps: 1. does everything fit one GPU (then DDP); 2. is one layer
+    too big (TP first, inside a node); 3. still too big (PP across nodes); 4. the remaining GPUs
+    are DP; 5. fine tuning (micro-batch, interleaving, ZeRO, overlap, load balance), compared
+    with :func:`plan`'s best. Returns the five :class:`Step` s."""
+    first, fits = _step1(model, cluster, train, efficiency)
+    if fits:
+        config = first.config
+        skipped = [Step(n, q, "not needed: the whole model fits one GPU", {}, config)
+                   for n, q in ((2, "Is one layer too big? -> tensor parallelism"),
+                                (3, "Still too big? -> pipeline stages"))]
+        return [first, *skipped, _step4(model, cluster, train, efficiency, config),
+                _step5(model, cluster, train, efficiency, config)]
+    second = _step2(model, cluster, train, efficiency)
+    third = _step3(model, cluster, train, efficiency, second.config.tp)
+    if third.config is None:
+        return [first, second, third]
+    return [first, second, third, _step4(model, cluster, train, efficiency, third.config),
+            _step5(model, cluster, train, efficiency, third.config)]
