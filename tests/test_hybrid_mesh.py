@@ -1,16 +1,21 @@
 """labs.hybrid.mesh: rank <-> coordinates both ways, the groups of each dimension on real
-ranks, torch's DeviceMesh with the same layout, and clear errors for layouts that cannot run."""
+ranks, torch's DeviceMesh with the same layout, and clear errors for layouts that cannot run;
+labs.hybrid.plots_mesh: the mesh figure and the link each dimension uses."""
 
 from __future__ import annotations
 
 import itertools
 
-import pytest
-import torch
-import torch.distributed as dist
+import matplotlib
 
-import labs
-from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, new_groups
+matplotlib.use("Agg")  # figures are drawn, never shown
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+import labs  # noqa: E402
+from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, new_groups  # noqa: E402
 
 SHAPES = [MeshShape(2, 2, 2), MeshShape(dp=1, pp=4, tp=2), MeshShape(dp=2, pp=4, tp=1),
           MeshShape(dp=4, pp=1, tp=2), MeshShape(dp=3, pp=1, tp=1)]
