@@ -42,10 +42,8 @@ DEFAULT_GPUS_PER_NODE = 8  # DGX/HGX A100, H100, H200 and DGX-1: 8 GPUs per serv
 
 # One line per dimension: what it sends and how often (innermost first).
 REASONS = {
-    "tp": "all-reduce of activations in every layer, forward and backward: "
-          "the largest and most frequent messages",
-    "pp": "one activation (forward) and its gradient (backward) per micro-batch per "
-          "stage boundary, point-to-point",
+    "tp": "all-reduce in every layer, forward and backward: the largest, most frequent messages",
+    "pp": "one activation (and its gradient) per micro-batch per stage boundary, point-to-point",
     "dp": "one gradient all-reduce per step, overlapped with the backward pass",
 }
 GROUP_COLORS = {"tp": RED, "pp": "#55A868", "dp": "#8172B2", "node": GREY}
@@ -104,10 +102,12 @@ def _xy(shape: MeshShape, rank: int) -> tuple[float, float]:
     return d * (shape.tp + _BLOCK_GAP) + t, p
 
 
-def _box(ax, x0, y0, x1, y1, pad, **style) -> Rectangle:
-    """A rectangle around the cells whose centres span (x0, y0) .. (x1, y1)."""
-    return ax.add_patch(Rectangle((x0 - _CELL_W / 2 - pad, y0 - _CELL_H / 2 - pad),
-                                  x1 - x0 + _CELL_W + 2 * pad, y1 - y0 + _CELL_H + 2 * pad,
+def _box(ax, x0, y0, x1, y1, pad, top=None, **style) -> Rectangle:
+    """A rectangle around the cells whose centres span (x0, y0) .. (x1, y1); ``top``: a
+    larger padding above (room for a label), ``pad`` elsewhere."""
+    top = pad if top is None else top
+    return ax.add_patch(Rectangle((x0 - _CELL_W / 2 - pad, y0 - _CELL_H / 2 - top),
+                                  x1 - x0 + _CELL_W + 2 * pad, y1 - y0 + _CELL_H + pad + top,
                                   fill=False, **style))
 
 
@@ -163,11 +163,11 @@ def _draw_nodes(ax, shape: MeshShape, gpus_per_node: int) -> None:
             if y1 > y0:  # whole rows: the block's full width
                 x0 = _xy(shape, first - first % shape.tp)[0]
                 x1 = x0 + shape.tp - 1
-            _box(ax, x0, y0, x1, y1, 0.12, edgecolor=GROUP_COLORS["node"], linewidth=1.0,
-                 linestyle="--")
-            if i == 0:
-                ax.text(x0 - _CELL_W / 2 - 0.1, y0 - _CELL_H / 2 - 0.14, f"node {n}",
-                        fontsize=6, color=GROUP_COLORS["node"], va="bottom", ha="left")
+            _box(ax, x0, y0, x1, y1, 0.1, top=0.24, edgecolor=GROUP_COLORS["node"],
+                 linewidth=1.0, linestyle="--")
+            if i == 0:  # in the box's top strip, above the TP outlines
+                ax.text(x0 - _CELL_W / 2 - 0.06, y0 - _CELL_H / 2 - 0.07, f"node {n}",
+                        fontsize=5.5, color="0.3", va="bottom", ha="left")
 
 
 def _legend(ax, shape: MeshShape, table: list[dict], gpus_per_node: int, gpu: str) -> None:
@@ -217,10 +217,10 @@ def draw_mesh(shape: MeshShape, *, gpus_per_node: int | None = None, gpu: str = 
     width = shape.dp * shape.tp + (shape.dp - 1) * _BLOCK_GAP
     for d in range(shape.dp):  # replica titles
         x = d * (shape.tp + _BLOCK_GAP) + (shape.tp - 1) / 2
-        ax.text(x, -0.62, f"DP replica {d}" if shape.dp > 1 else "one replica", ha="center",
+        ax.text(x, -0.6, f"DP replica {d}" if shape.dp > 1 else "one replica", ha="center",
                 va="bottom", fontsize=7)
     ax.set_xlim(-0.75, width - 0.25)
-    ax.set_ylim(shape.pp - 0.35, -0.85)  # stage 0 on top
+    ax.set_ylim(shape.pp - 0.35, -0.95)  # stage 0 on top
     ax.set_yticks(range(shape.pp), [f"stage {p}" for p in range(shape.pp)], fontsize=7)
     ax.set_xticks([])
     ax.tick_params(length=0)
