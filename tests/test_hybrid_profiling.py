@@ -16,7 +16,8 @@ import pytest  # noqa: E402
 import labs  # noqa: E402
 from labs.hybrid.mesh import MeshShape  # noqa: E402
 from labs.hybrid.profiling import (CATEGORIES, STEP_ANNOTATION, breakdown_of_trace,  # noqa: E402
-                                   comm_kind, plot_breakdown, profile_hybrid_step)
+                                   comm_kind, plot_breakdown, profile_hybrid_step,
+                                   profile_timeline)
 from labs.pipeline import experiments as px  # noqa: E402
 
 RUN = px.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, optimizer="sgd", lr=0.05)
@@ -51,6 +52,15 @@ def test_classification_of_hand_made_spans():
     assert sum(got["shares"].values()) == pytest.approx(1.0)
     assert got["counts"] == {"c10d::allreduce_": 1, "gloo:all_reduce": 1, "gloo:send": 1,
                              "gloo:recv": 1}
+    # exclusive pieces, in time order (microseconds)
+    assert [kind for kind, _, _ in got["pieces"]] == ["compute", "all-reduce", "compute",
+                                                       "send-recv"]
+    assert [t * 1e6 for _, start, end in got["pieces"] for t in (start, end)] == pytest.approx(
+        [10, 41, 41, 58, 58, 70, 70, 90])
+    us = 1e-6
+    timeline = profile_timeline([got, got])
+    assert timeline.n_ranks == 2 and timeline.span() == pytest.approx((0.0, 80 * us))
+    assert timeline.idle_fraction() == pytest.approx([1 - 43 / 80] * 2)
     with pytest.raises(ValueError, match="record_function"):
         breakdown_of_trace(events[1:])
 
@@ -93,3 +103,8 @@ def test_profiled_3d_step_on_four_ranks(tmp_path):
         x = round(bar.get_x() + bar.get_width() / 2)
         tops[x] = max(tops.get(x, 0.0), bar.get_y() + bar.get_height())
     assert list(tops.values()) == pytest.approx([1.0] * shape.world_size)
+    timeline = profile_timeline(per_rank)  # one shared clock on this machine
+    assert timeline.n_ranks == shape.world_size
+    for b, row in zip(per_rank, timeline.events):
+        assert {e.kind for e in row} == {"compute", "all-reduce", "send-recv"}
+        assert sum(e.end - e.start for e in row) == pytest.approx(b["wall_s"] - b["seconds"]["idle"])

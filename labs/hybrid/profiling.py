@@ -9,13 +9,14 @@ very file by :func:`breakdown_of_trace`::
 
     import labs
     from labs.hybrid.mesh import MeshShape
-    from labs.hybrid.profiling import plot_breakdown, profile_hybrid_step
+    from labs.hybrid.profiling import plot_breakdown, profile_hybrid_step, profile_timeline
     from labs.pipeline.experiments import PipelineRun
 
     run, shape = PipelineRun(n_microbatches=2, batch_size=8), MeshShape(dp=2, pp=2, tp=2)
     per_rank = labs.launch(profile_hybrid_step, 8, args=(run, shape, "traces"), timeout=300)
     per_rank[0]["shares"]      # {'compute': ..., 'all-reduce': ..., 'send-recv': ..., 'idle': ...}
     plot_breakdown(per_rank)   # one stacked bar per rank
+    labs.plots.plot_timeline(profile_timeline(per_rank))   # when each rank did what
 
 What the profiler shows on CPU with gloo (measured on torch 2.13, CPU build):
 
@@ -60,9 +61,10 @@ import torch.distributed as dist
 
 from labs.hybrid.mesh import MeshShape, new_groups
 from labs.plots import BLUE, GREY, RED, finish, subplots
+from labs.timeline import REAL_COMPUTE, Event, Timeline
 
 __all__ = ["CATEGORIES", "COLORS", "STEP_ANNOTATION", "profile_hybrid_step", "load_trace",
-           "comm_kind", "breakdown_of_trace", "plot_breakdown"]
+           "comm_kind", "breakdown_of_trace", "profile_timeline", "plot_breakdown"]
 
 CATEGORIES = ("compute", "all-reduce", "send-recv", "idle")
 COLORS = {"compute": BLUE, "all-reduce": RED, "send-recv": "#8172B2", "idle": GREY}
@@ -99,6 +101,23 @@ def _length(intervals) -> float:
 
 def _clip(intervals, lo: float, hi: float) -> list[tuple[float, float]]:
     return [(max(s, lo), min(e, hi)) for s, e in intervals if e > lo and s < hi]
+
+
+def _subtract(intervals, covered) -> list[tuple[float, float]]:
+    """The parts of ``intervals`` outside ``covered`` (both any lists; the result merged)."""
+    out, covered = [], _union(covered)
+    for start, end in _union(intervals):
+        for c_start, c_end in covered:
+            if c_end <= start or c_start >= end:
+                continue
+            if c_start > start:
+                out.append((start, c_start))
+            start = max(start, c_end)
+            if start >= end:
+                break
+        if start < end:
+            out.append((start, end))
+    return out
 
 
 # --- reading a trace ----------------------------------------------------------------------
@@ -138,8 +157,10 @@ def breakdown_of_trace(events: list[dict]) -> dict:
     """Classify the profiled step of one rank's trace events (see the module docstring).
 
     Returns ``wall_s`` (the step window), ``seconds`` and ``shares`` per category of
-    :data:`CATEGORIES` (exclusive: the shares sum to 1), and ``counts``: how many spans of
-    each communication op the step holds (``gloo:all_reduce``, ``c10d::send`` ...).
+    :data:`CATEGORIES` (exclusive: the shares sum to 1), ``counts``: how many spans of each
+    communication op the step holds (``gloo:all_reduce``, ``c10d::send`` ...), ``window``:
+    (start, end) and ``pieces``: ``(category, start, end)`` of every busy piece, in seconds on
+    the profiler's clock (shared by the processes of one machine; :func:`profile_timeline`).
     """
     (lo, hi), main = _step_window(events)
     spans = {"all-reduce": [], "compute": [], "send-recv": []}
@@ -154,17 +175,19 @@ def breakdown_of_trace(events: list[dict]) -> dict:
             counts[name] = counts.get(name, 0) + 1
         elif e.get("tid") == main and e.get("cat") in ("cpu_op", "user_annotation"):
             spans["compute"].append((start, end))
-    covered, seconds = [], {}
+    covered, seconds, pieces = [], {}, []
     for category in ("all-reduce", "compute", "send-recv"):  # priority order
-        before = _length(covered)
-        covered += _clip(spans[category], lo, hi)
-        seconds[category] = _length(covered) - before
+        mine = _subtract(_clip(spans[category], lo, hi), covered)
+        pieces += [(category, start, end) for start, end in mine]
+        seconds[category] = _length(mine)
+        covered += mine
     wall = hi - lo
     seconds["idle"] = max(0.0, wall - _length(covered))
     seconds = {c: seconds[c] for c in CATEGORIES}
     total = sum(seconds.values()) or 1.0
     return dict(wall_s=wall, seconds=seconds,
-                shares={c: s / total for c, s in seconds.items()}, counts=counts)
+                shares={c: s / total for c, s in seconds.items()}, counts=counts,
+                window=(lo, hi), pieces=sorted(pieces, key=lambda p: p[1]))
 
 
 # --- on the ranks -------------------------------------------------------------------------
@@ -196,7 +219,20 @@ def profile_hybrid_step(run, shape: MeshShape, trace_dir, groups: dict | None = 
     return result
 
 
-# --- the figure ---------------------------------------------------------------------------
+# --- the figures --------------------------------------------------------------------------
+
+def profile_timeline(breakdowns: list[dict]) -> Timeline:
+    """The ranks' classified pieces as one :class:`~labs.timeline.Timeline` (time 0 at the
+    earliest step start), for :func:`labs.plots.plot_timeline`: bars ``compute``,
+    ``all-reduce``, ``send-recv``; the gaps are idle. The ranks' profiler clocks agree on one
+    machine (a steady clock), not across machines."""
+    t0 = min((b["window"][0] for b in breakdowns), default=0.0)
+    events = [[Event(kind, None, None, start - t0, end - t0) for kind, start, end in b["pieces"]]
+              for b in breakdowns]
+    return Timeline(events, mode=f"{REAL_COMPUTE}, torch.profiler",
+                    info=dict(window_s=[(b["window"][0] - t0, b["window"][1] - t0)
+                                        for b in breakdowns]))
+
 
 def plot_breakdown(breakdowns: list[dict], ax=None, *, shares: bool = False):
     """One stacked bar per rank: its step time (ms; with ``shares=True`` its shares) split
