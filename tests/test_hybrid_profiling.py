@@ -32,7 +32,7 @@ def test_classification_of_hand_made_spans():
     priorities: collectives > compute on the calling thread > send/recv > idle."""
     events = [
         _x(STEP_ANNOTATION, 0, 100, cat="user_annotation"),
-        _x("aten::empty", 1, 8),                                    # before the window: model set-up
+        _x("aten::empty", 1, 8),                                    # before the window
         _x("c10d::barrier", 0, 1),
         _x("gloo:barrier", 0, 10, tid=2, cat="user_annotation"),    # window starts at its end
         _x("aten::mm", 10, 30),                                     # compute 10..40
@@ -42,7 +42,7 @@ def test_classification_of_hand_made_spans():
         _x("gloo:send", 55, 35, cat="user_annotation"),             # async isend 55..90
         _x("aten::addmm", 60, 10),                                  # compute 60..70
         _x("gloo:recv", 75, 10, cat="user_annotation"),             # blocked 75..85
-        _x("aten::copy_", 90, 5, tid=3),                            # a gloo worker's op: not compute
+        _x("aten::copy_", 90, 5, tid=3),                            # a gloo worker's op
     ]
     got = breakdown_of_trace(events)
     assert got["wall_s"] == pytest.approx(90e-6)
@@ -107,4 +107,5 @@ def test_profiled_3d_step_on_four_ranks(tmp_path):
     assert timeline.n_ranks == shape.world_size
     for b, row in zip(per_rank, timeline.events):
         assert {e.kind for e in row} == {"compute", "all-reduce", "send-recv"}
-        assert sum(e.end - e.start for e in row) == pytest.approx(b["wall_s"] - b["seconds"]["idle"])
+        busy = b["wall_s"] - b["seconds"]["idle"]
+        assert sum(e.end - e.start for e in row) == pytest.approx(busy)

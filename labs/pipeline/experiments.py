@@ -122,10 +122,10 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
     reference the same way); with ``run.sequence_parallel`` the blocks are sequence-parallel
     too, stages send each other this TP rank's sequence shard, and the gradients of the
     replicated parameters used on sequence slices are summed over ``tp_group`` after the
-    backward (``sync_sequence_parallel_grads``). ``dp_group``: when given, this pipeline is one data-parallel
-    replica: it trains on its slice of each batch, and the gradients are averaged over the
-    group before the update (2.4's third dimension), so all replicas stay equal to one process
-    on the whole batch.
+    backward (``sync_sequence_parallel_grads``).
+    ``dp_group``: when given, this pipeline is one data-parallel replica: it trains on its
+    slice of each batch, and the gradients are averaged over the group before the update
+    (2.4's third dimension), so all replicas stay equal to one process on the whole batch.
 
     Returns the last step's loss (last stage only; averaged over the replicas), gradients
     (before the update) and weights (after it), the recorder's summary of the last step, and
