@@ -18,7 +18,11 @@ very file by :func:`breakdown_of_trace`::
     plot_breakdown(per_rank)   # one stacked bar per rank
     labs.plots.plot_timeline(profile_timeline(per_rank))   # when each rank did what
 
-What the profiler shows on CPU with gloo (measured on torch 2.13, CPU build):
+What the profiler shows on CPU with gloo (measured on torch 2.13, CPU build, with the
+script of ``tests/test_hybrid_profiling.py``; the ``gloo:`` spans are the profiling titles
+ProcessGroupGloo gives its work items, torch/csrc/distributed/c10d/ProcessGroupGloo.cpp;
+the trace format is the Chrome Trace Event Format that ``export_chrome_trace`` writes,
+https://pytorch.org/docs/stable/profiler.html):
 
 - every collective appears twice: the dispatcher op on the calling thread (``cat: cpu_op``:
   ``c10d::allreduce_``, ``c10d::_allgather_base_``, ``c10d::_reduce_scatter_base_``,
