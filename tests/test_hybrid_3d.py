@@ -38,3 +38,46 @@ def test_global_batch_that_cannot_be_split_says_so():
     run = px.PipelineRun(n_microbatches=2, batch_size=6, steps=1)
     with pytest.raises(labs.RankError, match="multiple of 8"):
         labs.launch(check_3d, 8, args=(run, MeshShape(dp=4, pp=2, tp=1)), timeout=120)
+
+
+# --- sequence parallelism inside the stages -------------------------------------------------
+
+def test_3d_with_sequence_parallel_blocks_equals_one_process():
+    """TP blocks with sequence parallelism inside the stages, stages exchanging sequence
+    shards (b, T/tp, C): still equal to one process on the global batch, for 3 steps."""
+    shape = MeshShape(dp=2, pp=2, tp=2)
+    run = px.with_(RUN, sequence_parallel=True)
+    per_rank = labs.launch(check_3d, shape.world_size, args=(run, shape), timeout=240)
+    assert [r["coords"] for r in per_rank] == [tuple(shape.coords(r)) for r in range(8)]
+    assert len([r for r in per_rank if r["loss"] is not None]) == shape.dp * shape.tp
+
+
+def _activation_shapes(run, shape):
+    from labs.hybrid.mesh import new_groups
+
+    groups = new_groups(shape)
+    return px._activation_shape(run, shape.dp, groups["tp"])
+
+
+def test_sequence_parallel_stages_send_the_sequence_shard():
+    shape = MeshShape(dp=1, pp=2, tp=2)
+    b, T, C = RUN.batch_size // RUN.n_microbatches, RUN.config.block_size, RUN.config.n_embd
+    plain, sharded = (labs.launch(_activation_shapes, 4, args=(px.with_(RUN, sequence_parallel=sp),
+                                                               shape), timeout=120)
+                      for sp in (False, True))
+    assert plain == [(b, T, C)] * 4
+    assert sharded == [(b, T // 2, C)] * 4
+
+
+def test_sequence_parallel_needs_tp_to_divide_the_sequence():
+    from dataclasses import replace
+
+    from labs.hybrid.three_d import check_sequence_parallel
+
+    run = px.with_(RUN, sequence_parallel=True, config=replace(RUN.config, block_size=15))
+    with pytest.raises(ValueError, match="does not divide the sequence length 15"):
+        check_sequence_parallel(run, MeshShape(dp=1, pp=2, tp=2))
+    check_sequence_parallel(run, MeshShape(dp=2, pp=2, tp=1))  # tp=1: nothing to split
+    check_sequence_parallel(px.with_(run, sequence_parallel=False), MeshShape(1, 2, 2))
+    with pytest.raises(labs.RankError, match="does not divide the sequence length 15"):
+        labs.launch(check_3d, 4, args=(run, MeshShape(dp=1, pp=2, tp=2)), timeout=120)

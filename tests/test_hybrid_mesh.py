@@ -1,16 +1,21 @@
 """labs.hybrid.mesh: rank <-> coordinates both ways, the groups of each dimension on real
-ranks, torch's DeviceMesh with the same layout, and clear errors for layouts that cannot run."""
+ranks, torch's DeviceMesh with the same layout, and clear errors for layouts that cannot run;
+labs.hybrid.plots_mesh: the mesh figure and the link each dimension uses."""
 
 from __future__ import annotations
 
 import itertools
 
-import pytest
-import torch
-import torch.distributed as dist
+import matplotlib
 
-import labs
-from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, new_groups
+matplotlib.use("Agg")  # figures are drawn, never shown
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+import labs  # noqa: E402
+from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, new_groups  # noqa: E402
 
 SHAPES = [MeshShape(2, 2, 2), MeshShape(dp=1, pp=4, tp=2), MeshShape(dp=2, pp=4, tp=1),
           MeshShape(dp=4, pp=1, tp=2), MeshShape(dp=3, pp=1, tp=1)]
@@ -85,7 +90,6 @@ def test_groups_on_eight_real_ranks_match_the_arithmetic(shape):
 
 
 def test_probe_groups_on_real_ranks():
-    import labs
     from labs.hybrid.mesh import probe_groups
 
     shape = MeshShape(dp=2, pp=1, tp=2)
@@ -94,3 +98,80 @@ def test_probe_groups_on_real_ranks():
         for dim in ("dp", "pp", "tp"):
             assert got[dim]["peers"] == shape.peers(r, dim)
             assert got[dim]["sum"] == sum(shape.peers(r, dim))
+
+
+# --- the mesh, visible (labs.hybrid.plots_mesh) ------------------------------------------------
+
+FIGURE_SHAPES = [MeshShape(2, 2, 2), MeshShape(1, 2, 4), MeshShape(2, 1, 4), MeshShape(4, 1, 2),
+                 MeshShape(1, 1, 8), MeshShape(2, 2, 4), MeshShape(1, 4, 4)]
+
+
+@pytest.mark.parametrize("gpus_per_node", [None, 2, 3])
+@pytest.mark.parametrize("shape", FIGURE_SHAPES, ids=str)
+def test_mesh_figure_has_one_labelled_cell_per_rank(shape, gpus_per_node):
+    from labs.hybrid.plots_mesh import draw_mesh
+
+    fig = draw_mesh(shape, gpus_per_node=gpus_per_node)
+    (ax,) = fig.axes
+    cells = [p for p in ax.patches if (p.get_gid() or "").startswith("rank")]
+    assert sorted(p.get_gid() for p in cells) == sorted(f"rank{r}" for r in range(shape.world_size))
+    texts = {t.get_text() for t in ax.texts}
+    for r in range(shape.world_size):
+        c = shape.coords(r)
+        assert f"{r}\n({c.dp},{c.pp},{c.tp})" in texts
+    n_nodes = -(-shape.world_size // (gpus_per_node or 8))
+    assert {f"node {n}" for n in range(n_nodes)} <= texts
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(line.startswith(f"TP x{shape.tp}") for line in legend)
+
+
+def test_mesh_figure_draws_into_a_given_axes():
+    from labs.hybrid.plots_mesh import draw_mesh
+    from labs.plots import subplots
+
+    fig, ax = subplots()
+    assert draw_mesh(MeshShape(2, 2, 2), ax=ax) is fig
+    assert len([p for p in ax.patches if (p.get_gid() or "").startswith("rank")]) == 8
+
+
+def _links(shape, gpus_per_node):
+    from labs.hybrid.plots_mesh import link_table
+
+    return {row["dim"]: row for row in link_table(shape, gpus_per_node, "H100-80GB")}
+
+
+@pytest.mark.parametrize("shape, gpus_per_node, expected", [
+    (MeshShape(1, 1, 8), 8, dict(tp="NVLink", pp=None, dp=None)),
+    (MeshShape(1, 1, 16), 8, dict(tp="InfiniBand", pp=None, dp=None)),
+    (MeshShape(2, 2, 2), 8, dict(tp="NVLink", pp="NVLink", dp="NVLink")),  # all on one node
+    (MeshShape(2, 2, 2), 4, dict(tp="NVLink", pp="NVLink", dp="InfiniBand")),
+    (MeshShape(2, 2, 2), 2, dict(tp="NVLink", pp="InfiniBand", dp="InfiniBand")),
+    (MeshShape(2, 2, 4), 8, dict(tp="NVLink", pp="NVLink", dp="InfiniBand")),
+    (MeshShape(1, 4, 2), 6, dict(tp="NVLink", pp="InfiniBand", dp=None)),  # [0,2,4,6] crosses
+    (MeshShape(4, 1, 2), 1, dict(tp="InfiniBand", pp=None, dp="InfiniBand")),
+])
+def test_link_table_picks_nvlink_only_inside_a_node(shape, gpus_per_node, expected):
+    from labs.hybrid.hardware import links
+
+    bandwidth = {link.name: link.bandwidth for link in links("H100-80GB").values()}
+    table = _links(shape, gpus_per_node)
+    assert list(table) == ["tp", "pp", "dp"]
+    for dim, name in expected.items():
+        row = table[dim]
+        assert row["degree"] == getattr(shape, dim)
+        assert row["link"] == name, (dim, row)
+        assert row["bandwidth"] == (bandwidth[name] if name else None)
+        assert row["why"] and (row["source"] if name else True)
+        assert row["inside_node"] == (row["groups_crossing"] == 0)
+    assert bandwidth["NVLink"] > bandwidth["InfiniBand"]
+
+
+def test_link_table_counts_crossing_groups_and_rejects_bad_node_sizes():
+    from labs.hybrid.plots_mesh import link_table, nodes_of
+
+    table = _links(MeshShape(1, 4, 2), 6)
+    assert (table["pp"]["groups"], table["pp"]["groups_crossing"]) == (2, 2)
+    assert nodes_of(MeshShape(1, 4, 2), 6) == [[0, 1, 2, 3, 4, 5], [6, 7]]
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="gpus_per_node"):
+            link_table(MeshShape(2, 2, 2), bad)

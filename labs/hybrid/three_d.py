@@ -13,6 +13,16 @@ On each rank of a :class:`~labs.hybrid.mesh.MeshShape` ``dp × pp × tp``:
 This is the layout of PTD-P (Narayanan et al. 2021, arXiv:2104.04473). :func:`check_3d`
 compares one rank's loss, gradient shards and weight shards with single-process training on
 the whole global batch, for ``run.steps`` steps.
+
+Sequence parallelism (``PipelineRun(..., sequence_parallel=True)``; Korthikanti et al. 2022,
+arXiv:2205.05198): inside every stage the LayerNorm / residual (and dropout) regions hold only
+``T/tp`` positions of the sequence, the TP all-reduces become all-gather + reduce-scatter. The
+stage boundary sends the sequence shard: TP rank t of stage s sends its ``(b, T/tp, C)`` to TP
+rank t of stage s+1, 1/tp of the activation, and the next stage starts in the sequence-parallel
+region without any gather (Megatron-LM does the same). The first stage cuts the sequence after
+the embedding, the last gathers it before ``lm_head``; the replicated LayerNorm weights (and
+row-parallel biases) saw a slice each, so their gradients are summed over the TP group before
+the data-parallel average.
 """
 from __future__ import annotations
 
@@ -23,7 +33,15 @@ from labs.numerics import assert_close
 from labs.models import TinyGPT
 from labs.pipeline import experiments as px
 
-__all__ = ["hybrid_step", "expected_shards", "check_3d"]
+__all__ = ["check_sequence_parallel", "hybrid_step", "expected_shards", "check_3d"]
+
+
+def check_sequence_parallel(run: "px.PipelineRun", shape: MeshShape) -> None:
+    """Raise ValueError unless ``shape.tp`` can split ``run``'s sequence (with
+    ``run.sequence_parallel``; without it, nothing to check). Needs no process group."""
+    if run.sequence_parallel and shape.tp > 1:
+        from labs.tensor_parallel.model import validate_tp_layout
+        validate_tp_layout(run.config, shape.tp, seq_len=run.config.block_size)
 
 
 def hybrid_step(run: "px.PipelineRun", shape: MeshShape, groups: dict | None = None) -> dict:
@@ -32,9 +50,12 @@ def hybrid_step(run: "px.PipelineRun", shape: MeshShape, groups: dict | None = N
     ``run.batch_size`` is the global batch: each of the ``dp`` replicas takes
     ``batch_size / dp`` rows, cut into ``run.n_microbatches`` micro-batches.
     ``groups``: :func:`~labs.hybrid.mesh.new_groups` of ``shape`` (made here if None).
+    ``run.sequence_parallel``: sequence-parallel TP blocks (see the module docstring); a
+    ValueError if ``tp`` does not divide the sequence length ``run.config.block_size``.
     Returns :func:`~labs.pipeline.experiments.pipeline_step`'s result plus this rank's
     ``coords`` and the groups' ranks.
     """
+    check_sequence_parallel(run, shape)
     shape.check(world_size=dist.get_world_size(), n_heads=run.config.n_head,
                 n_layers=run.config.n_layer)
     groups = groups or new_groups(shape)

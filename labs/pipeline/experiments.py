@@ -49,6 +49,9 @@ class PipelineRun:
     seed: int = 0
     timing: pp.FixedTime | None = None  # None = real compute
     steps: int = 1
+    # With a tp_group only: the TP blocks also split the LayerNorm/residual regions along the
+    # sequence (ParallelTinyGPT(sequence_parallel=True)); stages then exchange (b, T/t, C).
+    sequence_parallel: bool = False
 
     def __post_init__(self) -> None:
         pp.check_microbatches(self.batch_size, self.n_microbatches)
@@ -77,8 +80,22 @@ def _setup(run: PipelineRun, group, tp_group=None):
     model = TinyGPT(run.config, seed=run.seed).to(labs.device())
     if tp_group is not None:  # every stage's blocks tensor-parallel over tp_group
         from labs.tensor_parallel.model import ParallelTinyGPT
-        model = ParallelTinyGPT(model, group=tp_group)
+        model = ParallelTinyGPT(model, group=tp_group, sequence_parallel=run.sequence_parallel)
     return rank, p, bounds, model
+
+
+def _activation_shape(run: PipelineRun, dp: int, tp_group=None) -> tuple[int, int, int]:
+    """The activation one stage sends the next per micro-batch: (b, T, C), or this TP rank's
+    sequence shard (b, T/t, C) with sequence parallelism -- Megatron-LM sends the same shard
+    between stages (megatron/core/pipeline_parallel/schedules.py, ``get_tensor_shapes``: the
+    sequence length divided by the TP size when sequence_parallel is on)."""
+    b, T, C = run.batch_size // dp // run.n_microbatches, run.config.block_size, run.config.n_embd
+    if run.sequence_parallel and tp_group is not None:
+        from labs.tensor_parallel.model import validate_tp_layout
+        tp = dist.get_world_size(tp_group)
+        validate_tp_layout(run.config, tp, seq_len=T)  # ValueError unless tp divides T
+        T //= tp
+    return b, T, C
 
 
 def _result(stages: dict, losses: list, m: int, **extra) -> dict:
@@ -102,10 +119,13 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
     ``group``: the pipeline's ranks (one per stage). ``tp_group``: when given, the stages hold
     tensor-parallel blocks (``ParallelTinyGPT`` over that group), and the gradients and weights
     returned are this rank's shards (``labs.tensor_parallel.model.local_shards`` cuts the
-    reference the same way). ``dp_group``: when given, this pipeline is one data-parallel
-    replica: it trains on its slice of each batch, and the gradients are averaged over the
-    group before the update (2.4's third dimension), so all replicas stay equal to one process
-    on the whole batch.
+    reference the same way); with ``run.sequence_parallel`` the blocks are sequence-parallel
+    too, stages send each other this TP rank's sequence shard, and the gradients of the
+    replicated parameters used on sequence slices are summed over ``tp_group`` after the
+    backward (``sync_sequence_parallel_grads``).
+    ``dp_group``: when given, this pipeline is one data-parallel replica: it trains on its
+    slice of each batch, and the gradients are averaged over the group before the update
+    (2.4's third dimension), so all replicas stay equal to one process on the whole batch.
 
     Returns the last step's loss (last stage only; averaged over the replicas), gradients
     (before the update) and weights (after it), the recorder's summary of the last step, and
@@ -122,7 +142,7 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
     schedule = run.build_schedule(p)
     params = [q for s in stages.values() for q in s.parameters()]
     opt = make_optimizer(params, run.optimizer, lr=run.lr)
-    shape = (run.batch_size // dp // m, run.config.block_size, run.config.n_embd)
+    shape = _activation_shape(run, dp, tp_group)
     step_s = []
     for step in range(run.steps):
         x, y = (t.chunk(dp)[dp_rank] for t in run.batches(step))  # this replica's slice
@@ -134,6 +154,10 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
         losses = pp.run_schedule(schedule, stages, inputs=xs, targets=ys,
                                  loss_fn=language_model_loss, activation_shape=shape,
                                  group=group, timing=run.timing, recorder=recorder)
+        if run.sequence_parallel and tp_group is not None:  # LayerNorms saw T/t positions
+            from labs.tensor_parallel.model import sync_sequence_parallel_grads
+            for stage in stages.values():
+                sync_sequence_parallel_grads(stage, group=tp_group)
         if dp > 1:  # data parallel: average the replicas' gradients, as DDP does
             for q in params:
                 dist.all_reduce(q.grad, group=dp_group)
