@@ -1,0 +1,255 @@
+"""3D parallelism with torch's own pieces: DTensor tensor parallelism, FSDP2 as the
+data-parallel dimension, and ``torch.distributed.pipelining`` stages, on one ``DeviceMesh``.
+
+The same layout as the hand-written :mod:`labs.hybrid.three_d` (``dp × pp × tp``, TP
+innermost, :func:`labs.hybrid.mesh.device_mesh`), built the way torchtitan builds it, in
+this order on every rank:
+
+1. **Pipeline split**: the rank keeps the blocks of its stage (``mesh["pp"]`` coordinate),
+   the first stage the embeddings, the last ``ln_f`` and ``lm_head``
+   (:class:`labs.pipeline.partition.GPTStage`, same bounds as the hand-written run).
+2. **Tensor parallel** on ``mesh["tp"]`` with ``parallelize_module``: in every block
+   ``c_attn`` / ``c_fc`` ``ColwiseParallel``, the two ``c_proj`` ``RowwiseParallel``
+   (Megatron-LM, arXiv:1909.08053; :class:`labs.tensor_parallel.dtensor.DTensorBlock`, whose
+   q/k/v rows are reordered so each rank holds whole heads), ``lm_head`` ``ColwiseParallel``
+   over the vocabulary with the logits gathered (``output_layouts=Replicate()``), as the
+   hand-written ``ParallelTinyGPT``. Embeddings and LayerNorms stay replicated.
+3. **Data parallel** on ``mesh["dp"]``: ``fully_shard`` (FSDP2) on every block, then on the
+   stage: parameters, gradients and optimizer states become DTensors sharded over
+   ``(dp, tp)`` ("2D" FSDP × TP); or, for comparison, ``replicate`` (DDP semantics built on
+   FSDP2's machinery in torch >= 2.9: everything replicated over ``dp``, gradients
+   all-reduced).
+4. **Pipeline schedule**: ``PipelineStage`` on ``mesh["pp"].get_group()`` with
+   ``Schedule1F1B`` / ``ScheduleGPipe`` (the schedule scales the micro-batch gradients by
+   1/m and, for FSDP stages, defers the reduce-scatter to the last micro-batch).
+
+Sources: torch docs "FSDP2: fully_shard" (docs.pytorch.org/docs/stable/distributed.fsdp.
+fully_shard.html), "Tensor Parallelism - torch.distributed.tensor.parallel"
+(docs.pytorch.org/docs/stable/distributed.tensor.parallel.html), "Pipeline Parallelism"
+(docs.pytorch.org/docs/stable/distributed.pipelining.html), and the tutorial "Large Scale
+Transformer model training with Tensor Parallel (TP)" (2D FSDP × TP).
+
+Measured on torch 2.13 CPU/gloo: see ``COMPOSES`` below (filled from real runs; the test
+``tests/test_hybrid_torch3d.py`` re-measures it on every run).
+
+Example (every rank; ``labs.launch`` runs it on ``shape.world_size`` ranks)::
+
+    run = PipelineRun(n_microbatches=2, batch_size=8, steps=3, optimizer="sgd", lr=0.05)
+    per_rank = labs.launch(check_torch_3d, 8, args=(run, MeshShape(2, 2, 2)), timeout=180)
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+import torch.distributed as dist
+from torch import Tensor, nn
+
+from labs.hybrid.mesh import MeshShape, device_mesh
+from labs.models import TinyGPT, language_model_loss
+from labs.numerics import assert_close
+
+__all__ = ["DP_MODES", "COMPOSES", "build_stage", "torch_3d_step", "full_tensors",
+           "qkv_from_heads_layout", "check_torch_3d"]
+
+DP_MODES = ("fsdp", "ddp")  # fully_shard (ZeRO-3-like) or replicate (DDP-like) over mesh["dp"]
+
+#: What composes on torch 2.13 CPU/gloo, as measured (see the module docstring).
+COMPOSES = {
+    "tp (parallelize_module) + fsdp (fully_shard) + pipelining (PipelineStage)": "yes",
+    "tp + ddp (replicate) + pipelining": "yes",
+}
+
+
+def _tp_plan_lm_head():
+    from torch.distributed.tensor import Replicate
+    from torch.distributed.tensor.parallel import ColwiseParallel
+    return ColwiseParallel(output_layouts=Replicate())  # vocabulary split, logits gathered
+
+
+def build_stage(run, shape: MeshShape, mesh, *, dp_mode: str = "fsdp") -> nn.Module:
+    """This rank's pipeline stage of a seeded TinyGPT, tensor-parallel on ``mesh["tp"]`` and
+    data-parallel on ``mesh["dp"]`` (``dp_mode`` "fsdp": ``fully_shard``; "ddp":
+    ``replicate``). Its ``global_names`` map local parameter names to the whole model's."""
+    from labs.pipeline.partition import GPTStage
+    from labs.tensor_parallel.dtensor import DTensorBlock
+
+    if dp_mode not in DP_MODES:
+        raise ValueError(f"dp_mode={dp_mode!r}: use one of {DP_MODES}")
+    stage_index = mesh["pp"].get_local_rank()
+    start, stop = run.stage_bounds(shape.pp)[stage_index]
+    first, last = stage_index == 0, stage_index == shape.pp - 1
+    model = TinyGPT(run.config, seed=run.seed)
+    if shape.tp > 1:
+        from torch.distributed.tensor.parallel import parallelize_module
+        for i in range(start, stop):  # only this stage's blocks: the others are never used
+            model.transformer.h[i] = DTensorBlock(model.transformer.h[i], mesh["tp"])
+        if last:
+            parallelize_module(model.lm_head, mesh["tp"], _tp_plan_lm_head())
+    stage = GPTStage(model, start, stop, first=first, last=last)
+    if dp_mode == "fsdp":
+        from torch.distributed.fsdp import fully_shard
+        for block in stage.blocks:  # one all-gather / reduce-scatter per block
+            fully_shard(block, mesh=mesh["dp"])
+        fully_shard(stage, mesh=mesh["dp"])
+    else:
+        from torch.distributed._composable.replicate_with_fsdp import replicate
+        replicate(stage, mesh=mesh["dp"])
+    return stage
+
+
+def qkv_from_heads_layout(weight: Tensor, tp: int) -> Tensor:
+    """Undo ``DTensorSelfAttention``'s row order ``[q_0 k_0 v_0 | q_1 k_1 v_1 | ...]`` (rank
+    by rank) back to the full model's ``[q | k | v]``."""
+    rest = weight.shape[1:]
+    rows = weight.size(0) // (3 * tp)
+    return weight.reshape(tp, 3, rows, *rest).transpose(0, 1).reshape(weight.shape)
+
+
+def full_tensors(stage: nn.Module, tp: int, *, grads: bool) -> dict[str, Tensor]:
+    """{global name: full tensor} of the stage's weights (or gradients), gathered from their
+    DTensor shards (a collective over the stage's dp × tp ranks: all of them call it)."""
+    out = {}
+    for local, name in stage.global_names.items():
+        p = stage.get_parameter(local)
+        t = p.grad if grads else p
+        if t is None:
+            continue
+        t = t.full_tensor() if hasattr(t, "full_tensor") else t
+        t = t.detach().cpu().clone()
+        if tp > 1 and ".attn.c_attn." in name:
+            t = qkv_from_heads_layout(t, tp)
+        out[name] = t
+    return out
+
+
+def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
+                  measure_memory: bool = False) -> dict:
+    """On a rank: ``run.steps`` steps of torch's 3D training on ``shape`` (every rank calls it).
+
+    ``run`` (:class:`labs.pipeline.experiments.PipelineRun`): ``batch_size`` is the global
+    batch, each DP replica takes ``batch_size / dp`` rows cut into ``n_microbatches``;
+    ``schedule`` "1f1b" or "gpipe". Returns the last step's loss (last stage; mean over the
+    replicas, else None), full gradients (before the update) and weights (after it) of this
+    rank's stage by global name, every step's seconds (from a barrier), and, with
+    ``measure_memory``, this rank's model-state bytes (:func:`labs.memory.measured_model_state_bytes`,
+    local shards of DTensors) after the last step.
+    """
+    import labs
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+
+    from labs.reference import make_optimizer
+
+    shape.check(world_size=dist.get_world_size(), n_heads=run.config.n_head,
+                n_layers=run.config.n_layer)
+    classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
+    if run.schedule not in classes or run.n_chunks != 1:
+        raise ValueError(f"torch's 3D step covers schedule in {sorted(classes)} with one "
+                         f"chunk per rank, not {run.schedule!r} with n_chunks={run.n_chunks}")
+    m = run.n_microbatches
+    if run.batch_size % (shape.dp * m):
+        raise ValueError(f"batch_size={run.batch_size} cannot be split into {shape.dp} "
+                         f"data-parallel slices of {m} micro-batches: make it a multiple of "
+                         f"{shape.dp * m}")
+    mesh = mesh if mesh is not None else device_mesh(shape)
+    stage = build_stage(run, shape, mesh, dp_mode=dp_mode)
+    pp_rank, dp_rank = mesh["pp"].get_local_rank(), mesh["dp"].get_local_rank()
+    pipe = PipelineStage(stage, pp_rank, shape.pp, labs.device(), group=mesh["pp"].get_group())
+    schedule = classes[run.schedule](pipe, n_microbatches=m, loss_fn=language_model_loss)
+    opt = make_optimizer(stage.parameters(), run.optimizer, lr=run.lr)
+    step_s, losses = [], []
+    for step in range(run.steps):
+        x, y = (t.chunk(shape.dp)[dp_rank] for t in run.batches(step))  # this replica's rows
+        opt.zero_grad(set_to_none=True)
+        losses = []
+        dist.barrier()
+        start = time.perf_counter()
+        args = (x,) if pp_rank == 0 else ()
+        kwargs = dict(target=y, losses=losses) if pp_rank == shape.pp - 1 else {}
+        schedule.step(*args, **kwargs)
+        step_s.append(time.perf_counter() - start)
+        opt.step()
+    loss = None
+    if losses:  # last stage: the loss of the whole global batch, for the comparison
+        mean = torch.stack([t.detach() for t in losses]).mean()
+        dist.all_reduce(mean, group=mesh["dp"].get_group())
+        loss = (mean / shape.dp).item()
+    result = dict(loss=loss, step_s=step_s, coords=tuple(shape.coords(dist.get_rank())),
+                  grads=full_tensors(stage, shape.tp, grads=True),
+                  state=full_tensors(stage, shape.tp, grads=False))
+    if measure_memory:
+        from labs.memory import measured_model_state_bytes
+        result["memory"] = measured_model_state_bytes(stage, opt).as_dict()
+        result["local_params"] = _tp_pp_local_numel(stage)
+    return result
+
+
+def _tp_pp_local_numel(stage: nn.Module) -> int:
+    """Elements of this rank's stage after the TP split but before any DP sharding: what
+    one DDP replica holds (a parameter sharded over (dp, tp) counts its TP shard)."""
+    from torch.distributed.tensor import Shard
+
+    total = 0
+    for p in stage.parameters():
+        n = p.numel()  # a DTensor's numel is the global one
+        if hasattr(p, "placements"):
+            for dim_name, placement in zip(p.device_mesh.mesh_dim_names, p.placements):
+                if dim_name == "tp" and isinstance(placement, Shard):
+                    n //= p.device_mesh[dim_name].size()
+        total += n
+    return total
+
+
+def _tp_shards(run, full: dict, tp_group) -> dict:
+    """This rank's TP pieces of the full ``grads`` / ``state`` in ``full``, cut as the
+    hand-written ``ParallelTinyGPT`` holds them (``tp_dim`` / ``tp_stride`` of its parameters)."""
+    if tp_group is None:
+        return {what: full[what] for what in ("grads", "state")}
+    from labs.tensor_parallel.layers import shard
+    from labs.tensor_parallel.model import ParallelTinyGPT
+
+    layout = dict(ParallelTinyGPT(TinyGPT(run.config, seed=run.seed),
+                                  group=tp_group).named_parameters())
+    rank, tp = dist.get_rank(tp_group), dist.get_world_size(tp_group)
+
+    def cut(name, t):
+        dim = getattr(layout[name], "tp_dim", None)
+        return t if dim is None else shard(t, dim, rank, tp, stride=layout[name].tp_stride)
+
+    return {what: {n: cut(n, t) for n, t in full[what].items()} for what in ("grads", "state")}
+
+
+def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
+                   against_hand_written: bool = True) -> dict:
+    """On a rank: train with :func:`torch_3d_step`, then assert this rank's loss, full
+    gradients and weights equal single-process training on the global batch
+    (:func:`labs.pipeline.experiments.reference_step`), and, with ``against_hand_written``,
+    that the hand-written 3D step (:func:`labs.hybrid.three_d.hybrid_step`, same ranks and
+    batch) holds the same TP shards as torch's. float32 tolerances (``labs.numerics``)."""
+    from labs.hybrid.three_d import hybrid_step
+    from labs.hybrid.mesh import new_groups
+    from labs.pipeline.experiments import reference_step
+
+    got = torch_3d_step(run, shape, dp_mode=dp_mode)
+    reference = reference_step(run)
+    if got["loss"] is not None:
+        assert_close(got["loss"], reference["loss"], msg="torch 3D loss vs one process")
+    for what in ("grads", "state"):
+        if not got[what]:
+            raise AssertionError(f"rank {dist.get_rank()} holds no {what}")
+        for name, value in got[what].items():
+            assert_close(value, reference[what][name], msg=f"torch 3D {what} {name}")
+    checked = dict(coords=got["coords"], loss=got["loss"], names=sorted(got["state"]))
+    if against_hand_written:
+        groups = new_groups(shape)
+        hand = hybrid_step(run, shape, groups)
+        tp_group = groups["tp"] if shape.tp > 1 else None
+        expected = _tp_shards(run, got, tp_group)  # torch's result, cut as hand-written
+        if hand["loss"] is not None:
+            assert_close(hand["loss"], got["loss"], msg="hand-written vs torch 3D loss")
+        for what in ("grads", "state"):
+            assert set(hand[what]) == set(got[what]), f"{what}: different parameters per stage"
+            for name, value in hand[what].items():
+                assert_close(value, expected[what][name], msg=f"hand vs torch {what} {name}")
+        checked["hand_loss"] = hand["loss"]
+    return checked
