@@ -39,7 +39,10 @@ Example (every rank; ``labs.launch`` runs it on ``shape.world_size`` ranks)::
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
+import warnings
 
 import torch
 import torch.distributed as dist
@@ -106,6 +109,27 @@ def qkv_from_heads_layout(weight: Tensor, tp: int) -> Tensor:
     return weight.reshape(tp, 3, rows, *rest).transpose(0, 1).reshape(weight.shape)
 
 
+@contextlib.contextmanager
+def _quiet_known_warnings():
+    """Silence two warnings that are understood, so that real ones stand out.
+
+    - FSDP2: "FSDP2-wrapped module (FSDPGPTStage) returned a view tensor": the last stage's
+      logits come out of ``lm_head``'s DTensor as a view; the schedule only feeds them to the
+      loss (no in-place op), and the gradients equal one process's (the tests check it).
+    - DTensor: "2 sequential all_gather operations will be performed" when a (dp, tp)-sharded
+      parameter is gathered whole (:func:`full_tensors`, for the comparison only).
+    """
+    log = logging.getLogger("torch.distributed.tensor._redistribute")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"FSDP2-wrapped module .* view tensor")
+            yield
+    finally:
+        log.setLevel(level)
+
+
 def full_tensors(stage: nn.Module, tp: int, *, grads: bool) -> dict[str, Tensor]:
     """{global name: full tensor} of the stage's weights (or gradients), gathered from their
     DTensor shards (a collective over the stage's dp × tp ranks: all of them call it)."""
@@ -124,7 +148,7 @@ def full_tensors(stage: nn.Module, tp: int, *, grads: bool) -> dict[str, Tensor]
 
 
 def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
-                  measure_memory: bool = False) -> dict:
+                  measure_memory: bool = False, gather: bool = True) -> dict:
     """On a rank: ``run.steps`` steps of torch's 3D training on ``shape`` (every rank calls it).
 
     ``run`` (:class:`labs.pipeline.experiments.PipelineRun`): ``batch_size`` is the global
@@ -133,7 +157,9 @@ def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
     replicas, else None), full gradients (before the update) and weights (after it) of this
     rank's stage by global name, every step's seconds (from a barrier), and, with
     ``measure_memory``, this rank's model-state bytes (:func:`labs.memory.measured_model_state_bytes`,
-    local shards of DTensors) after the last step.
+    local shards of DTensors) after the last step. ``gather=False``: no full gradients and
+    weights (saves the all-gathers when only times or memory are wanted).
+    ``mesh``: :func:`labs.hybrid.mesh.device_mesh` of ``shape`` (made here if None).
     """
     import labs
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
@@ -147,6 +173,10 @@ def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
         raise ValueError(f"torch's 3D step covers schedule in {sorted(classes)} with one "
                          f"chunk per rank, not {run.schedule!r} with n_chunks={run.n_chunks}")
     m = run.n_microbatches
+    if m < shape.pp:
+        raise ValueError(f"torch's {run.schedule} schedule needs at least as many micro-batches "
+                         f"as stages: n_microbatches={m} < pp={shape.pp}; use n_microbatches >= "
+                         f"{shape.pp} (and batch_size a multiple of dp × n_microbatches)")
     if run.batch_size % (shape.dp * m):
         raise ValueError(f"batch_size={run.batch_size} cannot be split into {shape.dp} "
                          f"data-parallel slices of {m} micro-batches: make it a multiple of "
@@ -166,7 +196,8 @@ def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
         start = time.perf_counter()
         args = (x,) if pp_rank == 0 else ()
         kwargs = dict(target=y, losses=losses) if pp_rank == shape.pp - 1 else {}
-        schedule.step(*args, **kwargs)
+        with _quiet_known_warnings():
+            schedule.step(*args, **kwargs)
         step_s.append(time.perf_counter() - start)
         opt.step()
     loss = None
@@ -174,30 +205,15 @@ def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
         mean = torch.stack([t.detach() for t in losses]).mean()
         dist.all_reduce(mean, group=mesh["dp"].get_group())
         loss = (mean / shape.dp).item()
-    result = dict(loss=loss, step_s=step_s, coords=tuple(shape.coords(dist.get_rank())),
-                  grads=full_tensors(stage, shape.tp, grads=True),
-                  state=full_tensors(stage, shape.tp, grads=False))
+    result = dict(loss=loss, step_s=step_s, coords=tuple(shape.coords(dist.get_rank())))
+    if gather:
+        with _quiet_known_warnings():
+            result.update(grads=full_tensors(stage, shape.tp, grads=True),
+                          state=full_tensors(stage, shape.tp, grads=False))
     if measure_memory:
-        from labs.memory import measured_model_state_bytes
-        result["memory"] = measured_model_state_bytes(stage, opt).as_dict()
-        result["local_params"] = _tp_pp_local_numel(stage)
+        from labs.hybrid.state_memory import rank_model_states
+        result["memory"] = rank_model_states(stage, opt, dp=shape.dp)
     return result
-
-
-def _tp_pp_local_numel(stage: nn.Module) -> int:
-    """Elements of this rank's stage after the TP split but before any DP sharding: what
-    one DDP replica holds (a parameter sharded over (dp, tp) counts its TP shard)."""
-    from torch.distributed.tensor import Shard
-
-    total = 0
-    for p in stage.parameters():
-        n = p.numel()  # a DTensor's numel is the global one
-        if hasattr(p, "placements"):
-            for dim_name, placement in zip(p.device_mesh.mesh_dim_names, p.placements):
-                if dim_name == "tp" and isinstance(placement, Shard):
-                    n //= p.device_mesh[dim_name].size()
-        total += n
-    return total
 
 
 def _tp_shards(run, full: dict, tp_group) -> dict:
