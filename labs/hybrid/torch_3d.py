@@ -53,7 +53,7 @@ from labs.models import TinyGPT, language_model_loss
 from labs.numerics import assert_close
 
 __all__ = ["DP_MODES", "COMPOSES", "build_stage", "torch_3d_step", "full_tensors",
-           "qkv_from_heads_layout", "check_torch_3d"]
+           "qkv_from_heads_layout", "check_torch_3d", "both_3d_steps"]
 
 DP_MODES = ("fsdp", "ddp")  # fully_shard (ZeRO-3-like) or replicate (DDP-like) over mesh["dp"]
 
@@ -269,3 +269,25 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
                 assert_close(value, expected[what][name], msg=f"hand vs torch {what} {name}")
         checked["hand_loss"] = hand["loss"]
     return checked
+
+
+def both_3d_steps(run, shape: MeshShape, rounds: int) -> dict:
+    """On a rank: alternate ``run.steps`` steps of the hand-written 3D step and of torch's,
+    ``rounds`` times, on the same mesh and batches, so that both see the same machine load.
+    The first step of each block is a warm-up and dropped. Returns ``{"hand": [s],
+    "torch": [s], "torch_ddp": [s]}`` (torch's with FSDP, then with ``replicate`` as DP, the
+    hand-written's kind of DP): each step from a barrier to the gradients synchronised
+    (optimizer step excluded)."""
+    from labs.hybrid.mesh import new_groups
+    from labs.hybrid.three_d import hybrid_step
+
+    if run.steps < 2:
+        raise ValueError(f"steps={run.steps}: use at least 2 (the first is a warm-up)")
+    groups, mesh = new_groups(shape), device_mesh(shape)
+    times = {"hand": [], "torch": [], "torch_ddp": []}
+    for _ in range(rounds):
+        times["hand"] += hybrid_step(run, shape, groups)["step_s"][1:]
+        times["torch"] += torch_3d_step(run, shape, mesh=mesh, gather=False)["step_s"][1:]
+        times["torch_ddp"] += torch_3d_step(run, shape, mesh=mesh, gather=False,
+                                            dp_mode="ddp")["step_s"][1:]
+    return times
