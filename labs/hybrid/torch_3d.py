@@ -52,7 +52,7 @@ from labs.hybrid.mesh import MeshShape, device_mesh
 from labs.models import TinyGPT, language_model_loss
 from labs.numerics import assert_close
 
-__all__ = ["DP_MODES", "COMPOSES", "build_stage", "torch_3d_step", "full_tensors",
+__all__ = ["DP_MODES", "COMPOSES", "validate", "build_stage", "torch_3d_step", "full_tensors",
            "qkv_from_heads_layout", "check_torch_3d", "both_3d_steps"]
 
 DP_MODES = ("fsdp", "ddp")  # fully_shard (ZeRO-3-like) or replicate (DDP-like) over mesh["dp"]
@@ -62,6 +62,26 @@ COMPOSES = {
     "tp (parallelize_module) + fsdp (fully_shard) + pipelining (PipelineStage)": "yes",
     "tp + ddp (replicate) + pipelining": "yes",
 }
+
+
+def validate(run, shape: MeshShape, *, world_size: int | None = None) -> None:
+    """Raise a ValueError that says what to change unless torch's 3D step can run ``run`` on
+    ``shape`` (no torch.distributed needed): :meth:`MeshShape.check` (product = world size,
+    tp divides the heads, pp <= layers), the schedule, and the batch split."""
+    shape.check(world_size=world_size, n_heads=run.config.n_head, n_layers=run.config.n_layer)
+    if run.schedule not in ("gpipe", "1f1b") or run.n_chunks != 1:
+        raise ValueError(f"torch's 3D step covers schedule 'gpipe' or '1f1b' with one chunk per "
+                         f"rank, not {run.schedule!r} with n_chunks={run.n_chunks}")
+    m = run.n_microbatches
+    if run.schedule == "1f1b" and m < shape.pp:  # torch's Schedule1F1B refuses it
+        raise ValueError(f"torch's Schedule1F1B needs at least as many micro-batches as stages: "
+                         f"n_microbatches={m} < pp={shape.pp}; use n_microbatches >= "
+                         f"{shape.pp} (and batch_size a multiple of dp × n_microbatches), or "
+                         f"schedule='gpipe'")
+    if run.batch_size % (shape.dp * m):
+        raise ValueError(f"batch_size={run.batch_size} cannot be split into {shape.dp} "
+                         f"data-parallel slices of {m} micro-batches: make it a multiple of "
+                         f"{shape.dp * m}")
 
 
 def _tp_plan_lm_head():
@@ -166,21 +186,9 @@ def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
 
     from labs.reference import make_optimizer
 
-    shape.check(world_size=dist.get_world_size(), n_heads=run.config.n_head,
-                n_layers=run.config.n_layer)
+    validate(run, shape, world_size=dist.get_world_size())
     classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
-    if run.schedule not in classes or run.n_chunks != 1:
-        raise ValueError(f"torch's 3D step covers schedule in {sorted(classes)} with one "
-                         f"chunk per rank, not {run.schedule!r} with n_chunks={run.n_chunks}")
     m = run.n_microbatches
-    if m < shape.pp:
-        raise ValueError(f"torch's {run.schedule} schedule needs at least as many micro-batches "
-                         f"as stages: n_microbatches={m} < pp={shape.pp}; use n_microbatches >= "
-                         f"{shape.pp} (and batch_size a multiple of dp × n_microbatches)")
-    if run.batch_size % (shape.dp * m):
-        raise ValueError(f"batch_size={run.batch_size} cannot be split into {shape.dp} "
-                         f"data-parallel slices of {m} micro-batches: make it a multiple of "
-                         f"{shape.dp * m}")
     mesh = mesh if mesh is not None else device_mesh(shape)
     stage = build_stage(run, shape, mesh, dp_mode=dp_mode)
     pp_rank, dp_rank = mesh["pp"].get_local_rank(), mesh["dp"].get_local_rank()
@@ -236,18 +244,20 @@ def _tp_shards(run, full: dict, tp_group) -> dict:
 
 
 def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
-                   against_hand_written: bool = True) -> dict:
+                   against_hand_written: bool = True, reference_run=None) -> dict:
     """On a rank: train with :func:`torch_3d_step`, then assert this rank's loss, full
     gradients and weights equal single-process training on the global batch
     (:func:`labs.pipeline.experiments.reference_step`), and, with ``against_hand_written``,
     that the hand-written 3D step (:func:`labs.hybrid.three_d.hybrid_step`, same ranks and
-    batch) holds the same TP shards as torch's. float32 tolerances (``labs.numerics``)."""
+    batch) holds the same TP shards as torch's. float32 tolerances (``labs.numerics``).
+    ``reference_run``: the run the single process trains (default ``run``); a different one
+    (another lr) must make the check fail -- the tests use it to show the check can fail."""
     from labs.hybrid.three_d import hybrid_step
     from labs.hybrid.mesh import new_groups
     from labs.pipeline.experiments import reference_step
 
     got = torch_3d_step(run, shape, dp_mode=dp_mode)
-    reference = reference_step(run)
+    reference = reference_step(reference_run or run)
     if got["loss"] is not None:
         assert_close(got["loss"], reference["loss"], msg="torch 3D loss vs one process")
     for what in ("grads", "state"):
