@@ -10,7 +10,8 @@ import torch
 import labs
 from labs.hybrid.mesh import MeshShape
 from labs.hybrid.state_memory import MEMORY_CONFIG, measure_state_memory, memory_rows
-from labs.hybrid.torch_3d import check_torch_3d, qkv_from_heads_layout, validate
+from labs.hybrid.torch_3d import qkv_from_heads_layout, validate
+from labs.hybrid.torch_3d_compare import check_torch_3d
 from labs.models import TinyGPT
 from labs.pipeline import experiments as px
 from labs.tensor_parallel.layers import shard

@@ -26,7 +26,7 @@ def _rank(run, memory_run, shape: MeshShape, rounds: int) -> dict:
     import torch
 
     from labs.hybrid.state_memory import measure_state_memory
-    from labs.hybrid.torch_3d import both_3d_steps
+    from labs.hybrid.torch_3d_compare import both_3d_steps
 
     times = both_3d_steps(run, shape, rounds)
     return dict(times=times, memory=measure_state_memory(memory_run, shape),
