@@ -42,18 +42,21 @@ def _tp_shards(run, full: dict, tp_group) -> dict:
 
 
 def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
-                   against_hand_written: bool = True, reference_run=None) -> dict:
+                   against_hand_written: bool = True, reference_run=None, mesh=None,
+                   groups: dict | None = None) -> dict:
     """On a rank: train with :func:`torch_3d_step`, then assert this rank's loss, full
     gradients and weights equal single-process training on the global batch
     (:func:`labs.pipeline.experiments.reference_step`), and, with ``against_hand_written``,
     that the hand-written 3D step (:func:`labs.hybrid.three_d.hybrid_step`, same ranks and
     batch) holds the same TP shards as torch's. float32 tolerances (``labs.numerics``).
     ``reference_run``: the run the single process trains (default ``run``); a different one
-    (another lr) must make the check fail -- the tests use it to show the check can fail."""
+    (another lr) must make the check fail -- the tests use it to show the check can fail.
+    ``mesh`` / ``groups``: :func:`~labs.hybrid.mesh.device_mesh` and
+    :func:`~labs.hybrid.mesh.new_groups` of ``shape`` (made here if None)."""
     from labs.hybrid.three_d import hybrid_step
     from labs.pipeline.experiments import reference_step
 
-    got = torch_3d_step(run, shape, dp_mode=dp_mode)
+    got = torch_3d_step(run, shape, dp_mode=dp_mode, mesh=mesh)
     reference = reference_step(reference_run or run)
     if got["loss"] is not None:
         assert_close(got["loss"], reference["loss"], msg="torch 3D loss vs one process")
@@ -64,7 +67,7 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
             assert_close(value, reference[what][name], msg=f"torch 3D {what} {name}")
     checked = dict(coords=got["coords"], loss=got["loss"], names=sorted(got["state"]))
     if against_hand_written:
-        groups = new_groups(shape)
+        groups = groups or new_groups(shape)
         hand = hybrid_step(run, shape, groups)
         tp_group = groups["tp"] if shape.tp > 1 else None
         expected = _tp_shards(run, got, tp_group)  # torch's result, cut as hand-written
