@@ -62,6 +62,7 @@ bench: setup
 	$(BIN)/python -m labs.bench ddp
 	$(BIN)/python -m labs.bench tp
 	$(BIN)/python -m labs.bench pp
+	$(BIN)/python -m labs.bench hybrid
 
 clean:
 	rm -rf $(VENV) grades .pytest_cache

@@ -11,4 +11,5 @@ BENCHMARKS = {
     "gpu": "labs.bench.gpu",
     "pp": "labs.bench.pp",
     "tp": "labs.bench.tp",
+    "hybrid": "labs.bench.hybrid",
 }
