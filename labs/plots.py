@@ -35,7 +35,7 @@ DPI = 80
 BLUE, ORANGE, RED, GREY = "#4C72B0", "#DD8452", "#C44E52", "#8C8C8C"
 COLORS = {"F": BLUE, "B": ORANGE, "forward": BLUE, "backward": ORANGE, "compute": BLUE,
           "grad input": BLUE, "grad weight": ORANGE, "send": RED, "recv": RED, "all-reduce": RED,
-          "communication": RED}
+          "communication": RED, "send-recv": "#8172B2"}
 
 
 def format_number(value: float) -> str:

@@ -1,0 +1,88 @@
+"""Notebook 2.4: the student version is in sync, the grader scores its exercises fairly, and
+every 勘误 box links a row of ERRATA.md that exists.
+
+Three submissions are graded in ONE grader run: the solution (full marks), the untouched
+student notebook (zero, "未完成"), and the solution with a planted wrong layout rule (PP before
+TP), which loses exactly that exercise with the check's message. nbval runs the whole notebooks.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.exercises import generate as gen
+from tests import grading
+
+ROOT = Path(__file__).resolve().parents[1]
+NAME = "2.4_hybrid_parallel.ipynb"
+SOLUTION = ROOT / "solutions" / NAME
+STUDENT = ROOT / "notebooks" / NAME
+EXERCISES = {"ex2_4_coords": 1, "ex2_4_groups": 2, "ex2_4_memory": 2, "ex2_4_layout": 3}
+
+
+def _pipeline_first(nb):
+    (cell,) = [c for c in nb.cells if "def my_choose_layout" in c.source]
+    cell.source = cell.source.replace("(tp * pp, -tp) < best[0]", "(tp * pp, tp) < best[0]")
+    cell.source = cell.source.replace("best = ((tp * pp, -tp), (dp, pp, tp))",
+                                      "best = ((tp * pp, tp), (dp, pp, tp))")
+    assert "(tp * pp, tp) < best[0]" in cell.source
+    return nb
+
+
+def test_student_notebook_is_generated_from_the_solution():
+    assert STUDENT.read_bytes() == gen.render(SOLUTION), "run: python -m labs.exercises.generate"
+    student = nbformat.read(str(STUDENT), as_version=4)
+    text = "\n".join(c.source for c in student.cells)
+    assert "BEGIN SOLUTION" not in text and "练习未完成" in text
+    assert set(gen.graded_cells(student)) == set(EXERCISES)
+
+
+def test_errata_boxes_link_rows_that_exist():
+    errata = (ROOT / "ERRATA.md").read_text(encoding="utf-8")
+    anchors = set(re.findall(r'<a id="(\d+)"></a>', errata))
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    boxes = [c.source for c in nb.cells if c.cell_type == "markdown" and "**勘误**" in c.source]
+    assert len(boxes) >= 3
+    for box in boxes:
+        links = re.findall(r"\]\(\.\./ERRATA\.md#(\d+)\)", box)
+        assert links, f"a 勘误 box without a link to ERRATA.md: {box[:80]}"
+        assert set(links) <= anchors, (set(links) - anchors, box[:80])
+        assert set(re.findall(r"#(\d+)", box)) <= anchors, box[:80]  # every row it names
+    for row in ("17", "18", "19", "20", "21", "22", "23"):
+        assert row in anchors and f"#{row}" in errata
+
+
+@pytest.fixture(scope="module")
+def grades(tmp_path_factory):
+    return grading.grade(tmp_path_factory.mktemp("grading_2_4"), NAME, {
+        "solution": grading.exercise_cells(grading.read(SOLUTION)),
+        "untouched": grading.exercise_cells(grading.read(STUDENT)),
+        "wrong": _pipeline_first(grading.exercise_cells(grading.read(SOLUTION)))}, timeout=240)
+
+
+def _points(submission) -> dict:
+    return {e["grade_id"]: e["points"] for e in submission["exercises"]}
+
+
+def test_grader_gives_full_marks_to_the_solution(grades):
+    solution = grades["solution"]
+    assert solution["error"] is None
+    assert _points(solution) == EXERCISES and solution["total"] == solution["max_total"] == 8
+
+
+def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
+    untouched = grades["untouched"]
+    assert untouched["total"] == 0 and untouched["max_total"] == 8
+    for e in untouched["exercises"]:
+        assert e["message"].startswith(f"❌ 练习 {e['grade_id']} 未完成（0 分）"), e
+
+
+def test_grader_gives_partial_marks_with_the_checks_message(grades):
+    wrong = grades["wrong"]
+    assert _points(wrong) == {**EXERCISES, "ex2_4_layout": 0}
+    (message,) = [e["message"] for e in wrong["exercises"] if e["grade_id"] == "ex2_4_layout"]
+    assert message.startswith("❌ 练习 ex2_4_layout 未通过（0/3 分）：")
+    assert "能放下，但不是 tp·pp 最小（其次 tp 最大）的那一个" in message
