@@ -114,3 +114,7 @@ def test_benchmark_quick_prints_time_and_memory(capsys):
     assert "world size 4" in out and f"torch {torch.__version__}" in out
     assert "step time: hand-written" in out and "hand/torch" in out
     assert "memory: predicted vs measured" in out and "-> within" in out
+    # The planner sees only the shape (no biases, every weight split over tp): deterministic,
+    # and within 15% of what the ranks hold.
+    ratios = [float(line.rsplit("= ", 1)[1]) for line in out.splitlines() if "planner/measured" in line]
+    assert len(ratios) == 2 and all(0.85 <= r <= 1.0 for r in ratios), ratios

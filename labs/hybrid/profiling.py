@@ -203,10 +203,15 @@ def profile_hybrid_step(run, shape: MeshShape, trace_dir, groups: dict | None = 
     ``run``'s ``steps`` is replaced by 1 for both steps. Returns :func:`breakdown_of_trace` of
     this rank plus ``rank``, ``coords`` (dp, pp, tp) and ``trace`` (the file's path).
     """
+    import os
+
     from torch.profiler import ProfilerActivity, profile, record_function
 
     from labs.hybrid.three_d import hybrid_step
 
+    # Kineto prints "USDT: ... profiler_start/stop" on every rank's stderr at its default log
+    # level; 6 keeps the notebook's output to what the cell prints (read when Kineto starts).
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     one = replace(run, steps=1)
     groups = groups or new_groups(shape)
     hybrid_step(one, shape, groups)  # warm-up: autograd, allocator, gloo connections
