@@ -86,3 +86,30 @@ def test_grader_gives_partial_marks_with_the_checks_message(grades):
     (message,) = [e["message"] for e in wrong["exercises"] if e["grade_id"] == "ex2_4_layout"]
     assert message.startswith("❌ 练习 ex2_4_layout 未通过（0/3 分）：")
     assert "能放下，但不是 tp·pp 最小（其次 tp 最大）的那一个" in message
+
+
+def test_changing_the_mesh_shape_in_one_cell_carries_through():
+    """As a new user would: (2, 2, 2) -> (1, 2, 4) in the SHAPE cell, then run sections 1-3
+    (the grid, the groups on real ranks, hand-written 3D with and without SP, torch's 3D and
+    its memory); everything follows the new shape and still equals one process."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("## 4."):
+            break
+        if cell.cell_type == "code" and "SHAPE = MeshShape(dp=2, pp=2, tp=2)" in cell.source:
+            cell.source = cell.source.replace("MeshShape(dp=2, pp=2, tp=2)",
+                                              "MeshShape(dp=1, pp=2, tp=4)", 1)
+        cells.append(cell)
+    nb.cells = cells
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                     for o in c.outputs)
+    assert "tp groups: [[0, 1, 2, 3], [4, 5, 6, 7]]" in text
+    assert "rank 5 (0, 1, 1): tp peers [4, 5, 6, 7] sum 22" in text  # the groups on real ranks
+    assert "tp=4   NVLink" in text and "pp=2   InfiniBand" in text
+    assert "gradients and weights equal one process and the hand-written 3D" in text
+    assert "measured - predicted beyond the stated slack: 0 B" in text
