@@ -13,6 +13,7 @@ bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second; GB in a verdict are 10
   parallelism send one activation forward and its gradient backward per stage boundary and
   micro-batch: few, large messages (PTD-P, arXiv:2104.04473 §3.2).
 - The bubble of a pipeline step: (p-1)/(v·m+p-1) (PTD-P §2.2).
+- Context parallelism passes K/V blocks around a ring; expert parallelism all-to-alls tokens.
 - Time: seconds on a link (latency + bytes / bandwidth), training FLOPs (6·N per token).
 - The decision, one type (:class:`FitDecision`) for three questions: does a model fit one card
   (2.1), how much tensor parallelism does it need (2.2), how many pipeline stages (2.3)::
@@ -35,6 +36,7 @@ __all__ = [
     "seconds_on_link", "training_flops", "FitDecision", "fits_on_one_card", "tp_decision",
     "pp_decision", "pipeline_bubble_ratio", "pipeline_step_seconds", "matmul_flops",
     "compute_seconds", "dp_bytes_per_step", "exposed_seconds", "flops_utilization",
+    "ring_attention_traffic", "expert_parallel_traffic",
 ]
 
 
@@ -375,3 +377,44 @@ def pp_decision(n_layers: int, hidden: int, card_bytes: float, *, tp: int | None
     return FitDecision("pipeline", model_state_bytes=n_layers * layer, card_bytes=card_bytes,
                        budget=budget, layer_state_bytes=layer, tp=tp, pp=stages,
                        tp_needed=tp_needed, layers_per_gpu=layers_per_gpu)
+
+
+# --- bytes on the wire: context and expert parallelism ------------------------------------------
+
+def ring_attention_traffic(block_bytes: int, cp_size: int) -> dict:
+    """Messages and bytes one rank sends in ring attention (:mod:`labs.hybrid.context_parallel`,
+    Liu et al., arXiv:2310.01889): ``{(phase, kind): (count, bytes)}``.
+
+    ``block_bytes`` is the size of one local K (or V) block, ``B*nh*T_local*hs*element_size``.
+    Each message packs two blocks (K with V, or dK with dV). One rank: no messages.
+    """
+    c, kv = cp_size, 2 * block_bytes
+    if c == 1:
+        return {}
+    return {("forward", "kv"): (c - 1, (c - 1) * kv),
+            ("backward", "kv"): (c - 1, (c - 1) * kv),
+            ("backward", "dkv"): (c, c * kv)}
+
+
+def expert_parallel_traffic(matrix, rank: int, *, row_bytes: int, n_experts: int,
+                            count_bytes: int = 8) -> dict:
+    """Messages and bytes ``rank`` sends in an expert-parallel MoE layer
+    (:mod:`labs.hybrid.expert_parallel`, GShard's all-to-all, arXiv:2006.16668):
+    ``{(phase, kind): (all_to_all calls, bytes)}``.
+
+    ``matrix`` is :func:`labs.hybrid.expert_parallel.dispatch_matrix` (a tensor or nested
+    list); ``row_bytes`` the bytes of one token's activation (C * element size); counts are int64. Dispatch sends row i of the matrix (minus what stays
+    home), combine sends column i back; backward sends the same amounts the other way round
+    (the backward dispatch only runs when the layer's input needs a gradient, as in a model).
+    """
+    rows = matrix.tolist() if hasattr(matrix, "tolist") else [list(r) for r in matrix]
+    n = len(rows)
+    if n == 1:
+        return {}
+    out_rows = int(sum(rows[rank]) - rows[rank][rank])  # my tokens leaving
+    in_rows = int(sum(r[rank] for r in rows) - rows[rank][rank])  # others' tokens for my experts
+    return {("forward", "counts"): (1, (n - 1) * (n_experts // n) * count_bytes),
+            ("forward", "dispatch"): (1, out_rows * row_bytes),
+            ("forward", "combine"): (1, in_rows * row_bytes),
+            ("backward", "combine"): (1, out_rows * row_bytes),
+            ("backward", "dispatch"): (1, in_rows * row_bytes)}

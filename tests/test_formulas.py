@@ -301,3 +301,14 @@ def test_dp_bytes_per_zero_stage_by_hand():
     assert cost.dp_bytes_per_step(S, N, zero_stage=2, n_microbatches=3) == (3 + 1) * 750
     assert cost.dp_bytes_per_step(S, N, zero_stage=3) == 1.5 * 1500  # ZeRO §7.2.2: 1.5x
     assert cost.dp_bytes_per_step(S, N, zero_stage=3, n_microbatches=2) == 2 * 2250
+
+
+def test_expert_parallel_traffic_by_hand():
+    # 2 ranks, 1 expert each; rank 0 sends 2 of its 5 token rows to rank 1 and gets 1 back.
+    got = cost.expert_parallel_traffic([[3, 2], [1, 4]], 0, row_bytes=8, n_experts=2)
+    assert got == {("forward", "counts"): (1, 8), ("forward", "dispatch"): (1, 16),
+                   ("forward", "combine"): (1, 8), ("backward", "combine"): (1, 16),
+                   ("backward", "dispatch"): (1, 8)}
+    assert cost.ring_attention_traffic(100, 2) == {("forward", "kv"): (1, 200),
+                                                   ("backward", "kv"): (1, 200),
+                                                   ("backward", "dkv"): (2, 400)}

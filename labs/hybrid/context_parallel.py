@@ -47,6 +47,8 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
+from labs.cost import ring_attention_traffic  # the formula lives in labs.cost; re-exported
+
 __all__ = ["ring_attention", "sequence_chunk", "causal_block", "ring_attention_traffic"]
 
 
@@ -95,20 +97,6 @@ def _pass_to_next(buffer: Tensor, *, group, tag: int, counter, kind: str, phase:
 def _wait(requests) -> None:
     for request in requests:
         request.wait()
-
-
-def ring_attention_traffic(block_bytes: int, cp_size: int) -> dict:
-    """Messages and bytes one rank sends in ring attention: ``{(phase, kind): (count, bytes)}``.
-
-    ``block_bytes`` is the size of one local K (or V) block, ``B*nh*T_local*hs*element_size``.
-    Each message packs two blocks (K with V, or dK with dV). One rank: no messages.
-    """
-    c, kv = cp_size, 2 * block_bytes
-    if c == 1:
-        return {}
-    return {("forward", "kv"): (c - 1, (c - 1) * kv),
-            ("backward", "kv"): (c - 1, (c - 1) * kv),
-            ("backward", "dkv"): (c, c * kv)}
 
 
 # --- the maths of one block -------------------------------------------------------------------

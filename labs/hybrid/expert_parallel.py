@@ -41,6 +41,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from labs.cost import expert_parallel_traffic  # the formula lives in labs.cost; re-exported
 from labs.models import init_from_seed
 
 __all__ = ["Expert", "MoE", "ExpertParallelMoE", "route", "dispatch_matrix",
@@ -240,24 +241,3 @@ def dispatch_matrix(chosen_per_rank, n_experts: int) -> Tensor:
     rows = [torch.bincount(c.reshape(-1).cpu() // per_rank, minlength=n)
             for c in chosen_per_rank]
     return torch.stack(rows)  # (n, n)
-
-
-def expert_parallel_traffic(matrix: Tensor, rank: int, *, row_bytes: int, n_experts: int,
-                            count_bytes: int = 8) -> dict:
-    """Messages and bytes ``rank`` sends: ``{(phase, kind): (all_to_all calls, bytes)}``.
-
-    ``matrix`` is :func:`dispatch_matrix`; ``row_bytes`` the bytes of one token's activation
-    (C * element size); counts are int64. Dispatch sends row i of the matrix (minus what stays
-    home), combine sends column i back; backward sends the same amounts the other way round
-    (the backward dispatch only runs when the layer's input needs a gradient, as in a model).
-    """
-    n = matrix.size(0)
-    if n == 1:
-        return {}
-    out_rows = int(matrix[rank].sum() - matrix[rank, rank])  # my tokens leaving
-    in_rows = int(matrix[:, rank].sum() - matrix[rank, rank])  # others' tokens for my experts
-    return {("forward", "counts"): (1, (n - 1) * (n_experts // n) * count_bytes),
-            ("forward", "dispatch"): (1, out_rows * row_bytes),
-            ("forward", "combine"): (1, in_rows * row_bytes),
-            ("backward", "combine"): (1, out_rows * row_bytes),
-            ("backward", "dispatch"): (1, in_rows * row_bytes)}

@@ -1,4 +1,5 @@
-"""A small counter of the bytes one rank puts on the wire, by phase and kind of message.
+"""The course's communication counter (:class:`labs.collectives.CommCounter`) for code that
+reports each message by kind and size: every message is something this rank *sent*.
 
 Context parallelism (:mod:`labs.hybrid.context_parallel`) and expert parallelism
 (:mod:`labs.hybrid.expert_parallel`) call ``counter.add(kind, nbytes, phase=...)`` once per
@@ -8,41 +9,37 @@ counter inside the launched function (one per rank) and return it or its :meth:`
     counter = SendCounter()
     out = ring_attention(q, k, v, group=cp_group, counter=counter)
     counter.sent                     # bytes this rank sent
-    counter.summary()                # {("forward", "kv"): (messages, bytes)}
+    counter.summary()                # {("forward", "kv"): (messages, bytes)}, as CommCounter's
 
 Only bytes sent to *another* rank are counted: what a rank keeps for itself never crosses a
-link.
+link. The formulas these counts are checked against are :mod:`labs.cost`'s
+(``ring_attention_traffic``, ``expert_parallel_traffic``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
+
+from labs.collectives import CommCounter, CommEvent
 
 __all__ = ["SendCounter"]
 
 
 @dataclass
-class SendCounter:
-    """Messages one rank sent: ``(phase, kind) -> (count, bytes)``."""
-
-    totals: dict = field(default_factory=dict)
+class SendCounter(CommCounter):
+    """A :class:`~labs.collectives.CommCounter` whose events are sends named by their kind
+    (``"kv"``, ``"dispatch"``, ...): ``summary()`` is ``{(phase, kind): (count, bytes)}``."""
 
     def add(self, kind: str, nbytes: int, *, phase: str = "forward") -> None:
         """Record one message of ``nbytes`` bytes (``phase``: "forward" or "backward")."""
-        count, total = self.totals.get((phase, kind), (0, 0))
-        self.totals[(phase, kind)] = (count + 1, total + int(nbytes))
-
-    def summary(self) -> dict:
-        """``{(phase, kind): (messages, bytes)}``, a copy."""
-        return dict(self.totals)
+        now = time.perf_counter()
+        self.events.append(CommEvent(kind, phase, int(nbytes), self.label, now, now))
 
     def bytes(self, phase: str | None = None) -> int:
         """Bytes sent in ``phase`` (None: both phases)."""
-        return sum(b for (p, _), (_, b) in self.totals.items() if phase in (None, p))
+        return sum(e.nbytes for e in self.events if phase in (None, e.phase))
 
     @property
     def sent(self) -> int:
         """All bytes this rank sent."""
         return self.bytes()
-
-    def reset(self) -> None:
-        self.totals.clear()
