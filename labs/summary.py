@@ -1,0 +1,300 @@
+"""Notebook 2.5 (the summary): the four paradigms side by side, and the same script on one
+node and on two "nodes" of one machine.
+
+The table is computed, not typed: every number comes from the planner
+(:mod:`labs.hybrid.planner`, which composes :mod:`labs.memory` and :mod:`labs.cost`)::
+
+    from labs import summary
+    from labs.hybrid import planner as pl
+    model = pl.Model(n_layers=40, hidden=5120, n_heads=40, seq_len=2048, vocab=50257)
+    cluster = pl.Cluster(gpu="A100-80GB", n_gpus=64, gpus_per_node=8)
+    train = pl.Training(global_batch=512)
+    rows = summary.paradigm_table(model, cluster, train)   # DP, TP, PP on one node; 3D on all
+    print(summary.format_table(rows))                       # or HTML(summary.table_html(rows))
+
+    one = summary.run_one_node(steps=3)                     # torchrun --standalone, 2 processes
+    two = summary.run_two_nodes(steps=3)                    # 2 torchruns, --nnodes=2, localhost
+    assert one.final_loss == two.final_loss
+"""
+from __future__ import annotations
+
+import html
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from labs.hybrid import planner as pl
+from labs.hybrid.planner_types import GiB
+
+__all__ = ["ParadigmRow", "paradigm_table", "format_table", "table_html", "best_config",
+           "RunResult", "one_node_command", "two_node_commands", "run_one_node",
+           "run_two_nodes", "free_port", "SCRIPT"]
+
+SCRIPT = "labs.data_parallel.script"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- the four paradigms ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParadigmRow:
+    """One paradigm: what it splits and sends (words), and its planner estimate (numbers).
+
+    ``comm_bytes``: bytes one GPU sends per training step, all dimensions together
+    (``comm_by_dim`` splits them into "tp", "pp", "dp"); ``memory_bytes``: the fullest GPU's
+    peak (model states + activations); ``usable_bytes``: what the card leaves for them."""
+
+    name: str
+    split: str
+    communicates: str
+    typical_degree: str
+    hardware: str
+    config: pl.Config
+    n_gpus: int
+    comm_bytes: float
+    comm_by_dim: dict
+    memory_bytes: float
+    states_bytes: float
+    usable_bytes: float
+    fits: bool
+    step_time_s: float
+    estimate: pl.Estimate = field(repr=False, compare=False)
+
+    @property
+    def degree(self) -> str:
+        c = self.config
+        return f"TP {c.tp} × PP {c.pp} × DP {c.dp}"
+
+
+def best_config(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> pl.Estimate:
+    """The planner's fastest fitting layout with TP inside a node (tp ≤ gpus_per_node)."""
+    plans = pl.plan(model, cluster, train, top=10**6)
+    inside = [e for e in plans if e.config.tp <= cluster.gpus_per_node]
+    if not inside:
+        raise ValueError(f"no layout fits {model.n_params / 1e9:.1f}B parameters on "
+                         f"{cluster.n_gpus} × {cluster.gpu.name}: {plans.rejected}")
+    return inside[0]
+
+
+def _estimate(model, cluster, train, tp, pp, dp, *, micro_batch=None, v=1, zero_stage=None):
+    try:
+        return pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=v,
+                           micro_batch=micro_batch, zero_stage=zero_stage)
+    except ValueError as exc:
+        raise ValueError(f"TP {tp} × PP {pp} × DP {dp} cannot be laid out: {exc}") from None
+
+
+def _row(name, split, communicates, typical, hardware, est: pl.Estimate) -> ParadigmRow:
+    return ParadigmRow(
+        name=name, split=split, communicates=communicates, typical_degree=typical,
+        hardware=hardware, config=est.config, n_gpus=est.n_gpus,
+        comm_bytes=float(sum(est.comm_bytes.values())), comm_by_dim=dict(est.comm_bytes),
+        memory_bytes=est.memory.total, states_bytes=est.memory.states,
+        usable_bytes=est.memory.usable, fits=est.fits, step_time_s=est.step_time_s,
+        estimate=est)
+
+
+def paradigm_table(model: pl.Model, cluster: pl.Cluster, train: pl.Training, *,
+                   degree: int | None = None, hybrid: pl.Config | None = None) -> list:
+    """Rows for DP, TP, PP and their 3D hybrid, estimated by the planner.
+
+    DP, TP and PP each run alone on ``degree`` GPUs (default: one node, ``gpus_per_node``) of
+    ``cluster``'s kind -- each with the same global batch, so their bytes and memory compare
+    directly; the hybrid row runs ``hybrid`` (default: :func:`best_config`) on the whole
+    cluster. Raises ValueError when ``degree`` does not suit a paradigm (tp must divide the
+    heads, pp must not exceed the layers, the batch must split over dp)."""
+    degree = cluster.gpus_per_node if degree is None else degree
+    if not isinstance(degree, int) or isinstance(degree, bool) or degree < 2:
+        raise ValueError(f"degree={degree!r} must be an integer >= 2 (GPUs per paradigm)")
+    node = pl.Cluster(cluster.gpu, n_gpus=degree,
+                      gpus_per_node=min(degree, cluster.gpus_per_node))
+    dp = _estimate(model, node, train, 1, 1, degree)
+    tp = _estimate(model, node, train, degree, 1, 1, zero_stage=0)
+    pp = _estimate(model, node, train, 1, degree, 1, zero_stage=0)
+    if hybrid is None:
+        hy = best_config(model, cluster, train)
+    else:
+        hy = _estimate(model, cluster, train, hybrid.tp, hybrid.pp, hybrid.dp,
+                       micro_batch=hybrid.micro_batch, v=hybrid.v, zero_stage=hybrid.zero_stage)
+    L, heads, per_node = model.n_layers, model.n_heads, cluster.gpus_per_node
+    c = hy.config
+    return [
+        _row("DP（数据并行）", "数据（batch）；每张卡一份完整模型",
+             "梯度 all-reduce（ZeRO：reduce-scatter + all-gather），每步一次，和反向重叠",
+             f"其余所有卡：n/(tp·pp)，这里 {degree}", "跨节点（InfiniBand），最外层", dp),
+        _row("TP（张量并行）", "每层的权重矩阵（注意力头、MLP 列/行）",
+             "激活 all-reduce，每层前向 2 次、反向 2 次，每个 micro-batch，在关键路径上",
+             f"≤ 每节点 {per_node} 卡，且整除 {heads} 个头", "节点内（NVLink），最内层", tp),
+        _row("PP（流水线并行）", "层：每个 stage 连续若干层",
+             "stage 之间点对点 send/recv：每个 micro-batch 一个激活、一个梯度；有 bubble",
+             f"≤ {L} 层；常取 4-16", "跨节点（InfiniBand），中间层", pp),
+        _row("3D 混合", f"TP {c.tp} 切层内 × PP {c.pp} 切层 × DP {c.dp} 切数据",
+             "三者之和：TP 在节点内、PP 与 DP 跨节点", f"TP {c.tp} × PP {c.pp} × DP {c.dp} = "
+             f"{c.tp * c.pp * c.dp}", "TP 在节点内，PP/DP 跨节点", hy),
+    ]
+
+
+_COLUMNS = ("范式", "切分什么", "通信什么、何时", "并行度", "每卡每步通信", "每卡显存",
+            "放得下", "步时", "典型并行度", "硬件位置")
+
+
+def _cells(row: ParadigmRow) -> tuple:
+    dims = ", ".join(f"{k.upper()} {v / GiB:.2f}" for k, v in row.comm_by_dim.items() if v)
+    return (row.name, row.split, row.communicates, f"{row.degree}（{row.n_gpus} 卡）",
+            f"{row.comm_bytes / GiB:.2f} GiB" + (f"（{dims}）" if dims else ""),
+            f"{row.memory_bytes / GiB:.1f} / {row.usable_bytes / GiB:.1f} GiB",
+            "是" if row.fits else "否", f"{row.step_time_s:.2f} s", row.typical_degree,
+            row.hardware)
+
+
+def format_table(rows: list) -> str:
+    """The table as plain text: one block per paradigm, one line per column."""
+    blocks = []
+    for row in rows:
+        cells = _cells(row)
+        blocks.append("\n".join([f"== {cells[0]}"] + [f"  {name}：{value}" for name, value
+                                                      in zip(_COLUMNS[1:], cells[1:])]))
+    return "\n".join(blocks)
+
+
+def table_html(rows: list) -> str:
+    """The table as HTML (``IPython.display.HTML(table_html(rows))``)."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in _COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in _cells(r))
+                   + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+# --- one node, then two nodes on one machine --------------------------------------------------
+
+_LOSS = re.compile(r"loss (\d+\.\d+) -> (\d+\.\d+)")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What the torchrun processes of one run printed; ``final_loss`` is rank 0's last loss
+    (the script prints ``loss FIRST -> LAST``)."""
+
+    commands: list
+    outputs: list  # stdout + stderr of each torchrun process
+    returncodes: list
+    seconds: float
+
+    @property
+    def final_loss(self) -> float:
+        for text in self.outputs:
+            found = _LOSS.search(text)
+            if found:
+                return float(found.group(2))
+        raise ValueError("no 'loss A -> B' line in the output:\n" + "\n".join(self.outputs))
+
+
+def free_port() -> int:
+    """A TCP port free on localhost now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _torchrun() -> list:
+    return [sys.executable, "-m", "torch.distributed.run"]
+
+
+def _script_args(steps: int, batch_size: int) -> list:
+    for name, value in (("steps", steps), ("batch_size", batch_size)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name}={value!r} must be a positive integer")
+    return ["-m", SCRIPT, "--steps", str(steps), "--batch-size", str(batch_size),
+            "--backend", "gloo"]
+
+
+def one_node_command(*, nproc: int = 2, steps: int = 3, batch_size: int = 16) -> list:
+    """``torchrun --standalone --nproc-per-node=N -m labs.data_parallel.script ...``."""
+    if not isinstance(nproc, int) or nproc < 1:
+        raise ValueError(f"nproc={nproc!r} must be a positive integer")
+    return _torchrun() + ["--standalone", f"--nproc-per-node={nproc}"] + \
+        _script_args(steps, batch_size)
+
+
+def two_node_commands(*, port: int | None = None, steps: int = 3, batch_size: int = 16,
+                      nproc_per_node: int = 1, host: str = "localhost") -> list:
+    """The two commands of a 2-node run, one per node (here both on ``host``): the same
+    rendezvous endpoint, ``--node-rank`` 0 and 1 (as on a real cluster; the c10d rendezvous
+    numbers the nodes in order of arrival and says it ignores ``--node-rank``)."""
+    port = free_port() if port is None else port
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise ValueError(f"port={port!r} must be a TCP port (1-65535)")
+    return [_torchrun() + ["--nnodes=2", f"--node-rank={rank}",
+                           f"--nproc-per-node={nproc_per_node}", "--rdzv-backend=c10d",
+                           f"--rdzv-endpoint={host}:{port}", "--rdzv-id=labs-summary"]
+            + _script_args(steps, batch_size) for rank in (0, 1)]
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Kill ``proc``'s process group (torchrun and its workers), if still running."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _run_together(commands: list, timeout: float) -> RunResult:
+    """Start every command at once (each in its own process group, output to a temporary
+    file), wait for all up to ``timeout`` seconds; as soon as one fails, or at the timeout,
+    kill them all and raise RuntimeError with the outputs."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    start = time.monotonic()
+    files = [tempfile.TemporaryFile(mode="w+") for _ in commands]
+    procs = []
+    try:
+        for cmd, out in zip(commands, files):
+            procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out,
+                                          stderr=subprocess.STDOUT, start_new_session=True))
+        failed = None
+        while failed is None and any(p.poll() is None for p in procs):
+            if time.monotonic() - start > timeout:
+                failed = f"did not finish within {timeout:g} s"
+            failed = failed or next((f"command {i} exited with {p.returncode}"
+                                     for i, p in enumerate(procs) if p.poll()), None)
+            time.sleep(0.05)
+        failed = failed or next((f"command {i} exited with {p.returncode}"
+                                 for i, p in enumerate(procs) if p.returncode), None)
+    finally:
+        for proc in procs:
+            _stop(proc)
+    outputs = []
+    for out in files:
+        out.seek(0)
+        outputs.append(out.read())
+        out.close()
+    if failed:
+        shown = "\n".join(f"$ {' '.join(c)}\n{o[-2000:]}" for c, o in zip(commands, outputs))
+        raise RuntimeError(f"the run failed: {failed}\n{shown}")
+    return RunResult(commands=commands, outputs=outputs,
+                     returncodes=[p.returncode for p in procs],
+                     seconds=time.monotonic() - start)
+
+
+def run_one_node(*, steps: int = 3, batch_size: int = 16, nproc: int = 2,
+                 timeout: float = 120.0) -> RunResult:
+    """Run the data-parallel script with torchrun on one node, ``nproc`` processes."""
+    return _run_together([one_node_command(nproc=nproc, steps=steps, batch_size=batch_size)],
+                         timeout)
+
+
+def run_two_nodes(*, steps: int = 3, batch_size: int = 16, timeout: float = 120.0) -> RunResult:
+    """Run the same script as two 1-process "nodes" on this machine: two torchrun processes
+    that meet at a c10d rendezvous on a free localhost port."""
+    return _run_together(two_node_commands(steps=steps, batch_size=batch_size), timeout)
