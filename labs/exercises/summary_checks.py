@@ -1,0 +1,259 @@
+"""Checks of the capstone exercises of notebook 2.5 (the summary), graded by the planner
+(:mod:`labs.hybrid.planner`) on shown and hidden scenarios::
+
+    check_capstone(plan_training)   # ex2_5_capstone, 4 points: a layout + its numbers
+    check_diagnose(diagnose)        # ex2_5_diagnose, 2 points: why a layout fails
+
+The reference solutions are :func:`plan_training` and :func:`diagnose`; the scenarios are
+:func:`shown_scenarios` (printed in the notebook) and hidden ones (models and clusters the
+notebook does not show).
+"""
+
+from __future__ import annotations
+
+import random
+
+from labs.exercises.checks import ExerciseFailed, case, graded
+from labs.hybrid import planner as pl
+from labs.hybrid.planner_types import GiB
+
+__all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",
+           "check_diagnose", "diagnose_scenarios", "KEYS", "REASONS", "SPEED_TOLERANCE", "NUMBER_TOLERANCE"]
+
+KEYS = ("tp", "pp", "dp", "micro_batch", "v", "zero_stage", "memory_gib", "step_time_s")
+SPEED_TOLERANCE = 0.25  # a layout may be this much slower than the planner's best
+NUMBER_TOLERANCE = 0.05  # relative error allowed on memory_gib and step_time_s
+REASONS = {
+    "ok": "能放下",
+    "gpu_count": "tp·pp·dp 不等于卡数",
+    "tp_node": "tp 超过每节点的卡数（TP 必须在 NVLink 内）",
+    "tp_heads": "tp 不整除注意力头数（或 KV 头数）",
+    "batch": "global_batch 不能被 dp·micro_batch 整除",
+    "pipeline": "流水线切不开（pp 超过层数，或交错 v 的条件不满足）",
+    "memory": "布局合法，但显存放不下",
+}
+
+
+class Scenario(tuple):
+    """(name, model, cluster, train)."""
+
+    def __new__(cls, name, model, cluster, train):
+        return super().__new__(cls, (name, model, cluster, train))
+
+    name = property(lambda self: self[0])
+    model = property(lambda self: self[1])
+    cluster = property(lambda self: self[2])
+    train = property(lambda self: self[3])
+
+
+def shown_scenarios() -> list:
+    """The scenarios the notebook shows: GPT-3 175B on 1024 A100-80GB (PTD-P's run) and a
+    7B model on 32 A100-80GB."""
+    return [
+        Scenario("GPT-3 175B，1024 张 A100-80GB",
+                 pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200),
+                 pl.Cluster("A100-80GB", 1024), pl.Training(global_batch=1536)),
+        Scenario("7B，32 张 A100-80GB",
+                 pl.Model(n_layers=32, hidden=4096, n_heads=32, seq_len=4096, vocab=32000,
+                          ffn_hidden=11008, mlp="swiglu", tied_embeddings=False,
+                          learned_positions=False),
+                 pl.Cluster("A100-80GB", 32), pl.Training(global_batch=512)),
+    ]
+
+
+def _hidden_scenarios() -> list:
+    return [
+        Scenario("13B / 64×A100-40GB",
+                 pl.Model(n_layers=40, hidden=5120, n_heads=40, seq_len=2048, vocab=50257),
+                 pl.Cluster("A100-40GB", 64), pl.Training(global_batch=1024)),
+        Scenario("70B GQA / 256×H100",
+                 pl.Model(n_layers=80, hidden=8192, n_heads=64, n_kv_heads=8, seq_len=4096,
+                          vocab=128256, ffn_hidden=28672, mlp="swiglu", tied_embeddings=False,
+                          learned_positions=False),
+                 pl.Cluster("H100-80GB", 256), pl.Training(global_batch=1024)),
+        Scenario("30B / 128×V100-32GB",
+                 pl.Model(n_layers=48, hidden=7168, n_heads=56, seq_len=2048, vocab=51200),
+                 pl.Cluster("V100-32GB", 128), pl.Training(global_batch=1024, precision="fp16")),
+        Scenario("175B / 512×H100, no recompute",
+                 pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200),
+                 pl.Cluster("H100-80GB", 512), pl.Training(global_batch=1536,
+                                                           recompute="selective")),
+    ]
+
+
+# --- exercise 1: choose a layout and justify it ------------------------------------------------
+
+def _best(model, cluster, train) -> pl.Estimate:
+    plans = pl.plan(model, cluster, train, top=10**6)
+    inside = [e for e in plans if e.config.tp <= cluster.gpus_per_node]
+    if not inside:
+        raise ValueError(f"nothing fits: {plans.rejected}")
+    return inside[0]
+
+
+def plan_training(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> dict:
+    """Reference: the planner's fastest fitting layout with TP inside a node, and its
+    estimated peak memory per GPU (GiB) and step time (s)."""
+    est = _best(model, cluster, train)
+    c = est.config
+    return {"tp": c.tp, "pp": c.pp, "dp": c.dp, "micro_batch": c.micro_batch, "v": c.v,
+            "zero_stage": c.zero_stage, "memory_gib": est.memory.total / GiB,
+            "step_time_s": est.step_time_s}
+
+
+def _int(answer: dict, key: str) -> int:
+    value = answer[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ExerciseFailed(f"{key} 应该是正整数，实际得到 {value!r}")
+    if value < 1 and key != "zero_stage":
+        raise ExerciseFailed(f"{key} 应该是正整数，实际得到 {value!r}")
+    return value
+
+
+def _number(answer: dict, key: str) -> float:
+    value = answer[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ExerciseFailed(f"{key} 应该是正数，实际得到 {value!r}")
+    return float(value)
+
+
+def _grade_answer(model, cluster, train, answer) -> None:
+    """Raise ExerciseFailed saying what is wrong with ``answer``, else return."""
+    if not isinstance(answer, dict):
+        raise ExerciseFailed(f"应该返回 dict（键 {list(KEYS)}），实际得到 {type(answer).__name__}")
+    missing = [k for k in KEYS if k not in answer]
+    if missing:
+        raise ExerciseFailed(f"返回的 dict 缺少键 {missing}（需要 {list(KEYS)}）")
+    tp, pp, dp, mb, v, zero = (_int(answer, k) for k in KEYS[:6])
+    n, per_node = cluster.n_gpus, cluster.gpus_per_node
+    if tp * pp * dp != n:
+        raise ExerciseFailed(f"tp·pp·dp = {tp}·{pp}·{dp} = {tp * pp * dp}，应该等于 {n} 张卡")
+    if tp > per_node:
+        raise ExerciseFailed(f"tp={tp} 超过每节点的 {per_node} 张卡：TP 每层都要 all-reduce，"
+                             "必须留在节点内的 NVLink 上")
+    if model.n_heads % tp or model.n_kv_heads % tp:
+        raise ExerciseFailed(f"tp={tp} 不整除 {model.n_heads} 个注意力头（KV 头 "
+                             f"{model.n_kv_heads} 个）")
+    try:
+        est = pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=v, micro_batch=mb,
+                          zero_stage=zero)
+    except ValueError as exc:
+        raise ExerciseFailed(f"这个布局不成立：{exc}") from None
+    if not est.fits:
+        raise ExerciseFailed(f"{est.config} 放不下：每张卡要 {est.memory.total / GiB:.1f} GiB，"
+                             f"可用 {est.memory.usable / GiB:.1f} GiB（{est.reasons[-1]}）")
+    best = _best(model, cluster, train)
+    slower = est.step_time_s / best.step_time_s - 1
+    if slower > SPEED_TOLERANCE:
+        raise ExerciseFailed(
+            f"{est.config} 能放下，但估计步时 {est.step_time_s:.2f} s，比规划器的最优 "
+            f"{best.step_time_s:.2f} s 慢 {slower:.0%}（最多允许 {SPEED_TOLERANCE:.0%}）；"
+            f"看看 bubble（{est.bubble:.1%}）和暴露的通信（"
+            f"{sum(est.exposed_s.values()):.2f} s）")
+    for key, expected, unit in (("memory_gib", est.memory.total / GiB, "GiB"),
+                                ("step_time_s", est.step_time_s, "s")):
+        got = _number(answer, key)
+        if abs(got - expected) > NUMBER_TOLERANCE * expected:
+            raise ExerciseFailed(
+                f"布局正确，但 {key} = {got:.4g} {unit} 与规划器对这个布局的估计 "
+                f"{expected:.4g} {unit} 相差超过 {NUMBER_TOLERANCE:.0%}（用 pl.estimate 算你选的"
+                "这个布局，而不是别的布局）")
+
+
+@graded("ex2_5_capstone", points=4)
+def check_capstone(student_fn):
+    """student_fn(model, cluster, train) -> dict with the keys of ``KEYS``: a layout
+    (tp·pp·dp = n_gpus, tp within a node and dividing the heads) that fits, whose estimated
+    step time is within 25 % of the planner's best, and the planner's memory (GiB) and step
+    time (s) of that layout within 5 %."""
+    shown = shown_scenarios()
+    for k, scenario in enumerate(shown + _hidden_scenarios()):
+        hidden = k >= len(shown)
+        label = f"隐藏用例 {k - len(shown) + 1}" if hidden else f"用例：{scenario.name}"
+        with case(label, hidden=hidden):
+            _grade_answer(scenario.model, scenario.cluster, scenario.train,
+                          student_fn(scenario.model, scenario.cluster, scenario.train))
+    return True
+
+
+# --- exercise 2: why does a layout fail? -------------------------------------------------------
+
+def diagnose(model: pl.Model, cluster: pl.Cluster, train: pl.Training,
+             config: pl.Config) -> str:
+    """Reference: the first of these that ``config`` breaks, as a key of ``REASONS``:
+    "gpu_count" (tp·pp·dp ≠ n_gpus), "tp_node" (tp > gpus_per_node), "tp_heads" (tp does
+    not divide the heads or KV heads), "batch" (global_batch not divisible by
+    dp·micro_batch), "pipeline" (any other layout rule: pp > layers, interleaving),
+    "memory" (it exists but does not fit); "ok" if none."""
+    tp, pp, dp = config.tp, config.pp, config.dp
+    if tp * pp * dp != cluster.n_gpus:
+        return "gpu_count"
+    if tp > cluster.gpus_per_node:
+        return "tp_node"
+    if model.n_heads % tp or model.n_kv_heads % tp:
+        return "tp_heads"
+    if train.global_batch % (dp * config.micro_batch):
+        return "batch"
+    try:
+        est = pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=config.v,
+                          micro_batch=config.micro_batch, zero_stage=config.zero_stage)
+    except ValueError:
+        return "pipeline"
+    return "ok" if est.fits else "memory"
+
+
+def diagnose_scenarios() -> list:
+    """The scenarios of the shown diagnose cases: GPT-3 175B on 1024 A100-80GB and GPT-2
+    small (124M, 12 heads, 12 layers) on 16 A100-40GB."""
+    return [shown_scenarios()[0],
+            Scenario("GPT-2 124M，16 张 A100-40GB",
+                     pl.Model(n_layers=12, hidden=768, n_heads=12, seq_len=1024, vocab=50257),
+                     pl.Cluster("A100-40GB", 16), pl.Training(global_batch=512))]
+
+
+def _shown_configs() -> list:
+    gpt3, gpt2 = diagnose_scenarios()
+    C = pl.Config
+    return ([(gpt3, c) for c in (C(8, 16, 8), C(8, 16, 16), C(16, 8, 8), C(1, 64, 16),
+                                 C(4, 32, 8, micro_batch=8))]
+            + [(gpt2, c) for c in (C(1, 1, 16), C(8, 1, 2), C(2, 1, 8, micro_batch=3),
+                                   C(1, 16, 1))])
+
+
+def _hidden_configs(seed: int = 53, per_scenario: int = 10) -> list:
+    """Random layouts of the hidden scenarios, each reason at least once overall."""
+    rng = random.Random(seed)
+    found = []
+    for scenario in _hidden_scenarios():
+        n = scenario.cluster.n_gpus
+        divisors = [d for d in range(1, n + 1) if n % d == 0]
+        for _ in range(per_scenario):
+            tp = rng.choice([1, 2, 4, 8, 16])
+            pp = rng.choice([d for d in divisors if d <= 64])
+            dp = n // (tp * pp) if rng.random() < 0.8 else rng.choice([2, 3, 8])
+            config = pl.Config(tp, pp, max(dp, 1), micro_batch=rng.choice([1, 2, 4, 8, 16]),
+                               v=rng.choice([1, 1, 2]), zero_stage=rng.choice([0, 1]))
+            found.append((scenario, config))
+    return found
+
+
+@graded("ex2_5_diagnose", points=2)
+def check_diagnose(student_fn):
+    """student_fn(model, cluster, train, config) -> one key of ``REASONS``: the first rule
+    ``config`` breaks (in the order of :func:`diagnose`), or "ok"."""
+    shown = _shown_configs()
+    for k, (scenario, config) in enumerate(shown + _hidden_configs()):
+        hidden = k >= len(shown)
+        label = f"隐藏用例 {k - len(shown) + 1}" if hidden else \
+            f"用例：{scenario.name}，{config}"
+        with case(label, hidden=hidden):
+            got = student_fn(scenario.model, scenario.cluster, scenario.train, config)
+            expected = diagnose(scenario.model, scenario.cluster, scenario.train, config)
+            if got not in REASONS:
+                raise ExerciseFailed(f"应该返回 {sorted(REASONS)} 之一，实际得到 {got!r}")
+            if got != expected:
+                raise ExerciseFailed(f"这个配置应判为 {expected!r}（{REASONS[expected]}），"
+                                     f"实际返回 {got!r}（{REASONS[got]}）")
+    return True
