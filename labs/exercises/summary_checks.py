@@ -136,6 +136,9 @@ def _grade_answer(model, cluster, train, answer) -> None:
     if model.n_heads % tp or model.n_kv_heads % tp:
         raise ExerciseFailed(f"tp={tp} 不整除 {model.n_heads} 个注意力头（KV 头 "
                              f"{model.n_kv_heads} 个）")
+    if train.global_batch % (dp * mb):
+        raise ExerciseFailed(f"global_batch={train.global_batch} 不能被 dp·micro_batch = "
+                             f"{dp}·{mb} = {dp * mb} 整除：每个副本要拿到整数个 micro-batch")
     try:
         est = pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=v, micro_batch=mb,
                           zero_stage=zero)

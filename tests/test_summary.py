@@ -1,0 +1,244 @@
+"""Notebook 2.5's helpers: the four-paradigm table, the capstone checks, and the same script
+under torchrun on one node and on two localhost nodes."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from labs import summary
+from labs.exercises import summary_checks as sc
+from labs.exercises.checks import ExerciseFailed
+from labs.hybrid import planner as pl
+from labs.hybrid.planner_types import GiB
+
+MODEL = pl.Model(n_layers=40, hidden=5120, n_heads=40, seq_len=2048, vocab=50257)
+CLUSTER = pl.Cluster("A100-80GB", 64)
+TRAIN = pl.Training(global_batch=512)
+
+
+# --- the four paradigms --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def rows():
+    return summary.paradigm_table(MODEL, CLUSTER, TRAIN)
+
+
+def test_table_has_the_four_paradigms_on_their_layouts(rows):
+    assert [r.name[:2] for r in rows] == ["DP", "TP", "PP", "3D"]
+    assert [(r.config.tp, r.config.pp, r.config.dp) for r in rows[:3]] == \
+        [(1, 1, 8), (8, 1, 1), (1, 8, 1)]
+    assert [r.n_gpus for r in rows] == [8, 8, 8, 64]
+    assert rows[3].config == summary.best_config(MODEL, CLUSTER, TRAIN).config
+
+
+def test_dp_row_bytes_and_memory_by_hand(rows):
+    dp = rows[0]
+    n = MODEL.n_params
+    assert dp.comm_bytes == pytest.approx(2 * 7 / 8 * n * 2)  # ring all-reduce of bf16 grads
+    assert dp.comm_by_dim["tp"] == dp.comm_by_dim["pp"] == 0
+    assert dp.states_bytes == pytest.approx(16 * n)  # mixed-precision Adam, no ZeRO
+    assert not dp.fits  # 13B x 16 B does not fit 80 GB
+
+
+def test_tp_and_pp_row_bytes_by_hand(rows):
+    b, s, h, L, m = 1, 2048, 5120, 40, 512  # micro-batch 1, dp 1: 512 micro-batches
+    activation = b * s * h * 2
+    # 4 ring all-reduces per layer and micro-batch, x1.5 for the recomputed forward
+    assert rows[1].comm_bytes == pytest.approx(1.5 * L * m * 4 * 2 * 7 / 8 * activation)
+    assert rows[1].states_bytes == pytest.approx(16 * MODEL.n_params / 8)
+    # one activation forward and one gradient back per micro-batch
+    assert rows[2].comm_bytes == pytest.approx(2 * m * activation)
+    assert rows[1].fits and rows[2].fits
+
+
+def test_hybrid_row_takes_a_given_layout():
+    config = pl.Config(8, 2, 4, micro_batch=2, zero_stage=1)
+    row = summary.paradigm_table(MODEL, CLUSTER, TRAIN, hybrid=config)[3]
+    assert row.config == config
+    est = pl.estimate(MODEL, CLUSTER, TRAIN, tp=8, pp=2, dp=4, micro_batch=2, zero_stage=1)
+    assert row.step_time_s == est.step_time_s and row.memory_bytes == est.memory.total
+
+
+@pytest.mark.parametrize("degree", [1, 0, 2.0, True])
+def test_bad_degree_is_refused(degree):
+    with pytest.raises(ValueError, match="degree"):
+        summary.paradigm_table(MODEL, CLUSTER, TRAIN, degree=degree)
+
+
+def test_degree_that_does_not_divide_the_heads_is_refused():
+    with pytest.raises(ValueError, match="TP 3 .* must divide n_heads=40"):
+        summary.paradigm_table(MODEL, pl.Cluster("A100-80GB", 6, gpus_per_node=6),
+                               pl.Training(global_batch=513), degree=3)
+
+
+def test_text_and_html_show_every_row(rows):
+    text, page = summary.format_table(rows), summary.table_html(rows)
+    for row in rows:
+        assert row.name in text and row.name in page
+    assert f"{rows[0].comm_bytes / GiB:.2f} GiB" in text
+    assert page.count("<tr>") == 5 and "<script" not in page
+
+
+# --- capstone ------------------------------------------------------------------------------
+
+def _from(est: pl.Estimate, **change) -> dict:
+    c = est.config
+    answer = {"tp": c.tp, "pp": c.pp, "dp": c.dp, "micro_batch": c.micro_batch, "v": c.v,
+              "zero_stage": c.zero_stage, "memory_gib": est.memory.total / GiB,
+              "step_time_s": est.step_time_s}
+    answer.update(change)
+    return answer
+
+
+def test_reference_passes_both_exercises():
+    assert sc.check_capstone(sc.plan_training) is True
+    assert sc.check_diagnose(sc.diagnose) is True
+
+
+def test_tp_beyond_a_node_fails():
+    def student(model, cluster, train):
+        tp = 2 * cluster.gpus_per_node
+        return dict(sc.plan_training(model, cluster, train), tp=tp, pp=1,
+                    dp=cluster.n_gpus // tp)
+    with pytest.raises(ExerciseFailed, match="超过每节点的 8 张卡"):
+        sc.check_capstone(student)
+
+
+def test_wrong_gpu_count_fails():
+    def student(model, cluster, train):
+        return dict(sc.plan_training(model, cluster, train), dp=3)
+    with pytest.raises(ExerciseFailed, match="应该等于 1024 张卡"):
+        sc.check_capstone(student)
+
+
+def test_layout_that_does_not_fit_fails():
+    def student(model, cluster, train):  # 175B over TP 8 only: 22B parameters per GPU
+        return dict(sc.plan_training(model, cluster, train), tp=8, pp=1,
+                    dp=cluster.n_gpus // 8, zero_stage=0, micro_batch=1, v=1)
+    with pytest.raises(ExerciseFailed, match="放不下"):
+        sc.check_capstone(student)
+
+
+def test_valid_but_slow_layout_fails():
+    def student(model, cluster, train):
+        fitting = [e for e in pl.plan(model, cluster, train, top=10**6)
+                   if e.config.tp <= cluster.gpus_per_node]
+        slow = fitting[-1]
+        assert slow.step_time_s > 1.25 * fitting[0].step_time_s
+        return _from(slow)
+    with pytest.raises(ExerciseFailed, match="慢"):
+        sc.check_capstone(student)
+
+
+@pytest.mark.parametrize("key,factor,fails", [("memory_gib", 1.2, True),
+                                              ("step_time_s", 0.9, True),
+                                              ("step_time_s", 1.03, False),
+                                              ("memory_gib", 0.97, False)])
+def test_justification_numbers_within_five_percent(key, factor, fails):
+    def student(model, cluster, train):
+        answer = sc.plan_training(model, cluster, train)
+        return dict(answer, **{key: answer[key] * factor})
+    if fails:
+        with pytest.raises(ExerciseFailed, match=key):
+            sc.check_capstone(student)
+    else:
+        assert sc.check_capstone(student) is True
+
+
+def test_batch_that_does_not_split_fails_in_chinese():
+    def student(model, cluster, train):
+        return dict(sc.plan_training(model, cluster, train), tp=1, pp=1, dp=cluster.n_gpus)
+    with pytest.raises(ExerciseFailed, match="1536 不能被 dp·micro_batch"):
+        sc.check_capstone(student)
+
+
+def test_missing_key_and_wrong_type_fail():
+    with pytest.raises(ExerciseFailed, match="缺少键"):
+        sc.check_capstone(lambda m, c, t: {"tp": 8})
+    with pytest.raises(ExerciseFailed, match="dict"):
+        sc.check_capstone(lambda m, c, t: (8, 1, 128))
+
+
+def test_hidden_scenarios_are_graded_and_not_shown():
+    shown = {s.cluster.n_gpus for s in sc.shown_scenarios()}
+
+    def student(model, cluster, train):  # right only where the notebook showed the answer
+        if cluster.n_gpus in shown:
+            return sc.plan_training(model, cluster, train)
+        return dict(sc.plan_training(model, cluster, train), memory_gib=1e-3)
+    with pytest.raises(ExerciseFailed, match="隐藏用例 1") as info:
+        sc.check_capstone(student)
+    assert "A100-40GB" not in str(info.value)
+
+
+def test_diagnose_covers_every_reason_and_catches_mistakes():
+    cases = sc._shown_configs() + sc._hidden_configs()
+    assert {sc.diagnose(s.model, s.cluster, s.train, c) for s, c in cases} == set(sc.REASONS)
+
+    def ignores_nodes(model, cluster, train, config):
+        answer = sc.diagnose(model, cluster, train, config)
+        return "memory" if answer == "tp_node" else answer
+    with pytest.raises(ExerciseFailed, match="'tp_node'"):
+        sc.check_diagnose(ignores_nodes)
+    with pytest.raises(ExerciseFailed, match="之一"):
+        sc.check_diagnose(lambda *a: "too big")
+    with pytest.raises(ExerciseFailed):
+        sc.check_diagnose(lambda *a: "ok")
+
+
+# --- one node and two nodes under torchrun -------------------------------------------------
+
+def test_commands_are_the_documented_ones():
+    one = summary.one_node_command(steps=2)
+    assert one[:3] == [sys.executable, "-m", "torch.distributed.run"]
+    assert "--standalone" in one and "--nproc-per-node=2" in one and summary.SCRIPT in one
+    first, second = summary.two_node_commands(port=29555, steps=2)
+    for rank, cmd in enumerate((first, second)):
+        assert {"--nnodes=2", f"--node-rank={rank}", "--nproc-per-node=1",
+                "--rdzv-backend=c10d", "--rdzv-endpoint=localhost:29555"} <= set(cmd)
+    with pytest.raises(ValueError, match="steps"):
+        summary.one_node_command(steps=0)
+    with pytest.raises(ValueError, match="port"):
+        summary.two_node_commands(port=70000)
+
+
+def test_one_node_and_two_nodes_give_the_same_training():
+    one = summary.run_one_node(steps=3, timeout=180)
+    two = summary.run_two_nodes(steps=3, timeout=180)
+    assert one.returncodes == [0] and two.returncodes == [0, 0]
+    assert "ddp on 2 ranks" in one.outputs[0]
+    assert sum("ddp on 2 ranks" in out for out in two.outputs) == 1  # rank 0 prints
+    assert one.final_loss == two.final_loss
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie counts as gone
+        return f.read().split()[2] != "Z"
+
+
+def test_a_failing_node_stops_the_other(tmp_path):
+    pid_file = tmp_path / "pid"
+    sleeper = [sys.executable, "-c",
+               f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+               "time.sleep(60)"]
+    failing = [sys.executable, "-c", "import time; time.sleep(1); raise SystemExit(3)"]
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="command 1 exited with 3"):
+        summary._run_together([sleeper, failing], timeout=30)
+    assert time.monotonic() - start < 15
+    assert not _alive(int(pid_file.read_text()))
+
+
+def test_a_hanging_run_times_out():
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="within 1 s"):
+        summary._run_together([[sys.executable, "-c", "import time; time.sleep(60)"]],
+                              timeout=1)
+    assert time.monotonic() - start < 15
