@@ -242,3 +242,33 @@ def test_a_hanging_run_times_out():
         summary._run_together([[sys.executable, "-c", "import time; time.sleep(60)"]],
                               timeout=1)
     assert time.monotonic() - start < 15
+
+
+def test_five_steps_reference_passes_and_mistakes_name_the_step():
+    assert sc.check_five_steps(sc.five_steps) is True
+
+    def always_a_node(model, cluster, train):  # TP 8 even where one GPU holds everything
+        return (8, 1, cluster.n_gpus // 8)
+    with pytest.raises(ExerciseFailed, match="第 3 步"):  # GPT-3 first: needs a pipeline
+        sc.check_five_steps(always_a_node)
+
+    def no_pipeline(model, cluster, train):
+        tp, pp, dp = sc.five_steps(model, cluster, train)
+        return (tp, 1, dp * pp)
+    with pytest.raises(ExerciseFailed, match="pp=8"):
+        sc.check_five_steps(no_pipeline)
+
+    def smallest_tp(model, cluster, train):
+        tp, pp, dp = sc.five_steps(model, cluster, train)
+        return (1, pp, dp * tp)
+    with pytest.raises(ExerciseFailed, match="第 2 步"):
+        sc.check_five_steps(smallest_tp)
+
+    def plain_ddp_missed(model, cluster, train):  # right except where DDP suffices
+        answer = sc.five_steps(model, cluster, train)
+        return (2, 1, cluster.n_gpus // 2) if answer[0] == 1 else answer
+    with pytest.raises(ExerciseFailed, match="第 1 步") as info:
+        sc.check_five_steps(plain_ddp_missed)
+    assert "隐藏用例" in str(info.value)
+    with pytest.raises(ExerciseFailed, match="3 个整数"):
+        sc.check_five_steps(lambda m, c, t: "TP 8")
