@@ -21,6 +21,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -35,7 +36,7 @@ from labs.hybrid.planner_types import GiB
 
 __all__ = ["ParadigmRow", "paradigm_table", "format_table", "table_html", "best_config",
            "RunResult", "one_node_command", "two_node_commands", "run_one_node",
-           "run_two_nodes", "free_port", "SCRIPT"]
+           "run_two_nodes", "free_port", "as_shell", "SCRIPT"]
 
 SCRIPT = "labs.data_parallel.script"
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,6 +206,15 @@ def free_port() -> int:
 
 def _torchrun() -> list:
     return [sys.executable, "-m", "torch.distributed.run"]
+
+
+def as_shell(command: list) -> str:
+    """``command`` as one would type it: ``torchrun ...`` for ``python -m torch.distributed.run``
+    (what the helpers run, so that no PATH lookup is needed)."""
+    words = list(command)
+    if words[:3] == _torchrun():
+        words = ["torchrun"] + words[3:]
+    return shlex.join(words)
 
 
 def _script_args(steps: int, batch_size: int) -> list:

@@ -199,6 +199,9 @@ def test_commands_are_the_documented_ones():
     for rank, cmd in enumerate((first, second)):
         assert {"--nnodes=2", f"--node-rank={rank}", "--nproc-per-node=1",
                 "--rdzv-backend=c10d", "--rdzv-endpoint=localhost:29555"} <= set(cmd)
+    assert summary.as_shell(one) == ("torchrun --standalone --nproc-per-node=2 -m "
+                                     "labs.data_parallel.script --steps 2 --batch-size 16 "
+                                     "--backend gloo")
     with pytest.raises(ValueError, match="steps"):
         summary.one_node_command(steps=0)
     with pytest.raises(ValueError, match="port"):
