@@ -3,9 +3,10 @@
 
     check_capstone(plan_training)   # ex2_5_capstone, 4 points: a layout + its numbers
     check_diagnose(diagnose)        # ex2_5_diagnose, 2 points: why a layout fails
-    check_five_steps(five_steps)    # ex2_5_five_steps, 2 points: the chapter's five steps
+    check_training_days(training_days)  # ex2_5_training_days, 2 points: 6·N·D in days
 
-The reference solutions are :func:`plan_training`, :func:`diagnose` and :func:`five_steps`; the scenarios are
+The reference solutions are :func:`plan_training`, :func:`diagnose` and
+:func:`training_days`; the scenarios are
 :func:`shown_scenarios` (printed in the notebook) and hidden ones (models and clusters the
 notebook does not show).
 """
@@ -19,7 +20,8 @@ from labs.hybrid import planner as pl
 from labs.hybrid.planner_types import GiB
 
 __all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",
-           "check_diagnose", "diagnose_scenarios", "five_steps", "check_five_steps", "KEYS", "REASONS", "SPEED_TOLERANCE", "NUMBER_TOLERANCE"]
+           "check_diagnose", "diagnose_scenarios", "KEYS", "REASONS",
+           "SPEED_TOLERANCE", "NUMBER_TOLERANCE", "training_days", "check_training_days"]
 
 KEYS = ("tp", "pp", "dp", "micro_batch", "v", "zero_stage", "memory_gib", "step_time_s")
 SPEED_TOLERANCE = 0.25  # a layout may be this much slower than the planner's best
@@ -263,61 +265,38 @@ def check_diagnose(student_fn):
     return True
 
 
-# --- exercise 3: the five steps ------------------------------------------------------------------
+# --- exercise 3: how long does a run take? -------------------------------------------------------
 
-def five_steps(model: pl.Model, cluster: pl.Cluster, train: pl.Training):
-    """Reference: (tp, pp, dp) after steps 1-4 of the chapter's rule (:func:`pl.decide`):
-    1. everything fits one GPU -> (1, 1, n_gpus); 2. otherwise TP inside a node, as small as
-    one layer allows, or the whole node if no TP alone fits; 3. the shallowest pipeline that
-    fits; 4. the remaining GPUs are DP. None if no pipeline depth fits."""
-    steps = pl.decide(model, cluster, train)
-    if len(steps) < 4:
-        return None
-    c = steps[3].config
-    return (c.tp, c.pp, c.dp)
+def training_days(n_params: float, tokens: float, n_gpus: int, peak_flops: float,
+                  mfu: float) -> float:
+    """Reference: days to train on ``tokens`` at utilisation ``mfu`` of ``n_gpus`` GPUs of
+    ``peak_flops``: 6·N·D FLOPs (Kaplan et al., arXiv:2001.08361 §2.1) / achieved FLOP/s."""
+    from labs import cost
+
+    return cost.training_flops(n_params, tokens) / (n_gpus * peak_flops * mfu) / 86400
 
 
-def _five_steps_hint(steps: list, got: tuple) -> str:
-    """Which step the answer ``got`` leaves first, with that step's numbers."""
-    expected = steps[3].config
-    if got[0] != expected.tp:
-        one, two = steps[0], steps[1]
-        if one.config is not None:
-            return f"第 1 步：整个模型放得进一张卡（{one.answer}），不需要 TP/PP"
-        n = two.numbers
-        return (f"第 2 步：一层的模型状态 {n['layer_state_GiB']} GiB、可用 {n['usable_GiB']} "
-                f"GiB，至少 tp={n['tp_needed']}；在节点内取 tp={n['tp']}（{two.answer}）")
-    if got[1] != expected.pp:
-        n = steps[2].numbers
-        return (f"第 3 步：tp={expected.tp} 时最浅能放下的流水线是 pp={expected.pp}"
-                + (f"（每段 {n['layers_per_stage']} 层，{n['memory_GiB']} GiB / "
-                   f"{n['usable_GiB']} GiB）" if "memory_GiB" in n else ""))
-    return f"第 4 步：剩下的卡都做 DP：dp = n_gpus/(tp·pp) = {expected.dp}"
-
-
-@graded("ex2_5_five_steps", points=2)
-def check_five_steps(student_fn):
-    """student_fn(model, cluster, train) -> (tp, pp, dp) after steps 1-4 of the rule of
-    :func:`five_steps` (None if nothing fits)."""
-    shown = shown_scenarios()
-    scenarios = shown + _hidden_scenarios() + diagnose_scenarios()[1:]
-    for k, scenario in enumerate(scenarios):
-        hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if hidden else f"用例：{scenario.name}"
-        with case(label, hidden=hidden):
-            steps = pl.decide(scenario.model, scenario.cluster, scenario.train)
-            expected = five_steps(scenario.model, scenario.cluster, scenario.train)
-            got = student_fn(scenario.model, scenario.cluster, scenario.train)
-            if expected is None or got is None:
-                if got != expected:
-                    raise ExerciseFailed(f"期望 {expected!r}，实际 {got!r}（没有能放下的流水线"
-                                         "深度时返回 None）")
-                continue
-            if not isinstance(got, (tuple, list)) or len(got) != 3 or not all(
-                    isinstance(x, int) and not isinstance(x, bool) for x in got):
-                raise ExerciseFailed(f"应该返回 3 个整数 (tp, pp, dp)，实际得到 {got!r}")
-            got = tuple(got)
-            if got != expected:
-                raise ExerciseFailed(f"期望 (tp, pp, dp) = {expected}，实际 {got}："
-                                     + _five_steps_hint(steps, got))
+@graded("ex2_5_training_days", points=2)
+def check_training_days(student_fn):
+    """student_fn(n_params, tokens, n_gpus, peak_flops, mfu) -> days (6·N·D FLOPs)."""
+    shown = [(65.2e9, 1.4e12, 2048, 312e12, 0.476), (65.2e9, 1.4e12, 128, 312e12, 38 / 312)]
+    rng = random.Random(59)
+    hidden = [(rng.choice([7e9, 13e9, 70e9, 175e9, 405e9]), rng.choice([0.3e12, 1e12, 2e12, 15e12]),
+               rng.choice([64, 512, 2048, 16384]), rng.choice([125e12, 312e12, 989e12]),
+               rng.choice([0.3, 0.4, 0.5])) for _ in range(6)]
+    for k, args in enumerate(shown + hidden):
+        is_hidden = k >= len(shown)
+        label = f"隐藏用例 {k - len(shown) + 1}" if is_hidden else \
+            f"用例 N={args[0]:.3g}, D={args[1]:.3g}, {args[2]} 卡, MFU {args[4]:.1%}"
+        with case(label, hidden=is_hidden):
+            expected, got = training_days(*args), student_fn(*args)
+            if not isinstance(got, (int, float)) or isinstance(got, bool):
+                raise ExerciseFailed(f"应该返回天数（一个数），实际得到 {got!r}")
+            if abs(got - expected) > 1e-6 * expected:
+                hint = ""
+                if abs(got * 3 - expected) < 1e-3 * expected:
+                    hint = "（差 3 倍：训练是前向 2N + 反向 4N = 6N 次浮点运算每 token）"
+                elif abs(got * 86400 - expected) < 1e-3 * expected or abs(got - expected * 86400) < 1e-3 * got:
+                    hint = "（单位：要的是天，1 天 = 86400 秒）"
+                raise ExerciseFailed(f"期望 {expected:.4g} 天，实际 {got:.4g}{hint}")
     return True
