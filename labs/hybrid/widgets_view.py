@@ -169,7 +169,7 @@ def memory_png(memory: dict, title: str = "") -> bytes:
     """One stacked bar (GiB) of weights, gradients, optimizer, activations vs usable and
     capacity."""
     fig = Figure(figsize=(4.2, 1.8), dpi=plots.DPI)
-    fig.subplots_adjust(left=0.04, right=0.97, top=0.86, bottom=0.52)
+    fig.subplots_adjust(left=0.04, right=0.97, top=0.86, bottom=0.45)
     ax = fig.subplots()
     left = 0.0
     colors = ("#4C72B0", "#DD8452", "#55A868", "#8172B2")
@@ -183,9 +183,9 @@ def memory_png(memory: dict, title: str = "") -> bytes:
     ax.axvline(memory["capacity"] / GiB, color="#8C8C8C", label="capacity")
     ax.set_yticks([])
     ax.set_xlim(0, max(left, memory["capacity"] / GiB) * 1.05)
-    ax.set_xlabel("GiB per GPU")
-    ax.set_title(title, fontsize=8)
-    ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.45))
+    ax.set_title(f"GiB per GPU ({title})" if title else "GiB per GPU", fontsize=8)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25))
     return _png(fig)
 
 
