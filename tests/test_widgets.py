@@ -99,6 +99,7 @@ def test_one_fixed_degree_filters_plans(widget):
     (dict(n_layers=0), "n_layers=0"),
     (dict(global_batch=1001, tp=8, pp=16), "divisible"),
     (dict(tp=-1), "tp=-1"),
+    (dict(v=3), "v=3"),
 ])
 def test_impossible_inputs_give_a_message_not_an_exception(widget, values, words):
     r = widget.set(**values)
@@ -146,6 +147,13 @@ def test_outputs_are_rendered(widget):
     assert out["steps"].value.count("labs-planner-decided") == 1
     assert out["steps"].value.count("labs-planner-step") == len(widget.results()["steps"])
     assert "MFU" in out["summary"].value and out["message"].value == ""
+
+
+def test_displays_its_box(widget, monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    widget._ipython_display_()
+    assert shown == [widget.box]
 
 
 def test_every_control_and_output_has_a_class_and_a_description(widget):

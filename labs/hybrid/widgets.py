@@ -29,6 +29,7 @@ import time
 
 from labs.hybrid import planner as pl
 from labs.hybrid.hardware import GPUS
+from labs.hybrid.planner_search import CHUNKS
 
 __all__ = ["PRESETS", "CUSTOM", "MODEL_FIELDS", "DEFAULTS", "LAYOUT_FIELDS", "build_inputs",
            "choose_layout", "decided_step", "link_names", "compute", "PlannerWidget",
@@ -123,6 +124,9 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5,
                           v=v or 1)
         return "fixed", est, list(found[:top]), None
     _check_fixed(model, cluster, dict(tp=tp, pp=pp, dp=dp))
+    if v and v not in CHUNKS:
+        raise ValueError(f"v={v}: the search tries v in {CHUNKS}; fix two of tp / pp / dp to "
+                         "estimate another v")
     wanted = dict(tp=tp, pp=pp, dp=dp, v=v)
     matching = [e for e in found if _matches(e.config, wanted)][:top]
     if matching:
