@@ -181,6 +181,11 @@ def test_unknown_controls_are_refused(widget):
         widget.set(tensor_parallel=2)
     with pytest.raises(ValueError, match="unknown controls"):
         wd.planner_widget(layers=2)
+    with pytest.raises(ValueError, match="gpu='B200'"):
+        widget.set(gpu="B200")
+    with pytest.raises(ValueError, match="n_gpus=.many."):
+        widget.set(n_gpus="many")
+    assert widget.results()["error"] is None  # the widget is still usable
 
 
 def test_bench_quick_prints_the_three_lines(capsys):

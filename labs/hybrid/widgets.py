@@ -27,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import time
 
+from traitlets import TraitError
+
 from labs.hybrid import planner as pl
 from labs.hybrid.hardware import GPUS
 from labs.hybrid.planner_search import CHUNKS
@@ -266,7 +268,10 @@ class PlannerWidget:
                 value = values[name]
                 if name in LAYOUT_FIELDS and value in ("auto", None):
                     value = 0
-                self.controls[name].value = value
+                try:
+                    self.controls[name].value = value
+                except TraitError as exc:  # a wrong type or an option the dropdown lacks
+                    raise ValueError(f"{name}={value!r} is not accepted: {exc}") from None
         return self._results
 
     @contextlib.contextmanager
