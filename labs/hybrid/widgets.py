@@ -223,7 +223,7 @@ class PlannerWidget:
     several at once and recomputes once. ``last_update_s``: the last refresh's wall time."""
 
     def __init__(self, **initial):
-        from labs.hybrid import widgets_view as view
+        from labs.hybrid import widgets_view as view  # ipywidgets only here: compute() needs none
 
         unknown = set(initial) - set(_NAMES)
         if unknown:
