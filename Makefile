@@ -63,6 +63,7 @@ bench: setup
 	$(BIN)/python -m labs.bench tp
 	$(BIN)/python -m labs.bench pp
 	$(BIN)/python -m labs.bench hybrid
+	$(BIN)/python -m labs.bench planner
 
 clean:
 	rm -rf $(VENV) grades .pytest_cache

@@ -12,4 +12,5 @@ BENCHMARKS = {
     "pp": "labs.bench.pp",
     "tp": "labs.bench.tp",
     "hybrid": "labs.bench.hybrid",
+    "planner": "labs.bench.planner",
 }
