@@ -11,11 +11,9 @@ import matplotlib
 matplotlib.use("Agg")  # figures are drawn, never shown
 
 import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
 
 import labs  # noqa: E402
-from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, new_groups  # noqa: E402
+from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, probe_groups  # noqa: E402
 
 SHAPES = [MeshShape(2, 2, 2), MeshShape(dp=1, pp=4, tp=2), MeshShape(dp=2, pp=4, tp=1),
           MeshShape(dp=4, pp=1, tp=2), MeshShape(dp=3, pp=1, tp=1)]
@@ -63,41 +61,28 @@ def test_degrees_must_be_whole_numbers(bad):
         MeshShape(dp=bad)
 
 
-def _sums_per_dimension(shape):
-    groups = new_groups(shape)
-    out = {}
-    for dim, group in groups.items():
-        t = torch.tensor([float(dist.get_rank())])
-        dist.all_reduce(t, group=group)
-        out[dim] = t.item()
+def _groups_and_torch_mesh(shape):
+    out = probe_groups(shape)  # all-reduces each rank's number over each of its groups
     mesh = device_mesh(shape)
     out["torch_mesh"] = mesh.mesh.tolist()
     out["torch_coords"] = tuple(mesh.get_coordinate())
     return out
 
 
-@pytest.mark.parametrize("shape", [MeshShape(2, 2, 2), MeshShape(dp=1, pp=4, tp=2)], ids=str)
-def test_groups_on_eight_real_ranks_match_the_arithmetic(shape):
-    results = labs.launch(_sums_per_dimension, shape.world_size, args=(shape,), timeout=120)
+@pytest.mark.parametrize("shape", [MeshShape(2, 2, 2), MeshShape(dp=1, pp=4, tp=2),
+                                   MeshShape(dp=2, pp=1, tp=2)], ids=str)
+def test_groups_on_real_ranks_match_the_arithmetic(shape):
+    results = labs.launch(_groups_and_torch_mesh, shape.world_size, args=(shape,), timeout=120)
     for rank, got in enumerate(results):
+        assert got["coords"] == tuple(shape.coords(rank))
         for dim in DIMS:
-            assert got[dim] == float(sum(shape.peers(rank, dim))), (rank, dim)
+            assert got[dim]["peers"] == shape.peers(rank, dim), (rank, dim)
+            assert got[dim]["sum"] == sum(shape.peers(rank, dim)), (rank, dim)
         assert got["torch_coords"] == tuple(shape.coords(rank))
         grid = got["torch_mesh"]  # torch's DeviceMesh holds the same rank at each position
         for r in range(shape.world_size):
             c = shape.coords(r)
             assert grid[c.dp][c.pp][c.tp] == r
-
-
-def test_probe_groups_on_real_ranks():
-    from labs.hybrid.mesh import probe_groups
-
-    shape = MeshShape(dp=2, pp=1, tp=2)
-    for r, got in enumerate(labs.launch(probe_groups, 4, args=(shape,), timeout=60)):
-        assert got["coords"] == tuple(shape.coords(r))
-        for dim in ("dp", "pp", "tp"):
-            assert got[dim]["peers"] == shape.peers(r, dim)
-            assert got[dim]["sum"] == sum(shape.peers(r, dim))
 
 
 # --- the mesh, visible (labs.hybrid.plots_mesh) ------------------------------------------------
