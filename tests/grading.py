@@ -55,3 +55,52 @@ def grade(root: Path, name: str, variants: dict, *, timeout: float = 300) -> dic
 
 def by_id(submission) -> dict:
     return {e["grade_id"]: e for e in submission["exercises"]}
+
+
+# --- what every notebook's grading test asserts --------------------------------------------------
+
+def points(submission) -> dict:
+    """``{grade_id: points}`` of one graded submission."""
+    return {e["grade_id"]: e["points"] for e in submission["exercises"]}
+
+
+def grade_three(root: Path, name: str, plant, *, timeout: float = 240) -> dict:
+    """Grade the solution, the untouched student notebook and the solution with ``plant``
+    applied (a function that edits the notebook), keeping only the exercise cells."""
+    return grade(root, name, {
+        "solution": exercise_cells(read(ROOT / "solutions" / name)),
+        "untouched": exercise_cells(read(ROOT / "notebooks" / name)),
+        "wrong": plant(exercise_cells(read(ROOT / "solutions" / name)))}, timeout=timeout)
+
+
+def assert_student_version(name: str, exercises: dict) -> None:
+    """notebooks/``name`` is what the generator makes from solutions/``name``: answers
+    replaced by stubs, the graded cells those of ``exercises``."""
+    from labs.exercises import generate as gen
+
+    student = ROOT / "notebooks" / name
+    assert student.read_bytes() == gen.render(ROOT / "solutions" / name), \
+        "run: python -m labs.exercises.generate"
+    nb = read(student)
+    text = "\n".join(c.source for c in nb.cells)
+    assert "BEGIN SOLUTION" not in text and "练习未完成" in text
+    assert set(gen.graded_cells(nb)) == set(exercises)
+
+
+def assert_full_marks(submission, exercises: dict, total: int) -> None:
+    assert submission["error"] is None
+    assert points(submission) == exercises
+    assert submission["total"] == submission["max_total"] == total
+
+
+def assert_zero_for_untouched(submission, total: int) -> None:
+    assert submission["total"] == 0 and submission["max_total"] == total
+    for e in submission["exercises"]:
+        assert e["message"].startswith(f"❌ 练习 {e['grade_id']} 未完成（0 分）"), e
+
+
+def only_lost(submission, exercises: dict, grade_id: str) -> str:
+    """Assert ``submission`` lost ``grade_id`` and nothing else; return that exercise's message."""
+    assert points(submission) == {**exercises, grade_id: 0}
+    (message,) = [e["message"] for e in submission["exercises"] if e["grade_id"] == grade_id]
+    return message
