@@ -253,7 +253,7 @@ def test_check_ring_all_reduce(monkeypatch, capsys):
         checks.check_ring_all_reduce(lambda t: dist.all_reduce(t) or t)
     with pytest.raises(ExerciseFailed, match="不能调用 labs.collectives.ring_reduce_scatter"):
         checks.check_ring_all_reduce(collectives.ring_all_reduce)
-    with pytest.raises(ExerciseIncomplete, match="提示：写 ring"):
+    with pytest.raises(ExerciseIncomplete, match="：写 ring"):
         checks.check_ring_all_reduce(unfinished)
 
 

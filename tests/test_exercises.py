@@ -70,7 +70,7 @@ def test_student_notebook_replaces_solutions_and_clears_outputs():
     assert summing.source.splitlines() == [
         "def list_sum(xs):",
         '    """Return the sum of the numbers in xs."""',
-        '    raise NotImplementedError("练习未完成：用一个循环把所有元素加起来")',
+        f'    raise NotImplementedError("{gen.stub_message(1)}")',
     ]
     reversing = cell_with(student, "def reverse")
     assert reversing.source.endswith(f'    raise NotImplementedError("练习未完成：{gen.DEFAULT_HINT}")')
@@ -105,7 +105,7 @@ def test_generation_is_deterministic(tmp_path):
 def test_stub_rules_and_marker_errors():
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("x = 1\n### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION\nprint(x)"),
-        nbformat.v4.new_code_cell("def f():\n    ### HINT: 返回 \"一\"\n    ### BEGIN SOLUTION\n"
+        nbformat.v4.new_code_cell("def f():\n    ### EXERCISE: 2\n    ### BEGIN SOLUTION\n"
                                   "    return 1\n    ### END SOLUTION"),
         nbformat.v4.new_markdown_cell("答案：\n### BEGIN SOLUTION\n因为……\n### END SOLUTION"),
     ])
@@ -114,10 +114,14 @@ def test_stub_rules_and_marker_errors():
     assert top.source == 'x = 1\nraise NotImplementedError("练习未完成：' + gen.DEFAULT_HINT + '")\nprint(x)'
     assert top.metadata["tags"] == ["raises-exception"]  # a top-level stub raises on "Run All"
     assert "tags" not in nested.metadata  # raises only when called
-    assert nested.source.endswith('    raise NotImplementedError("练习未完成：返回 \\"一\\"")')
+    assert nested.source.endswith(f'    raise NotImplementedError("{gen.stub_message(2)}")')
+    assert gen.stub_message(2).startswith("练习未完成：练习 2。") and "「练习 2 · 提示」" in gen.stub_message(2)
     assert markdown.source == "答案：\n" + gen.MARKDOWN_STUB
     compile(nested.source, "<stub>", "exec")
 
+    with pytest.raises(ValueError, match="HINT:' is retired"):
+        gen.make_student_notebook(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            "def f():\n    ### HINT: return 1\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION")]))
     for bad in ("### BEGIN SOLUTION\nx = 1", "x = 1\n### END SOLUTION",
                 "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION"):
         with pytest.raises(ValueError, match="SOLUTION"):
@@ -168,7 +172,7 @@ def test_run_check_verdicts(capsys):
         with case("用例 1"):
             assert_equal(6, fn([1, 2, 3]), what="返回值")
 
-    with pytest.raises(ExerciseIncomplete, match="提示：提示文字"):
+    with pytest.raises(ExerciseIncomplete, match="：提示文字"):
         check_b(stub)
     assert capsys.readouterr().out.startswith("❌ 练习 ex_b 未完成（0 分）：")
 
@@ -200,7 +204,7 @@ def test_run_check_verdicts(capsys):
     def remote_stub():
         raise RankError("rank 1 of 2 raised NotImplementedError: 练习未完成：写 ring", 1, None)
 
-    with pytest.raises(ExerciseIncomplete, match="提示：写 ring"):
+    with pytest.raises(ExerciseIncomplete, match="：写 ring"):
         run_check("ex_d", 1, remote_stub)
 
     def remote_wrong():

@@ -102,10 +102,10 @@ def _incomplete_message(exc: BaseException) -> str:
         text = str(e)
         at = text.find(STUB_MARKER + "：")
         if at >= 0:
-            hint = text[at + len(STUB_MARKER) + 1:].splitlines()[0].strip()
-            if hint.endswith(('")', "')")):  # found in the stub's source line, not its message
-                hint = hint[:-2]
-            return f"练习代码还没有写（仍是抛出 NotImplementedError 的占位代码）。提示：{hint}"
+            rest = text[at + len(STUB_MARKER) + 1:].splitlines()[0].strip()
+            if rest.endswith(('")', "')")):  # found in the stub's source line, not its message
+                rest = rest[:-2]
+            return f"练习代码还没有写（仍是抛出 NotImplementedError 的占位代码）：{rest}"
     return f"练习代码还没有写完（抛出了 NotImplementedError：{_first_line(exc)}）"
 
 

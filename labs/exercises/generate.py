@@ -1,9 +1,13 @@
 """Generate the student notebooks (``notebooks/``) from the solution notebooks (``solutions/``).
 
 In a solution code cell, exercise code sits between ``### BEGIN SOLUTION`` and
-``### END SOLUTION`` (nbgrader's markers). An optional ``### HINT: <text>`` line directly before
-``### BEGIN SOLUTION`` gives the hint of the stub. The student version replaces each block with
-``raise NotImplementedError("练习未完成：<hint>")`` at the same indentation, clears outputs and
+``### END SOLUTION`` (nbgrader's markers). An ``### EXERCISE: <n>`` line directly before
+``### BEGIN SOLUTION`` names the exercise (练习 n, as the notebook's heading numbers it). The
+student version replaces each block with ``raise NotImplementedError("练习未完成：练习 n。…")``
+at the same indentation: the message names the exercise and says where its hints are (the
+collapsible ``<details><summary>练习 n · 提示 k</summary>`` blocks in the markdown above), and
+never gives code or a formula. The old ``### HINT: <text>`` line, which put the hint (too often
+the answer) into the stub, is refused. The student version also clears outputs and
 execution counts, drops cells tagged ``solution-only``, and tags every graded check cell
 (``metadata.nbgrader.grade``) with ``raises-exception`` so that "Run All" and nbval go on past an
 unfinished exercise. A cell whose stub sits at top level (not inside a function) would itself
@@ -25,12 +29,13 @@ import nbformat
 
 from .checks import STUB_MARKER
 
-__all__ = ["is_graded", "graded_cells", "strip_solutions", "make_student_notebook", "dumps",
+__all__ = ["stub_message", "is_graded", "graded_cells", "strip_solutions", "make_student_notebook", "dumps",
            "render", "out_of_sync", "generate", "main"]
 
 BEGIN_RE = re.compile(r"^(?P<indent>[ \t]*)#+\s*BEGIN SOLUTION\s*$")
 END_RE = re.compile(r"^[ \t]*#+\s*END SOLUTION\s*$")
-HINT_RE = re.compile(r"^[ \t]*#+\s*HINT:\s*(?P<hint>.*?)\s*$")
+EXERCISE_RE = re.compile(r"^[ \t]*#+\s*EXERCISE:\s*(?P<number>\d+)\s*$")
+HINT_RE = re.compile(r"^[ \t]*#+\s*HINT:")
 DEFAULT_HINT = "请在这里写下你的代码（替换这一行）"
 MARKDOWN_STUB = "_（在这里写下你的回答）_"
 SOLUTION_ONLY_TAG = "solution-only"
@@ -39,6 +44,13 @@ RAISES_TAG = "raises-exception"
 KEEP_NB_METADATA = ("kernelspec", "language_info", "course")
 # Cell metadata dropped from the student version (volatile execution state).
 DROP_CELL_METADATA = ("execution", "ExecuteTime", "collapsed", "scrolled")
+
+
+def stub_message(number: int | str | None) -> str:
+    """The text a stub raises: names exercise ``number`` and points to its hints, nothing more."""
+    if number is None:
+        return f"{STUB_MARKER}：{DEFAULT_HINT}"
+    return f"{STUB_MARKER}：练习 {number}。写好这里的代码再运行检查；卡住了就点开上方的「练习 {number} · 提示」。"
 
 
 def is_graded(cell) -> bool:
@@ -82,18 +94,22 @@ def strip_solutions(source: str, *, markdown: bool = False) -> tuple[str, bool]:
             continue
         if end:
             raise ValueError(f"line {number}: END SOLUTION without BEGIN SOLUTION")
+        if HINT_RE.match(line):
+            raise ValueError(f"line {number}: '### HINT:' is retired (a stub must not carry the "
+                             "answer): mark the block with '### EXERCISE: <n>' and put the hints "
+                             "in <details><summary>练习 n · 提示 k</summary> markdown")
         if not begin:
             out.append(line)
             continue
         inside = True
-        hint = DEFAULT_HINT
-        if out and HINT_RE.match(out[-1]):
-            hint = HINT_RE.match(out.pop()).group("hint") or DEFAULT_HINT
+        exercise = None
+        if out and EXERCISE_RE.match(out[-1]):
+            exercise = EXERCISE_RE.match(out.pop()).group("number")
         indent = begin.group("indent")
         if markdown:
             out.append(MARKDOWN_STUB)
         else:
-            out.append(f"{indent}raise NotImplementedError({_py_string(f'{STUB_MARKER}：{hint}')})")
+            out.append(f"{indent}raise NotImplementedError({_py_string(stub_message(exercise))})")
             top_level = top_level or indent == ""
     if inside:
         raise ValueError("BEGIN SOLUTION without END SOLUTION")
