@@ -267,6 +267,23 @@ def test_check_turns_a_deadlock_into_a_message(monkeypatch, capsys):
     assert capsys.readouterr().out.startswith("❌ 练习 ex2_0_ring_all_reduce 未通过（0/3 分）")
 
 
+def spinning_ring(tensor):
+    if dist.get_rank() == 0:
+        while True:  # a loop that never ends, on one rank only: the others are not involved
+            pass
+    return tensor
+
+
+def test_check_calls_an_endless_loop_a_timeout_not_a_deadlock(monkeypatch, capsys):
+    monkeypatch.setattr(ranks, "CHECK_TIMEOUT", 8.0)
+    with pytest.raises(ExerciseFailed) as info:
+        checks.check_ring_all_reduce(spinning_ring)
+    message = str(info.value)
+    assert "运行了 8 秒还没有结束" in message and "这是超时，不是死锁" in message
+    assert "spinning_ring 第" in message  # the line the rank was running
+    assert "循环" in message
+
+
 def all_reduce_from_rs_ag(tensor):
     n = dist.get_world_size()
     flat = tensor.view(-1)

@@ -93,6 +93,13 @@ def clean(tmp_path):
     assert launcher_tmpdirs() - before == set()
 
 
+@pytest.fixture
+def warm():
+    """A forkserver that has imported torch already, so that a timing covers the run alone
+    (a cold start under load can take longer than the short timeouts below)."""
+    labs.launch(environment_of_rank, 1)
+
+
 def run_script(code: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                           text=True, timeout=timeout, cwd=ROOT, **kwargs)
@@ -211,7 +218,7 @@ def test_world_size_one_runs():
 
 # --- failures ----------------------------------------------------------------------------
 
-def test_exception_names_root_rank_with_traceback(clean):
+def test_exception_names_root_rank_with_traceback(warm, clean):
     start = time.monotonic()
     with pytest.raises(labs.RankError) as info:
         labs.launch(fail_on_rank_2, 4, args=(clean,), timeout=60)
@@ -232,23 +239,45 @@ def test_rank_killed_by_signal_is_reported_with_output_tail(clean):
     assert "rank 1 before the crash" in str(info.value)
 
 
-def test_hung_recv_times_out_naming_the_waiting_rank(clean):
+def test_hung_recv_times_out_naming_the_waiting_rank(warm, clean):
     start = time.monotonic()
     with pytest.raises(labs.LaunchTimeoutError) as info:
         labs.launch(recv_nobody_sends, 4, args=(clean,), timeout=3)
     assert time.monotonic() - start < 3 + 5
     assert info.value.waiting == [1]
     message = str(info.value)
-    assert "ranks [1] of 4 were still waiting" in message
+    assert "ranks [1] of 4 were still running" in message
     assert "in recv" in message and "recv_nobody_sends" in message  # where it hung
+    assert info.value.in_communication is True and "deadlock" in message
+    assert "your code: " in message and "site-packages" not in message  # short paths
+    assert info.value.stacks[1][0].func == "recv"
 
 
-def test_mismatched_collective_times_out(clean):
+def test_mismatched_collective_times_out(warm, clean):
     start = time.monotonic()
     with pytest.raises(labs.LaunchTimeoutError) as info:
         labs.launch(mismatched_collectives, 3, args=(clean,), timeout=3)
     assert time.monotonic() - start < 3 + 5
     assert 0 in info.value.waiting
+    assert info.value.in_communication is True
+
+
+def spin_on_rank_0():
+    import torch.distributed as dist
+    if dist.get_rank() == 0:
+        while True:  # an endless loop in the student's own code (no peer is awaited)
+            pass
+    dist.barrier()
+
+
+def test_endless_loop_is_a_timeout_not_a_deadlock(warm, clean):
+    with pytest.raises(labs.LaunchTimeoutError) as info:
+        labs.launch(spin_on_rank_0, 2, timeout=3)
+    assert info.value.in_communication is False
+    message = str(info.value)
+    assert "endless loop" in message and "deadlock" not in message
+    assert "rank 0: still running (not in communication)" in message
+    assert "ranks 1: " not in message and "rank 1: waiting in communication" in message
 
 
 def test_keyboard_interrupt_stops_all_ranks(tmp_path):

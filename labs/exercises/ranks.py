@@ -7,33 +7,21 @@ student's code.
 
 from __future__ import annotations
 
-import re
-import sysconfig
-
 from labs.exercises.checks import ExerciseFailed
+from labs.runtime import stacks as _stacks
 
 __all__ = ["CHECK_TIMEOUT", "run_on_ranks", "as_number"]
 
 CHECK_TIMEOUT = 20.0  # seconds per launch; a correct solution needs well under one
 
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
-
-
-def _is_library(filename: str) -> bool:
-    """Frames of torch, the standard library, the lab or the import system: not the student's."""
-    return (filename.startswith("<") or "site-packages" in filename or "/labs/" in filename
-            or filename.startswith(sysconfig.get_paths()["stdlib"]))
-
-
-def _where_stuck(message: str) -> str:
-    """'rank 0、1 停在 my_ring_all_reduce 第 12 行；…' from a LaunchTimeoutError's stacks."""
+def _where_stuck(stacks: dict) -> str:
+    """'rank 0、1 停在 my_ring_all_reduce 第 12 行；…' from a LaunchTimeoutError's frames."""
     places: dict = {}
-    for block in message.split("--- where rank ")[1:]:
-        rank = block.split(" ", 1)[0]
-        for m in _FRAME.finditer(block):  # most recent call first: the first user frame
-            if not _is_library(m["file"]):
-                places.setdefault(f"{m['func']} 第 {m['line']} 行", []).append(rank)
+    for rank, frames in sorted(stacks.items()):
+        for frame in frames:  # innermost first: the first frame of the student's code
+            if not _stacks.is_library(frame.file):
+                places.setdefault(f"{frame.func} 第 {frame.line} 行", []).append(str(rank))
                 break
     return "；".join(f"rank {'、'.join(ranks)} 停在 {where}" for where, ranks in places.items())
 
@@ -48,13 +36,17 @@ def run_on_ranks(fn, world_size, args=(), *, timeout=None):
     try:
         return labs.launch(fn, world_size, args=args, backend="gloo", timeout=timeout)
     except labs.LaunchTimeoutError as exc:
-        where = _where_stuck(str(exc))
+        where = _where_stuck(exc.stacks)
+        head = (f"在 {world_size} 个 rank 上运行了 {timeout:g} 秒还没有结束，"
+                f"仍在运行的 rank：{list(exc.waiting)}" + (f"（{where}）" if where else "") + "。")
+        if exc.in_communication is False:
+            raise ExerciseFailed(
+                head + "这是超时，不是死锁：至少有一个 rank 还在执行自己的代码（没有在等通信），"
+                "多半是一个停不下来的循环，或者计算量比预期大得多。请检查循环的结束条件。") from None
         raise ExerciseFailed(
-            f"在 {world_size} 个 rank 上运行了 {timeout:g} 秒还没有结束，"
-            f"仍在等待的 rank：{list(exc.waiting)}" + (f"（{where}）" if where else "") + "。"
-            "这通常是死锁：各 rank 调用集合通信的顺序不一致，某个 recv 没有配对的 send，"
-            "或者相邻的 rank 都先做阻塞的 send（或 recv）而互相等待。点对点通信时，每一步请用 "
-            "dist.isend / dist.irecv 同时发出发送和接收，再对两者调用 wait()。") from None
+            head + "这通常是死锁：各 rank 都在等通信——调用集合通信的顺序不一致，某个 recv 没有"
+            "配对的 send，或者相邻的 rank 都先做阻塞的 send（或 recv）而互相等待。点对点通信时，"
+            "每一步请用 dist.isend / dist.irecv 同时发出发送和接收，再对两者调用 wait()。") from None
     except labs.RankCrashedError as exc:
         raise ExerciseFailed(
             f"rank {exc.rank} 没有抛出 Python 异常就退出了（exit code {exc.exitcode}），"

@@ -30,11 +30,19 @@ class RankCrashedError(LaunchError):
 
 
 class LaunchTimeoutError(LaunchError, TimeoutError):
-    """The run did not finish within ``timeout``: ``waiting`` lists the ranks still blocked."""
+    """The run did not finish within ``timeout``: ``waiting`` lists the ranks still blocked.
 
-    def __init__(self, message, *, waiting):
+    ``stacks`` maps each waiting rank to its frames (``labs.runtime.stacks.Frame``, innermost
+    first) when they could be read; ``in_communication`` is True when every waiting rank was
+    blocked in torch.distributed (ranks waiting on each other: a deadlock), False when some
+    rank was still running its own code (slow or endless work), None when unknown.
+    """
+
+    def __init__(self, message, *, waiting, stacks=None, in_communication=None):
         super().__init__(message)
         self.waiting = waiting
+        self.stacks = stacks or {}
+        self.in_communication = in_communication
 
 
 class HelperError(LaunchError):

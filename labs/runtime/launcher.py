@@ -33,6 +33,7 @@ import time
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import processes as _processes
 from labs.runtime import rank as _rank
+from labs.runtime import stacks as _stacks
 from labs.runtime.forkserver import shutdown, warm_up  # noqa: F401  (re-exported)
 from labs.runtime.output import OutputTail
 from labs.runtime.rank import cpu_count, device  # noqa: F401  (re-exported: labs.device())
@@ -226,6 +227,8 @@ class _Run:
             proc.start_deadline = deadline
             proc.start()
             self.procs.append(proc)
+            if rank == 0:  # a cold helper imported torch first: that time is not the run's
+                deadline = max(deadline, time.monotonic() + self.timeout)
 
     def _pump(self, final=False):
         for out, err in self.tails:
@@ -366,7 +369,7 @@ class _Run:
             raise LaunchTimeoutError(
                 f"ranks {waiting} of {ws} failed waiting for a peer: {first['message']}\n"
                 f"--- traceback on rank {waiting[0]} ---\n{first['traceback'].rstrip()}",
-                waiting=waiting)
+                waiting=waiting, in_communication=True)
         raise LaunchError("the ranks ended without returning results (killed from outside?)")
 
     def _timed_out(self, elapsed):
@@ -377,19 +380,28 @@ class _Run:
         stacks = self._dump_stacks(waiting)
         self._stop_all()
         self._pump(final=True)
-        detail = "\n".join(f"--- where rank {r} was waiting ---\n{stacks[r]}" for r in waiting
-                           if stacks.get(r))
+        detail, in_communication = _stacks.describe_waiting(stacks)
         if self.helper_frozen is not None:
             detail += (f"\n(The launcher's helper process, pid {self.helper_frozen}, had also "
                        "stopped answering; it was stopped and the next launch starts a new one.)")
+        if not stacks:
+            why = ("A rank blocked in a collective or a recv that no other rank matches hangs: "
+                   "check that every rank calls the same collectives in the same order, and that "
+                   "each recv has a matching send. If the work is just slow, pass a larger "
+                   "timeout=.")
+        elif in_communication:
+            why = ("Every waiting rank was blocked in communication, waiting for a peer that never "
+                   "came (a deadlock): check that every rank calls the same collectives in the "
+                   "same order, and that each recv has a matching send.")
+        else:
+            why = ("Not every rank was waiting for a peer: a rank still running its own code "
+                   "was either slow (pass a larger timeout=) or in an endless loop.")
         raise LaunchTimeoutError(
             f"timed out after {elapsed:.1f} s (timeout={self.timeout:g}): ranks {waiting} of "
-            f"{self.world_size} were still waiting"
-            + (f"; ranks {finished} had finished" if finished else "") + ".\n"
-            "A rank blocked in a collective or a recv that no other rank matches hangs: check "
-            "that every rank calls the same collectives in the same order, and that each recv "
-            "has a matching send. If the work is just slow, pass a larger timeout=.\n" + detail,
-            waiting=waiting)
+            f"{self.world_size} were still running"
+            + (f"; ranks {finished} had finished" if finished else "") + f".\n{why}\n" + detail,
+            waiting=waiting, in_communication=in_communication if stacks else None,
+            stacks={r: _stacks.parse_stack(text) for r, text in stacks.items()})
 
     def _dump_stacks(self, ranks):
         """Ask the waiting ranks for their Python stacks (faulthandler on SIGUSR1)."""

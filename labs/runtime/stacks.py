@@ -1,0 +1,99 @@
+"""Where the ranks of a timed-out launch were waiting, told briefly.
+
+The launcher asks each waiting rank for its Python stack (faulthandler, most recent call first).
+This module turns those raw dumps into what a student needs first: on which line of their own
+code each rank stopped (with the line's text when the kernel still has the cell), whether the
+rank was blocked in communication (a deadlock when every waiting rank is) or still running its
+own code (a slow loop or an endless one), and the library frames below it with short paths
+(``torch/distributed/distributed_c10d.py``, never the machine's install path).
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+import sysconfig
+from dataclasses import dataclass
+
+__all__ = ["Frame", "parse_stack", "short_path", "is_library", "is_communication",
+           "describe_waiting"]
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
+_CELL = re.compile(r"/ipykernel_\d+/\d+\.py$")
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    func: str
+
+
+def parse_stack(text: str) -> list[Frame]:
+    """The frames of a faulthandler dump, most recent call first (as faulthandler writes them)."""
+    return [Frame(m["file"], int(m["line"]), m["func"]) for m in _FRAME.finditer(text)]
+
+
+def short_path(filename: str) -> str:
+    """``torch/distributed/…`` for installed packages, ``labs/…`` for the lab, ``<cell>``
+    for a notebook cell: no user name, temporary folder or virtual environment in messages."""
+    if _CELL.search(filename) or filename.startswith("<ipython-input"):
+        return "<cell>"
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in filename:
+            return filename.split(marker, 1)[1]
+    if "/labs/" in filename:
+        return "labs/" + filename.rsplit("/labs/", 1)[1]
+    stdlib = sysconfig.get_paths()["stdlib"]
+    if filename.startswith(stdlib + "/"):
+        return filename[len(stdlib) + 1:]
+    return filename.rsplit("/", 1)[-1]
+
+
+def is_library(filename: str) -> bool:
+    """Frames of torch, the standard library, the lab or the import system: not the student's."""
+    return (filename.startswith("<frozen") or "site-packages" in filename
+            or "dist-packages" in filename or "/labs/" in filename
+            or filename.startswith(sysconfig.get_paths()["stdlib"]))
+
+
+def is_communication(frames: list[Frame]) -> bool:
+    """True when the innermost frame is inside torch.distributed (a collective, send or recv,
+    or a work handle's wait): the rank is waiting for its peers, not computing."""
+    return bool(frames) and "torch/distributed/" in frames[0].file.replace("\\", "/")
+
+
+def _user_line(frames: list[Frame]) -> str | None:
+    for frame in frames:  # most recent call first: the innermost frame of the student's code
+        if not is_library(frame.file):
+            text = linecache.getline(frame.file, frame.line).strip()
+            where = f"{short_path(frame.file)} line {frame.line} in {frame.func}"
+            return f"{where}: {text}" if text else where
+    return None
+
+
+def describe_waiting(stacks: dict[int, str]) -> tuple[str, bool]:
+    """``(text, all_in_communication)`` for the raw stacks of the waiting ranks.
+
+    Ranks that stopped at the same place are told together; each group starts with the
+    student's own line, then the library frames (innermost first) with short paths.
+    """
+    groups: dict[tuple, list[int]] = {}
+    parsed = {rank: parse_stack(text) for rank, text in stacks.items()}
+    for rank, frames in sorted(parsed.items()):
+        key = tuple((short_path(f.file), f.line, f.func) for f in frames)
+        groups.setdefault(key, []).append(rank)
+    blocks = []
+    for key, ranks in groups.items():
+        frames = parsed[ranks[0]]
+        who = f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
+        state = ("waiting in communication (" + frames[0].func + ")" if is_communication(frames)
+                 else "still running (not in communication)")
+        lines = [f"--- {who}: {state} ---"]
+        user = _user_line(frames)
+        if user:
+            lines.append(f"  your code: {user}")
+        lines += [f"  {path} line {line} in {func}" for path, line, func in key[:6]]
+        blocks.append("\n".join(lines))
+    all_comm = bool(parsed) and all(is_communication(f) for f in parsed.values())
+    return "\n".join(blocks), all_comm
