@@ -11,9 +11,10 @@ SUBMISSIONS ?= submissions
 # CPU kernels and intra-op threads per rank (capability:threads), so that a kernel-dependent
 # rounding difference fails here, not on a student's machine. Tolerances: labs/numerics.py.
 # The launcher's own tests (processes, signals, timeouts, the launch benchmark: no numerics,
-# about 4 of the 8-10 minutes) run in `make test` only; PORTABILITY_IGNORE= runs them too.
+# about 4 of the 8-10 minutes) and the real-browser test (JupyterLab in Chromium: no numerics of
+# its own) run in `make test` only; PORTABILITY_IGNORE= runs them too.
 PORTABILITY ?= default:1 avx2:2
-PORTABILITY_IGNORE ?= tests/test_launcher*.py
+PORTABILITY_IGNORE ?= tests/test_launcher*.py tests/test_browser.py
 
 .PHONY: setup lab test test-portability notebooks execute grade doctor bench clean
 
@@ -27,7 +28,8 @@ $(READY): requirements.txt pyproject.toml
 
 lab: setup
 	$(BIN)/python -m labs doctor || true
-	$(BIN)/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks \
+		$(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: setup
 	$(BIN)/python -m pytest tests solutions notebooks --nbval-lax --nbval-current-env \
