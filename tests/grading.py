@@ -13,6 +13,8 @@ from pathlib import Path
 
 import nbformat
 
+from labs.exercises import catalog
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -96,7 +98,7 @@ def assert_full_marks(submission, exercises: dict, total: int) -> None:
 def assert_zero_for_untouched(submission, total: int) -> None:
     assert submission["total"] == 0 and submission["max_total"] == total
     for e in submission["exercises"]:
-        assert e["message"].startswith(f"❌ 练习 {e['grade_id']} 未完成（0 分）"), e
+        assert e["message"].startswith(f"❌ {catalog.label(e['grade_id'])} 未完成（0 分）"), e
 
 
 def only_lost(submission, exercises: dict, grade_id: str) -> str:

@@ -180,11 +180,15 @@ def test_run_check_verdicts(capsys):
         check_b(lambda xs: 5)
     assert capsys.readouterr().out.startswith("❌ 练习 ex_b 未通过（0/2 分）：用例 1：")
 
-    with pytest.raises(ExerciseFailed, match="用例 1：你的代码出错了：TypeError") as info:
+    with pytest.raises(ExerciseFailed, match="^你的代码出错了（用例 1）\n") as info:
         check_b(lambda: 0)
-    shown = info.value._render_traceback_()  # what IPython shows: the student's error, then ours
-    assert shown[-1].startswith("ExerciseFailed: 用例 1：") and any("TypeError" in x for x in shown)
-    assert ExerciseFailed("错")._render_traceback_() == ["ExerciseFailed: 错"]
+    assert "    TypeError: " in str(info.value)  # the student's line, then the exception
+    out = capsys.readouterr().out
+    assert out.startswith("❌ 练习 ex_b 未通过（0/2 分）：你的代码出错了（用例 1）\n")
+    # what IPython shows: one short line, the verdict above is not repeated
+    assert info.value._render_traceback_() == ["ExerciseFailed: " + ExerciseFailed.SHORT]
+    assert "TypeError" in info.value.full_traceback and out.count("TypeError") == 1
+    assert ExerciseFailed("错")._render_traceback_() == ["ExerciseFailed: 错"]  # not announced
 
     @graded("ex_c", points=1)
     def check_hidden(fn):
@@ -263,8 +267,8 @@ def test_student_notebook_runs_to_the_end(tmp_path):
     for grade_id, cell in gen.graded_cells(nb).items():
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert [e.ename for e in errors] == ["ExerciseIncomplete"]
-        # a short error (the message, not a traceback through the checks' machinery)
-        assert errors[0].traceback == [f"ExerciseIncomplete: {errors[0].evalue}"]
+        # a short error that does not repeat the verdict (nor a traceback through the checks)
+        assert errors[0].traceback == [f"ExerciseIncomplete: {ExerciseIncomplete.SHORT}"]
         verdict = "".join(o.text for o in cell.outputs if o.output_type == "stream")
         assert verdict.startswith(f"❌ 练习 {grade_id} 未完成（0 分）：")
     assert nb.cells[-1].outputs[0].text == "笔记本运行到了最后\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from labs.exercises import catalog
 from labs.exercises.generate import graded_cells
 from tests import grading
 
@@ -56,7 +57,7 @@ def test_solution_scores_full_marks(report):
     assert solution["error"] is None
     assert (solution["total"], solution["max_total"]) == (6, 6)
     for gid, e in grading.by_id(solution).items():
-        assert e["message"] == f"✅ 练习 {gid} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
+        assert e["message"] == f"✅ {catalog.label(gid)} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
 
 
 def test_untouched_student_notebook_scores_zero(report):
@@ -64,7 +65,7 @@ def test_untouched_student_notebook_scores_zero(report):
     assert untouched["error"] is None  # "Run All" reached the end
     assert (untouched["total"], untouched["max_total"]) == (0, 6)
     for gid, e in grading.by_id(untouched).items():
-        assert e["message"].startswith(f"❌ 练习 {gid} 未完成（0 分）：练习代码还没有写"), e["message"]
+        assert e["message"].startswith(f"❌ {catalog.label(gid)} 未完成（0 分）：练习代码还没有写"), e["message"]
 
 
 def test_planted_wrong_ring_scores_partial_marks_with_the_reason(report):
@@ -75,6 +76,6 @@ def test_planted_wrong_ring_scores_partial_marks_with_the_reason(report):
         "ex2_0_ring_all_reduce": 0, "ex2_0_rs_ag_all_reduce": 2, "ex2_0_ring_bytes": 1}
     message = exercises["ex2_0_ring_all_reduce"]["message"]
     assert re.fullmatch(
-        r"❌ 练习 ex2_0_ring_all_reduce 未通过（0/3 分）：用例 1：4 个 rank，长度 8："
+        r"❌ 练习 1 未通过（0/3 分）：用例 1：4 个 rank，长度 8："
         r"rank \d 上的all-reduce 的结果不对：第一个不一致的元素在下标 \(\d+,\)，"
         r"期望 -?\d+(\.\d+)?，实际 -?\d+(\.\d+)?（共 \d+/8 个元素不一致.*）", message), message

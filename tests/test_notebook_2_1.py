@@ -69,7 +69,7 @@ def test_planted_wrong_answer_gets_partial_marks_with_the_reason(grades):
     assert s["total"] == sum(POINTS.values()) - POINTS["ex2_1_buckets"]
     wrong = grading.by_id(s)["ex2_1_buckets"]
     assert wrong["points"] == 0
-    assert wrong["message"].startswith("❌ 练习 ex2_1_buckets 未通过"), wrong
+    assert wrong["message"].startswith("❌ 练习 2 未通过"), wrong
     assert "用例 make_buckets([4, 4, 4, 4], 8)：分桶结果[0][0]不对：期望 3，实际 0" in wrong["message"]
     assert all(e["points"] == e["max_points"] for gid, e in grading.by_id(s).items()
                if gid != "ex2_1_buckets")

@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from labs.exercises import catalog
 from labs.exercises.generate import graded_cells
 from tests import grading
 
@@ -53,7 +54,7 @@ def test_solution_scores_full_marks(report):
     assert solution["error"] is None
     assert (solution["total"], solution["max_total"]) == (TOTAL, TOTAL)
     for gid, e in grading.by_id(solution).items():
-        assert e["message"] == f"✅ 练习 {gid} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
+        assert e["message"] == f"✅ {catalog.label(gid)} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
 
 
 def test_untouched_student_notebook_scores_zero(report):
@@ -61,7 +62,7 @@ def test_untouched_student_notebook_scores_zero(report):
     assert untouched["error"] is None  # "Run All" reached the end
     assert (untouched["total"], untouched["max_total"]) == (0, TOTAL)
     for gid, e in grading.by_id(untouched).items():
-        assert e["message"].startswith(f"❌ 练习 {gid} 未完成（0 分）：练习代码还没有写"), e["message"]
+        assert e["message"].startswith(f"❌ {catalog.label(gid)} 未完成（0 分）：练习代码还没有写"), e["message"]
 
 
 def test_missing_f_names_the_input_gradient(report):
@@ -72,6 +73,6 @@ def test_missing_f_names_the_input_gradient(report):
         **POINTS, "ex2_2_parallel_mlp": 0}
     message = exercises["ex2_2_parallel_mlp"]["message"]
     assert re.fullmatch(
-        r"❌ 练习 ex2_2_parallel_mlp 未通过（0/2 分）：用例 1：2 个 rank：rank 0：前向输出正确，"
+        r"❌ 练习 4 未通过（0/2 分）：用例 1：2 个 rank：rank 0：前向输出正确，"
         r"但这些梯度不对：输入 x 的梯度不对：第一个不一致的元素在下标 \(\d+, \d+\).*"
         r"正确的梯度：c_fc\.weight、c_fc\.bias、c_proj\.weight、c_proj\.bias。.*", message), message

@@ -49,7 +49,7 @@ def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
 
 def test_grader_gives_partial_marks_with_the_checks_message(grades):
     message = grading.only_lost(grades["wrong"], EXERCISES, "ex2_4_layout")
-    assert message.startswith("❌ 练习 ex2_4_layout 未通过（0/3 分）：")
+    assert message.startswith("❌ 练习 4 未通过（0/3 分）：")
     assert "能放下，但不是 tp·pp 最小（其次 tp 最大）的那一个" in message
 
 

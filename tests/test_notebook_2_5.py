@@ -41,5 +41,5 @@ def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
 
 def test_grader_gives_partial_marks_with_the_checks_message(grades):
     message = grading.only_lost(grades["wrong"], EXERCISES, "ex2_5_training_days")
-    assert message.startswith("❌ 练习 ex2_5_training_days 未通过（0/2 分）：")
+    assert message.startswith("❌ 练习 3 未通过（0/2 分）：")
     assert "6N" in message

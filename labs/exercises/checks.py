@@ -2,8 +2,8 @@
 
 A check compares the student's function with the lab's reference on several cases, some of
 them hidden (generated inside the check, never printed), and says in plain Chinese what is
-wrong. It is wrapped by :func:`graded` (or called through :func:`run_check`), which prints a
-one-line verdict and re-raises, so the notebook cell errors and the graders see the failure::
+wrong. It is wrapped by :func:`graded` (or called through :func:`run_check`), which prints the
+verdict once and re-raises, so the notebook cell errors and the graders see the failure::
 
     @graded("ex2_0_ring", points=3)
     def check_ring_allreduce(student_fn):
@@ -13,6 +13,25 @@ one-line verdict and re-raises, so the notebook cell errors and the graders see 
             with case(f"隐藏用例 {k + 1}", hidden=True):
                 ...
 
+What the student sees. The verdict names the exercise as the notebook does (``练习 n``, from
+:mod:`labs.exercises.catalog`; the id, the cell's ``grade_id``, stays what graders use) and is
+printed once, on stdout: a first line ``❌ 练习 n 未通过（0/k 分）：…`` (the grader keeps it and
+the indented lines after it), then what to do, pointing to a hint (``练习 n · 提示 k``). When
+the student's code raised -- here or on a rank -- the verdict starts with the rank, the
+student's own line (its cell, line number, function and source text) and the exception
+(:mod:`labs.exercises.feedback`); the lab's own frames, torch's and gloo's are left out. The
+exception then raised is shown by IPython as one short line that does not repeat the verdict
+(``_render_traceback_``), so "Run All" goes on past the cell (tagged ``raises-exception``)
+and the cell still counts as failed; ``str()`` of the exception is the message without the
+verdict's first words, for tests and scripts.
+
+The full traceback, on demand. A failure caused by an exception keeps everything -- every
+frame of the checks, the launcher and torch, the rank's traceback, the torch/gloo log lines the
+ranks printed while the check ran -- in the exception's ``full_traceback`` attribute, and
+``labs.exercises.last_traceback()`` prints that of the last failed check (the verdict says so
+in its last line). With the environment variable ``LABS_FULL_TRACEBACK=1`` the error output
+of every failed check shows it as well.
+
 torch is imported lazily, so plain-Python checks stay cheap.
 """
 
@@ -20,11 +39,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
-import traceback
 from typing import Any, Callable
 
 from labs import numerics
+from labs.exercises import catalog, feedback
 
 __all__ = [
     "ExerciseIncomplete",
@@ -35,39 +55,64 @@ __all__ = [
     "compare_tensors",
     "assert_close",
     "assert_equal",
+    "last_traceback",
+    "FULL_TRACEBACK_ENV",
 ]
 
 #: Prefix of the message every generated stub raises (see labs.exercises.generate).
 STUB_MARKER = "练习未完成"
+#: Set to 1 to see the full traceback of a failed check in its error output.
+FULL_TRACEBACK_ENV = "LABS_FULL_TRACEBACK"
+#: The last line of a verdict whose failure has a full traceback to show.
+TRACEBACK_NOTE = ("（只显示了你自己的代码；完整的报错，包括检查程序和 torch 内部的调用："
+                  "运行 labs.exercises.last_traceback()）")
+
+_last: dict = {"exercise": None, "text": None}
 
 
 class _ShortTraceback:
-    """IPython shows ``_render_traceback_()`` instead of the full traceback: the message alone
-    (it already says what is wrong), preceded by the traceback of the student's own error, if
-    one caused this. ename/evalue, which graders read, are unchanged."""
+    """How IPython shows a check's exception (``_render_traceback_``).
+
+    Once :func:`run_check` has printed the verdict (``announced``), one short line that does
+    not repeat it: the cell is marked failed and the verdict is read once. An exception raised
+    outside a graded check shows its message. ``full_traceback`` (str or None) keeps
+    everything about the exception that caused it; ``kind`` is "wrong" (a wrong answer),
+    "error" (the student's code raised) or "timeout" (the ranks did not finish).
+    ename/evalue, which graders read, are the class name and ``str()``.
+    """
+
+    kind = "wrong"
+    full_traceback: str | None = None
+    announced = False
+    SHORT = "检查没有通过，原因见上方 ❌ 开头的说明"
 
     def _render_traceback_(self) -> list[str]:
         lines: list[str] = []
-        cause = self.__cause__
-        if cause is not None and not isinstance(self, ExerciseIncomplete):
-            try:  # IPython's formatting ("Cell In[3], line 2"), as the notebook shows errors
-                from IPython import get_ipython
-
-                lines += get_ipython().InteractiveTB.structured_traceback(
-                    type(cause), cause, cause.__traceback__)
-            except Exception:  # noqa: BLE001 - not in IPython: plain Python formatting
-                for chunk in traceback.format_exception(type(cause), cause, cause.__traceback__):
-                    lines += chunk.rstrip("\n").split("\n")
-            lines.append("")
-        return lines + [f"{type(self).__name__}: {self}"]
+        if self.full_traceback and os.environ.get(FULL_TRACEBACK_ENV, "").strip() not in ("", "0"):
+            lines = self.full_traceback.splitlines() + [""]
+        text = self.SHORT if self.announced else str(self)
+        return lines + [f"{type(self).__name__}: {text}"]
 
 
 class ExerciseIncomplete(_ShortTraceback, Exception):
     """The student's code still raises NotImplementedError (the stub was not replaced)."""
 
+    SHORT = "练习还没有完成，见上方 ❌ 开头的说明"
+
 
 class ExerciseFailed(_ShortTraceback, AssertionError):
     """The student's code ran but gave a wrong answer; the message says what is wrong."""
+
+
+def _failure(message: str, like: BaseException | None = None, **attrs) -> ExerciseFailed:
+    """An ExerciseFailed with ``message``, keeping the kind and full traceback of ``like``."""
+    failed = ExerciseFailed(message)
+    for name in ("kind", "full_traceback"):
+        if like is not None and name in vars(like):
+            setattr(failed, name, vars(like)[name])
+    for name, value in attrs.items():
+        setattr(failed, name, value)
+    return failed
 
 
 def _chain(exc: BaseException | None):
@@ -109,51 +154,93 @@ def _incomplete_message(exc: BaseException) -> str:
     return f"练习代码还没有写完（抛出了 NotImplementedError：{_first_line(exc)}）"
 
 
-def _failed_on_rank(exc: BaseException) -> ExerciseFailed | None:
-    """An ExerciseFailed raised inside a rank and wrapped by the launcher, named by rank."""
-    for e in _chain(exc):
-        original = getattr(e, "original", None)
-        if isinstance(original, ExerciseFailed):
-            rank = getattr(e, "rank", None)
-            return ExerciseFailed(f"rank {rank} 上：{original}" if rank is not None else str(original))
-    return None
-
-
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def run_check(exercise_id: str, points: int | float, fn: Callable[..., Any], *args, **kwargs):
-    """Run ``fn(*args, **kwargs)`` as the check of ``exercise_id``; print a verdict line.
+def _student_error(exc: BaseException, case_name: str | None = None) -> ExerciseFailed:
+    """ExerciseFailed for an exception of the student's code (here or on a rank): the rank,
+    the student's line and the exception first (labs.exercises.feedback)."""
+    message, in_student_code = feedback.describe(exc, case_name)
+    kind = "error"
+    original = getattr(feedback.rank_error(exc), "original", None)
+    if isinstance(original, ExerciseFailed) and not in_student_code:
+        kind = vars(original).get("kind", "wrong")  # a check's own test on the rank
+    return _failure(message, kind=kind, full_traceback=feedback.full_traceback(exc))
 
-    Returns what ``fn`` returns. Re-raises on failure (as ExerciseIncomplete or ExerciseFailed)
-    so the cell errors.
+
+def _verdict_exception(exc: BaseException) -> ExerciseFailed | ExerciseIncomplete:
+    """What a failed check raises: ``exc`` itself if it is one of ours, else one describing it."""
+    if isinstance(exc, (ExerciseFailed, ExerciseIncomplete)):
+        return exc
+    remote = feedback.rank_error(exc)
+    if remote is not None and isinstance(getattr(remote, "original", None), ExerciseFailed):
+        return _student_error(exc)
+    if _is_incomplete(exc):
+        return ExerciseIncomplete(_incomplete_message(exc))
+    return _student_error(exc)
+
+
+def _what_to_do(exercise_id: str, exc: BaseException) -> str | None:
+    """The verdict's advice line: what to do next, and which hint to open (never the last)."""
+    if isinstance(exc, ExerciseIncomplete):
+        return None  # the stub's own message already points to the hints
+    kind = getattr(exc, "kind", "wrong")
+    number = catalog.hint(exercise_id, kind)
+    hint = f"需要思路时，点开上方的「{catalog.label(exercise_id)} · 提示 {number}」。" if number else ""
+    if kind == "error":
+        return "怎么办：按上面的报错改正你的代码，重新运行定义函数的单元格，再运行这个检查。" + hint
+    return f"怎么办：{hint}" if hint else None
+
+
+def run_check(exercise_id: str, points: int | float, fn: Callable[..., Any], *args, **kwargs):
+    """Run ``fn(*args, **kwargs)`` as the check of ``exercise_id``; print the verdict, once.
+
+    Returns what ``fn`` returns. Re-raises on failure (as ExerciseIncomplete or ExerciseFailed,
+    ``announced``: IPython then shows one short line instead of repeating the verdict) so the
+    cell errors.
     """
     __tracebackhide__ = True  # noqa: F841  (IPython/pytest hide this frame)
+    name = catalog.label(exercise_id)
+    feedback.clear_hidden_logs()
     try:
         result = fn(*args, **kwargs)
-    except ExerciseFailed as exc:
-        print(f"❌ 练习 {exercise_id} 未通过（0/{points:g} 分）：{exc}", flush=True)
+    except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        final = _verdict_exception(exc)
+        if isinstance(final, ExerciseIncomplete):
+            lines = [f"❌ {name} 未完成（0 分）：{final}"]
+        else:
+            lines = [f"❌ {name} 未通过（0/{points:g} 分）：{final}"]
+        advice = _what_to_do(exercise_id, final)
+        if advice:
+            lines.append(advice)
+        if final.full_traceback:
+            lines.append(TRACEBACK_NOTE)
+        print("\n".join(lines), flush=True)
+        final.announced = True
+        _last.update(exercise=name, text=final.full_traceback)
+        if final is exc:
             raise
-        failed = _failed_on_rank(exc)
-        if failed is not None:
-            print(f"❌ 练习 {exercise_id} 未通过（0/{points:g} 分）：{failed}", flush=True)
-            raise failed from exc
-        if _is_incomplete(exc):
-            message = _incomplete_message(exc)
-            print(f"❌ 练习 {exercise_id} 未完成（0 分）：{message}", flush=True)
-            if isinstance(exc, ExerciseIncomplete):
-                raise
-            raise ExerciseIncomplete(message) from exc
-        message = f"你的代码出错了：{type(exc).__name__}: {_first_line(exc)}"
-        print(f"❌ 练习 {exercise_id} 未通过（0/{points:g} 分）：{message}", flush=True)
-        raise ExerciseFailed(message) from exc
-    print(f"✅ 练习 {exercise_id} 通过：{points:g}/{points:g} 分", flush=True)
+        raise final from exc
+    finally:
+        feedback.clear_hidden_logs()
+    print(f"✅ {name} 通过：{points:g}/{points:g} 分", flush=True)
     return result
+
+
+def last_traceback(file=None) -> None:
+    """Print the full traceback of the last failed check (every frame, the rank's traceback,
+    the torch/gloo log lines hidden while it ran)."""
+    out = sys.stdout if file is None else file
+    if not _last["text"]:
+        why = (f"上一次没有通过的检查（{_last['exercise']}）不是因为代码抛出异常，没有更多的报错信息。"
+               if _last["exercise"] else "还没有运行过没有通过的检查。")
+        print(why, file=out)
+        return
+    print(f"=== {_last['exercise']}：完整的报错 ===\n{_last['text']}", file=out)
 
 
 def graded(exercise_id: str, points: int | float = 1):
@@ -177,26 +264,25 @@ def case(label: str, *, hidden: bool = False):
     """Name the case being checked, so a failure says which one.
 
     ``hidden=True`` marks a case whose inputs are not shown; the label should not reveal them.
-    Errors raised by the student's code inside the case become ExerciseFailed naming the case;
-    NotImplementedError passes through (the exercise is unfinished, not wrong).
+    Errors raised by the student's code inside the case become ExerciseFailed naming the
+    rank, the student's line and the case; NotImplementedError passes through (the exercise is
+    unfinished, not wrong).
     """
     __tracebackhide__ = True  # noqa: F841
     name = f"{label}（隐藏用例）" if hidden and "隐藏" not in label else label
     try:
         yield
     except ExerciseFailed as exc:
-        raise ExerciseFailed(f"{name}：{exc}") from None
+        raise _failure(f"{name}：{exc}", like=exc) from None
     except (ExerciseIncomplete, KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
-        failed = _failed_on_rank(exc)
-        if failed is not None:
-            raise ExerciseFailed(f"{name}：{failed}") from exc
+        remote = feedback.rank_error(exc)
+        if remote is not None and isinstance(getattr(remote, "original", None), ExerciseFailed):
+            raise _student_error(exc, name) from exc
         if _is_incomplete(exc):
             raise
-        raise ExerciseFailed(
-            f"{name}：你的代码出错了：{type(exc).__name__}: {_first_line(exc)}"
-        ) from exc
+        raise _student_error(exc, name) from exc
 
 
 def _where(what: str, rank: int | None) -> str:

@@ -8,7 +8,8 @@ source of a submission is found in the solutions folder by ``metadata.course.not
 file name, else as the longest solution name that ends the submission's name
 (``alice_2.0_collectives.ipynb``). Every graded check cell is replaced by the source's version
 (matched by ``grade_id``, so an edited check does not count) and the notebook runs top to
-bottom with errors allowed; a graded cell earns its points iff it ran without error. Check
+bottom with errors allowed; a graded cell earns its points iff it ran without error, and its
+message is the check's verdict (its ✅/❌ line with the indented lines below it). Check
 cells missing from the submission, and cells not reached because the kernel died or time ran
 out, score 0 with a message saying why. Results go to ``DIR/grades.csv`` (one row per
 submission) and ``DIR/grades.json``, and a summary table is printed. The exit code is 0 whatever
@@ -145,11 +146,19 @@ def prepare(submission, source) -> tuple[nbformat.NotebookNode, dict[str, int]]:
 
 
 def _verdict(cell) -> str | None:
+    """The check's verdict: its ✅/❌ line and the indented lines that follow it (the student's
+    line and the exception, when their code raised), without the advice after them."""
     for output in cell.get("outputs", []):
         if output.get("output_type") == "stream":
-            for line in output.get("text", "").splitlines():
+            lines = output.get("text", "").splitlines()
+            for at, line in enumerate(lines):
                 if line.startswith(("✅", "❌")):
-                    return line.strip()
+                    block = [line.strip()]
+                    for more in lines[at + 1:]:
+                        if not more.startswith((" ", "\t")) or not more.strip():
+                            break
+                        block.append(more.rstrip())
+                    return "\n".join(block)
     return None
 
 
