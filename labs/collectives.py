@@ -9,6 +9,11 @@ rank therefore sends 2(N-1)/N·S bytes, below 2S however large N is
 (``ring_all_reduce_bytes_per_rank``, a formula of :mod:`labs.cost`); the naive scheme (everyone
 sends to rank 0, rank 0 sends the sum back) makes rank 0 send (N-1)·S.
 
+:func:`interpret_sweep` and :func:`interpret_ring_vs_library` read a measured sweep and say in
+words (Chinese, the notebooks' language) what this machine shows -- where latency turns into
+bandwidth, which implementation won -- including where it disagrees with the usual picture and
+why; notebook 2.0 prints them under its measurements.
+
 Every function takes the process group as ``group=None`` (None: the default group) and an
 optional :class:`CommCounter` (also named ``ByteCounter``: the course's one counter of sends,
 receives and collectives), both passed explicitly (the only module state is a cache of
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -51,6 +57,11 @@ __all__ = [
     "time_collective",
     "bandwidth_sweep",
     "bus_bandwidth",
+    "latency_bandwidth_fit",
+    "orders_of_magnitude",
+    "interpret_sweep",
+    "interpret_ring_vs_library",
+    "describe_link_gap",
 ]
 
 
@@ -340,3 +351,174 @@ def bandwidth_sweep(sizes_bytes, implementations: dict, *, repeats: int = 3, war
             results[name].append(time_collective(call, tensor, repeats=repeats,
                                                  warmup=warmup, group=group))
     return results
+
+
+# --- reading a sweep: what the measurement says about this machine --------------------------
+#
+# The notebook states the general picture; these functions print what *this* machine measured,
+# including when it disagrees with that picture and why (few cores shared by several ranks,
+# loopback instead of NVLink). They return Chinese text, the notebooks' language.
+
+SAME_WITHIN = 0.15  # two timings closer than 15 % are a tie on a shared, noisy machine
+
+
+def latency_bandwidth_fit(sizes_bytes, seconds) -> dict:
+    """The α-β model t ≈ α + S/β read off a sweep (sizes ascending).
+
+    α (``latency_s``) is the shortest time measured: a small message's time is almost all
+    fixed cost, and noise only ever adds time, so the minimum is the least disturbed estimate.
+    β (``bandwidth``, algorithm bytes/s S/t) is the slope from α at the smallest message to the
+    largest message's time; ``crossover_bytes`` = α·β is the size at which S/β equals α: below
+    it a message is latency-bound, above it bandwidth-bound. A sweep whose time does not grow
+    gives β = inf (no bandwidth-bound region measured).
+    """
+    sizes, times = [float(s) for s in sizes_bytes], [float(t) for t in seconds]
+    if len(sizes) != len(times) or len(sizes) < 2:
+        raise ValueError("need a time for each of at least two sizes")
+    alpha = min(times)
+    grow = times[-1] - alpha
+    beta = (sizes[-1] - sizes[0]) / grow if grow > 0 else math.inf
+    return dict(latency_s=alpha, bandwidth=beta, crossover_bytes=alpha * beta)
+
+
+def orders_of_magnitude(ratio: float) -> str:
+    """12 -> '一到两个数量级', 390 -> '两到三个数量级' (the decade the ratio falls in)."""
+    if not ratio > 0 or math.isinf(ratio):
+        raise ValueError(f"ratio={ratio} must be a positive finite number")
+    if ratio < 10:
+        return "不到一个数量级"
+    words = "一两三四五六七八九十"  # 两个数量级, not 二个
+    decade = min(int(math.log10(ratio)), len(words) - 1)
+    return f"{words[decade - 1]}到{words[decade]}个数量级"
+
+
+def _duration(seconds: float) -> str:
+    """0.0031 -> '3.10 ms', 2e-05 -> '20 µs'."""
+    return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.0f} µs"
+
+
+def _window_reading(sizes, times, i, j, fit, size) -> str:
+    """One window of sizes (i, j), read against the alpha-beta fit of the whole sweep."""
+    alpha, beta, crossover = fit["latency_s"], fit["bandwidth"], fit["crossover_bytes"]
+    k, r = sizes[j] / sizes[i], times[j] / times[i]
+    model = [alpha + s / beta for s in (sizes[i], sizes[j])]  # beta = inf: alpha alone
+    predicted, fixed = model[1] / model[0], alpha / model[0]  # fixed: alpha's share at the start
+    head = f"{size(sizes[i])} → {size(sizes[j])}：大小 ×{k:.0f}，用时 ×{r:.1f}"
+    if r >= 0.7 * k:
+        text = head + f"，接近 ×{k:.0f}：从 {size(sizes[i])} 起已是带宽受限。"
+    elif sizes[j] <= crossover:
+        text = head + (f"，远小于 ×{k:.0f}：整段都在转折点以下，{size(sizes[i])} 的用时里约 "
+                       f"{fixed:.0%} 是固定开销，这一段是延迟受限。")
+    else:
+        where = "还在转折点以下" if sizes[i] < crossover else "刚过转折点"
+        text = head + (f"，小于 ×{k:.0f}：起点 {size(sizes[i])} {where}，按 α-β 估算它的用时里约 "
+                       f"{fixed:.0%} 是固定开销，这一段从延迟受限过渡到带宽受限。")
+    if not 0.5 * predicted <= r <= 2 * predicted:
+        text += (f"（α-β 模型预计 ×{predicted:.1f}，实测差得较多：这一段的测量受到了干扰，"
+                 "比如别的程序在抢核，可以再运行一次。）")
+    return text
+
+
+def interpret_sweep(sizes_bytes, sweep: dict, world_size: int, *, windows=((0, 3), (5, 8)),
+                    cores: int | None = None) -> str:
+    """What a :func:`bandwidth_sweep` measured, in words: per implementation α, β and the
+    crossover α·β, and for each ``(i, j)`` window of sizes whether its time grew like the size
+    (bandwidth-bound) or not (latency-bound). Ends with where latency turns into bandwidth on
+    this machine and why it lies there (``cores``: CPU cores, default this machine's)."""
+    from labs.plots import format_bytes as size  # plotting stays out of the ranks' imports
+
+    if cores is None:
+        import labs
+        cores = labs.cpu_count()
+    sizes = [float(s) for s in sizes_bytes]
+    lines, crossovers = [], []
+    for name, times in sweep.items():
+        times = [float(t) for t in times]
+        fit = latency_bandwidth_fit(sizes, times)
+        alpha, crossover = fit["latency_s"], fit["crossover_bytes"]
+        crossovers.append(crossover)
+        busbw = bus_bandwidth(sizes[-1], times[-1], world_size)
+        cross = (f"α 与 S/β 相等的消息大小 α·β ≈ {size(crossover)}" if math.isfinite(crossover)
+                 else "用时没有随大小增长，测不出带宽")
+        lines.append(f"{name}：固定开销 α ≈ {_duration(alpha)}（测到的最短用时），"
+                     f"{size(sizes[-1])} 时的总线带宽 {busbw / 1e9:.2f} GB/s；{cross}。")
+        for i, j in windows:
+            if 0 <= i < j < len(sizes):
+                lines.append("  " + _window_reading(sizes, times, i, j, fit, size))
+    low, high = min(crossovers), max(crossovers)
+    if low >= sizes[-1]:
+        lines.append(f"结论：这台机器上直到 {size(sizes[-1])} 用时都以固定开销为主，没有测到"
+                     "带宽受限的一段，与通常的图景不符：多半是机器太忙（别的程序在抢核），"
+                     "请在空闲时重跑。")
+    elif high >= sizes[-1]:
+        lines.append(f"结论：在这台机器上，约 {size(low)} 以下是延迟受限，以上才是带宽受限"
+                     "（至少对其中一种实现；另一种到最大的消息仍以固定开销为主）。")
+    else:
+        where = size(low) if size(low) == size(high) else f"{size(low)} 到 {size(high)}"
+        lines.append(f"结论：在这台机器上，约 {where} 以下是延迟受限，以上才是带宽受限。")
+    if world_size > cores:
+        lines.append(f"为什么在这里：{world_size} 个 rank 共用 {cores} 个 CPU 核，经本机回环网络"
+                     "通信，每一步都要等操作系统把进程调度上来，所以固定开销 α 很大，转折点"
+                     "也被推向大消息。换一台机器（或 GPU 上的 nccl），α、β 和转折点的位置都会"
+                     "不同，但曲线仍是先平、后升。")
+    else:
+        lines.append("换一台机器（或 GPU 上的 nccl），α、β 和转折点的位置都会不同，但曲线仍是"
+                     "先平、后升。")
+    return "\n".join(lines)
+
+
+def _ratio_words(ratio: float, tolerance: float, library: str) -> str:
+    measured = f"ring / {library} = {ratio:.2f}"
+    if abs(ratio - 1) <= tolerance:
+        return f"两者相差不到 {tolerance:.0%}（{measured}）"
+    if ratio > 1:
+        return f"手写 ring 更慢，用时是 {library} 的 {ratio:.2f} 倍"
+    return f"手写 ring 反而更快，用时只有 {library} 的 {ratio:.2f}"
+
+
+def interpret_ring_vs_library(sizes_bytes, ring_s, library_s, *, world_size: int,
+                              library: str = "dist.all_reduce", cores: int | None = None,
+                              tolerance: float = SAME_WITHIN) -> str:
+    """Hand ring against the library's all-reduce at the smallest and the largest size, in
+    words: what was measured, what is expected (large: a tie, both send the minimum bytes;
+    small: the ring slower, 2(N-1) steps each paying the fixed cost) and, when this machine
+    disagrees, why. Ratios within ``tolerance`` of 1 count as a tie."""
+    from labs.plots import format_bytes as size
+
+    if cores is None:
+        import labs
+        cores = labs.cpu_count()
+    small, large = ring_s[0] / library_s[0], ring_s[-1] / library_s[-1]
+    steps = 2 * (world_size - 1)
+    lines = [f"{size(sizes_bytes[-1])}：{_ratio_words(large, tolerance, library)}。"]
+    if abs(large - 1) <= tolerance:
+        lines[-1] += (f"符合预期：大消息上两者每个 rank 都发送 2(N−1)/N·S 字节（下限），用时由"
+                      "带宽决定。")
+    else:
+        lines[-1] += ("两者发送的字节数相同，差距只来自实现的细节（拷贝、线程、每一步的调用"
+                      "开销），不是算法的差别。")
+    lines.append(f"{size(sizes_bytes[0])}：{_ratio_words(small, tolerance, library)}。")
+    if small > 1 + tolerance:
+        lines[-1] += (f"符合预期：ring 要走 2(N−1) = {steps} 步，每一步都付一次固定开销，外加"
+                      "每步一次 Python 调用；通信库可以为小消息换用步数更少的算法。")
+    else:
+        crowded = (f"{world_size} 个 rank 共用 {cores} 个 CPU 核，" if world_size > cores else "")
+        lines[-1] += ("和通常的图景（ring 在小消息上吃亏）不符。原因在这台机器：" + crowded +
+                      "小消息的用时几乎全是等待进程调度的固定开销")
+        if small >= 1 - tolerance:
+            lines[-1] += "，两种实现的差别淹没在其中。"
+        else:
+            lines[-1] += ("；gloo 的集合通信要交给它自己的工作线程（worker thread）执行，点对点"
+                          "的 send/recv 则由调用它的线程直接发出，核不够用时每多一次线程切换就"
+                          "多等一次调度。")
+        lines[-1] += "这说明的是本机的固定开销，不是算法的优劣；GPU 上的 nccl 为小消息另有低延迟的算法与协议。"
+    return "\n".join(lines)
+
+
+def describe_link_gap(measured_bytes_per_s: float, link_bytes_per_s: float, *,
+                      link: str = "NVLink", here: str = "本机实测") -> str:
+    """'NVLink 每个方向 300 GB/s，是本机实测 0.75 GB/s 的约 400 倍（两到三个数量级）'."""
+    ratio = link_bytes_per_s / measured_bytes_per_s
+    return (f"{link} 每个方向 {link_bytes_per_s / 1e9:.0f} GB/s，是{here} "
+            f"{measured_bytes_per_s / 1e9:.2f} GB/s 的约 {ratio:,.0f} 倍"
+            f"（{orders_of_magnitude(ratio)}）")

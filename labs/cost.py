@@ -3,7 +3,9 @@
 The only home of these formulas (memory is :mod:`labs.memory`'s); every notebook, plot and
 planner calls them. Vocabulary: ``n_params``, ``batch`` (sequences per micro-batch), ``seq_len``,
 ``hidden``, ``tp`` / ``pp`` / ``dp`` degrees, ``n_microbatches``; a name ending in ``_bytes`` is
-bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second; GB in a verdict are 10^9 bytes.
+bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second. Verdicts: the one-card verdict (2.1)
+prints decimal GB (10^9 bytes, the chapter's unit); the TP and PP verdicts (2.2, 2.3) print GiB
+(2^30 bytes), the course's unit for memory.
 
 - Bytes on the wire. A ring all-reduce of S bytes sends 2(N-1)/N·S per rank (Patarasuk & Yuan,
   JPDC 2009); gathering to a root makes the root send (N-1)·S. A tensor-parallel layer
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from labs import memory
+from labs.memory import GiB
 
 __all__ = [
     "ring_all_reduce_bytes_per_rank", "naive_all_reduce_bytes_busiest_rank", "bus_bandwidth",
@@ -299,23 +302,35 @@ class FitDecision:
         return head + (" -> does not fit: shard the states (ZeRO/FSDP), split the model "
                        "(TP/PP) or cut activations (checkpointing, smaller micro-batch)")
 
+    @property
+    def min_shards(self) -> int:
+        """The fewest ways (TP x PP x ZeRO-DP together) the model states must be split for each
+        GPU's share to fit the budget: ceil(states / (budget x card))."""
+        return max(1, math.ceil(self.model_state_bytes / (self.budget * self.card_bytes)))
+
     def _tensor_parallel(self) -> str:
         share = self.model_state_bytes / self.card_bytes
-        text = (f"model states {self.model_state_bytes / 1e9:.1f} GB = {share:.0%} of the "
-                f"{self.card_bytes / 1e9:.0f} GB card (budget {self.budget:.0%}); one layer "
-                f"{self.layer_state_bytes / 1e9:.2f} GB")
-        if self.tp == 1:
+        text = (f"model states {self.model_state_bytes / GiB:.1f} GiB = {share:.0%} of the "
+                f"{self.card_bytes / GiB:.0f} GiB card (budget {self.budget:.0%}); one layer's "
+                f"model states {self.layer_state_bytes / GiB:.2f} GiB")
+        if self.tp == 1 and self.fits:
             return text + " -> TP not needed: one card holds it (DDP, 2.1)"
-        if self.tp > self.gpus_per_node or not self.fits:
-            return text + (f" -> TP={self.tp} would leave the node ({self.gpus_per_node} GPUs): "
-                           "use TP inside the node plus pipeline stages (2.3) or ZeRO")
-        return text + (f" -> smallest TP that fits: {self.tp} (states/TP = "
-                       f"{self.states_per_gpu_bytes / 1e9:.1f} GB); more only costs "
-                       "communication")
+        per_gpu = self.states_per_gpu_bytes / GiB
+        if not self.fits:
+            return text + (f" -> even TP={self.tp} (the search stops where the heads no longer "
+                           f"split) leaves {per_gpu:.1f} GiB per GPU: the model states alone need "
+                           f">= {self.min_shards}-way sharding, i.e. TP inside the node "
+                           f"(<= {self.gpus_per_node} GPUs) times pipeline stages (2.3) or ZeRO")
+        if self.tp > self.gpus_per_node:
+            return text + (f" -> TP={self.tp} fits ({per_gpu:.1f} GiB per GPU) but leaves the "
+                           f"node ({self.gpus_per_node} GPUs): keep TP inside the node, add "
+                           "pipeline stages (2.3) or ZeRO")
+        return text + (f" -> smallest TP that fits: {self.tp} (states/TP = {per_gpu:.1f} GiB); "
+                       "more only costs communication")
 
     def _pipeline(self) -> str:
-        text = (f"one layer's states {self.layer_state_bytes / 1e9:.1f} GB, budget "
-                f"{self.budget:.0%} of the {self.card_bytes / 1e9:.0f} GB card -> TP at least "
+        text = (f"one layer's model states {self.layer_state_bytes / GiB:.1f} GiB, budget "
+                f"{self.budget:.0%} of the {self.card_bytes / GiB:.0f} GiB card -> TP at least "
                 f"{self.tp_needed}")
         if self.pp is None:
             return text + f"; with TP={self.tp} not even one layer fits a GPU"

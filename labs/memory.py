@@ -36,11 +36,12 @@ from torch import nn
 __all__ = ["ModelStateBytes", "bytes_per_param", "model_state_bytes", "model_state_bytes_per_gpu",
            "ZERO_STAGES", "measured_model_state_bytes", "TransformerShape",
            "transformer_layer_params", "transformer_params", "layer_weight_bytes",
-           "ActivationBytes", "activation_bytes", "measured_activation_bytes", "GB",
+           "ActivationBytes", "activation_bytes", "measured_activation_bytes", "GB", "GiB",
            "RECOMPUTE", "general_layer_params", "layer_activation_bytes",
            "output_activation_bytes", "microbatches_in_flight"]
 
 GB = 1e9  # the chapter's GB are decimal (440 MB = 110e6 x 4 B)
+GiB = 2**30  # the course prints memory sizes in GiB (bandwidth in GB/s)
 OPTIMIZER_STATES = {"sgd": 0, "sgd_momentum": 1, "adam": 2}  # fp32 tensors per parameter
 PRECISIONS = ("fp32", "mixed")
 

@@ -66,8 +66,9 @@ def finish(fig):
 
 
 def format_bytes(n: float) -> str:
-    """1024 -> '1 KB', 3 * 2**20 -> '3 MB' (binary units, as message sizes usually are)."""
-    for unit, scale in (("GB", 2**30), ("MB", 2**20), ("KB", 2**10)):
+    """1024 -> '1 KiB', 3 * 2**20 -> '3 MiB': the course's sizes are binary (KiB, MiB, GiB);
+    bandwidths are decimal (GB/s = 10^9 bytes/s), as nccl-tests and the datasheets give them."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if abs(n) >= scale:
             value = n / scale
             return f"{value:.0f} {unit}" if value == round(value) else f"{value:.3g} {unit}"

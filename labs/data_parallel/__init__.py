@@ -7,10 +7,12 @@
 2. :mod:`~labs.data_parallel.buckets` -- which gradients share one all-reduce (pure maths).
 3. :mod:`~labs.data_parallel.scaling` -- linear learning-rate scaling and warmup, scaling
    efficiency, the batches DistributedSampler hands each rank (pure maths).
-4. :mod:`~labs.data_parallel.experiments` -- the measured step times and speedups of 2.1.
+4. :mod:`~labs.data_parallel.experiments` -- the measured step times and speedups of 2.1, and
+   the ``interpret_*`` functions that say what they show on this machine.
 5. :mod:`~labs.data_parallel.plots` -- its figures.
 6. :mod:`~labs.data_parallel.script` -- the same training under torchrun:
    ``torchrun --nproc-per-node=2 -m labs.data_parallel.script --check``.
+7. :mod:`~labs.data_parallel.zero` -- ZeRO-1 by hand; :mod:`~labs.data_parallel.zero_stages`: 2, 3.
 
 Memory (model states, ZeRO) is :mod:`labs.memory`; bytes on the wire and "does it fit" are
 :mod:`labs.cost`. ``from labs import data_parallel as dp`` gives the names below::

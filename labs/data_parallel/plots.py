@@ -54,7 +54,7 @@ def plot_busiest_rank_bytes(world_sizes, measured: dict, formulas: dict, *, titl
                     label=f"{name} (formula)")
     ax.set_xticks(list(world_sizes))
     ax.set_xlabel("number of ranks N", fontsize=8)
-    ax.set_ylabel("bytes sent + received (MB)", fontsize=8)
+    ax.set_ylabel("bytes sent + received (MiB)", fontsize=8)
     ax.legend(fontsize=7)
     return _finish(fig, ax, title)
 

@@ -9,11 +9,17 @@ joins them into one loss, gradients and weights named as in the whole model, com
     run = PipelineRun(schedule="1f1b", n_microbatches=4)
     per_rank = labs.launch(pipeline_step, 4, args=(run,))
     got, ref = merge(per_rank), reference_step(run)    # compare loss, grads, state
+
+The ``interpret_*`` functions turn the measured timelines into the notebook's conclusion, in
+Chinese: the formula's expectation, whether this machine's measurement agrees, and why not when
+it does not (overruns of the fixed-time mode, real compute that is shorter than the send/recv and
+Python overheads, ranks sharing a few CPU cores). They take plain numbers (idle shares, seconds).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 import torch
 import torch.distributed as dist
@@ -27,7 +33,9 @@ from labs.reference import make_optimizer, train_reference
 
 __all__ = ["VOCAB", "TINY", "SMALL", "PipelineRun", "pipeline_step", "torch_pipeline_step",
            "merge", "reference_step", "compare", "timeline_of", "sweep", "bubble_grid", "with_",
-           "measure", "simulate_run"]
+           "measure", "simulate_run", "TOLERANCE", "interpret_bubble", "interpret_schedules",
+           "interpret_bubble_sweep", "interpret_interleaving", "interpret_stages",
+           "interpret_microbatch", "interpret_balance"]
 
 VOCAB = 96  # >= the corpus vocabulary (CharTokenizer().vocab_size)
 TINY = TinyGPTConfig(vocab_size=VOCAB, block_size=16, n_layer=8, n_head=2, n_embd=32)
@@ -277,3 +285,174 @@ def simulate_run(run: PipelineRun, n_ranks: int) -> pp.Timeline:
     timing = run.timing or pp.FixedTime()
     return pp.simulate(run.build_schedule(n_ranks), forward_s=timing.forward_s,
                        backward_s=timing.backward_s)
+
+
+# --- what the measurements say (Chinese, for the notebook) ----------------------------------------
+
+TOLERANCE = 0.02  # an idle share within 2 percentage points of the formula agrees with it
+
+
+def _mean(x) -> float:
+    return sum(x) / len(x) if isinstance(x, (list, tuple)) else float(x)
+
+
+def _pts(x: float) -> str:
+    return f"{abs(x) * 100:.1f} 个百分点"
+
+
+def _why_real(ranks: int | None, cores: int | None) -> str:
+    crowd = (f"，以及 {ranks} 个 rank 抢 {cores} 个 CPU 核造成的等待"
+             if ranks is not None and cores is not None and ranks > cores else "")
+    return (f"小模型的一次前向只要零点几毫秒，send/recv 的延迟、Python 的开销{crowd}都和计算一样长，"
+            "它们都算进了空闲；公式只数调度本身造成的空等。在 GPU 上计算远比这些开销长，实测会接近公式")
+
+
+def _why_fixed(overruns: int) -> str:
+    if overruns:
+        return (f"有 {overruns} 个动作的真实计算超过了规定时长（机器很忙），超出的部分把时间线拉长了"
+                "（依赖它的 rank 多等，空闲偏高；超时的 rank 自己多忙，空闲偏低）")
+    return ("而且没有动作超时：这台机器的睡眠唤醒与进程调度延迟混进了时间线（机器负载重时会这样），"
+            "重新运行通常更接近")
+
+
+def interpret_bubble(measured, formula: float, *, fixed_time: bool, overruns: int = 0,
+                     ranks: int | None = None, cores: int | None = None) -> str:
+    """Measured idle share (one number, or one per rank: their mean) against the formula.
+    Fixed-time mode: agrees within :data:`TOLERANCE` unless actions overran. Real compute on a
+    CPU: usually far above the formula (overheads as long as the compute)."""
+    mean = _mean(measured)
+    diff = mean - formula
+    head = f"实测空闲占比 {mean:.1%}，公式 {formula:.1%}"
+    if abs(diff) <= TOLERANCE:
+        if fixed_time:
+            text = f"{head}：一致（差 {_pts(diff)}），时间线上只剩调度本身"
+            if overruns:
+                text += f"（有 {overruns} 个动作超时，影响在 {TOLERANCE:.0%} 的容差之内）"
+            return "结论：" + text + "。"
+        return (f"结论：{head}：真实计算模式下也一致（差 {_pts(diff)}），这台机器上每个动作的计算"
+                "远比通信与调度开销长，就像 GPU 上的大模型那样。")
+    side = "高" if diff > 0 else "低"
+    if fixed_time:
+        return f"结论：{head}，实测{side}了 {_pts(diff)}：{_why_fixed(overruns)}。"
+    if diff > 0:
+        return f"结论：{head}，真实计算模式下实测高了 {_pts(diff)}：{_why_real(ranks, cores)}。"
+    return (f"结论：{head}，真实计算模式下实测低了 {_pts(diff)}：公式假设每个动作一样长，这次各动作的"
+            "长短差别很大（抢核），有的 rank 恰好一直有活干。")
+
+
+def interpret_schedules(steps_s: dict, idle: dict, formula: float, *, overruns: int = 0) -> str:
+    """Section 2 of 2.3: GPipe vs 1F1B in fixed-time mode, ``{name: step seconds}`` and
+    ``{name: idle share per rank}``. Expected: the same step time and the same idle share, the
+    formula's."""
+    names = list(steps_s)
+    fast, slow = min(steps_s.values()), max(steps_s.values())
+    means = {n: _mean(idle[n]) for n in names}
+    steps = "、".join(f"{n} {steps_s[n] * 1e3:.0f} ms" for n in names)
+    shares = "、".join(f"{n} {means[n]:.1%}" for n in names)
+    same = slow <= fast * (1 + TOLERANCE) and max(means.values()) - min(means.values()) <= TOLERANCE
+    on_formula = all(abs(x - formula) <= TOLERANCE for x in means.values())
+    if same and on_formula:
+        return (f"一步用时 {steps}；平均空闲占比 {shares}，公式 {formula:.1%}。\n结论：两种调度一样长、"
+                "空闲一样多，都等于公式：1F1B 没有缩小气泡，它改变的是同时在途的激活值（下面）。")
+    return (f"一步用时 {steps}；平均空闲占比 {shares}，公式 {formula:.1%}。\n结论：这次实测的两种调度"
+            f"{'不一样长或空闲不同' if not same else '偏离了公式'}，这是这台机器的原因，不是调度的："
+            f"{_why_fixed(overruns)}。上面模拟的时间线（没有噪声）里两者完全相同。")
+
+
+def interpret_bubble_sweep(sweep: dict, *, fixed_time: bool, overruns: int = 0,
+                           cores: int | None = None) -> str:
+    """Section 2 of 2.3: ``{p: {m: idle share per rank}}`` against (p-1)/(m+p-1), for m >= p."""
+    diffs = {(p, m): _mean(v) - pp.bubble_fraction(p, m)
+             for p, by_m in sweep.items() for m, v in by_m.items() if m >= p}
+    worst_key = max(diffs, key=lambda k: abs(diffs[k]))
+    worst = diffs[worst_key]
+    avg = sum(diffs.values()) / len(diffs)
+    head = (f"m ≥ p 的 {len(diffs)} 个点：实测平均比公式{'高' if avg >= 0 else '低'} {_pts(avg)}，"
+            f"偏差最大的是 p={worst_key[0]}、m={worst_key[1]}（{worst * 100:+.1f} 个百分点）")
+    if abs(worst) <= TOLERANCE:
+        mode = "固定时长模式下" if fixed_time else "真实计算模式下也"
+        return f"{head}。\n结论：{mode}实测点落在公式曲线上。"
+    if fixed_time:
+        return f"{head}。\n结论：固定时长模式下本应落在曲线上，这次偏离了：{_why_fixed(overruns)}。"
+    return (f"{head}。\n结论：真实计算模式下点偏离公式曲线，而且 m 越大、每个动作越短，偏得越明显："
+            f"{_why_real(max(sweep), cores)}。")
+
+
+def interpret_interleaving(idle_plain, idle_inter, step_plain_s: float, step_inter_s: float, *,
+                           p: int, m: int, v: int, overruns: int = 0) -> str:
+    """Section 3 of 2.3: plain vs interleaved 1F1B (v chunks per rank), fixed-time mode.
+    Expected: idle share (p-1)/(m+p-1) -> (p-1)/(v·m+p-1) and a shorter step."""
+    f1, fv = pp.bubble_fraction(p, m), pp.bubble_fraction(p, m, v)
+    a, b = _mean(idle_plain), _mean(idle_inter)
+    text = (f"空闲占比：1F1B 实测 {a:.1%}（公式 {f1:.1%}），交错式 v={v} 实测 {b:.1%}（公式 {fv:.1%}）；"
+            f"一步用时 {step_plain_s * 1e3:.0f} ms → {step_inter_s * 1e3:.0f} ms。")
+    agree = abs(a - f1) <= TOLERANCE and abs(b - fv) <= TOLERANCE
+    if b < a - TOLERANCE and step_inter_s < step_plain_s:
+        text += f"\n结论：交错把空闲从 {a:.1%} 降到 {b:.1%}，一步也变短了"
+        text += "，与公式一致。" if agree else f"；数值与公式有偏差：{_why_fixed(overruns)}。"
+        return text
+    return (text + f"\n结论：这次没有测到交错的收益，与公式（{f1:.1%} → {fv:.1%}）不符：这是这台机器的原因："
+            f"{_why_fixed(overruns)}。")
+
+
+def interpret_stages(by_p: dict, m: int, *, overruns: int = 0) -> str:
+    """Myth 1 of 2.3: ``{p: mean idle share}`` at a fixed m (fixed-time mode). Expected: the
+    idle share grows with p, as (p-1)/(m+p-1)."""
+    ps = sorted(by_p)
+    measured = [by_p[p] for p in ps]
+    formula = [pp.bubble_fraction(p, m) for p in ps]
+    rising = all(b > a for a, b in zip(measured, measured[1:]))
+    off = max(abs(x - f) for x, f in zip(measured, formula))
+    text = (f"m={m} 时，p = {'、'.join(map(str, ps))} 的实测空闲 "
+            f"{' → '.join(f'{x:.1%}' for x in measured)}，公式 {' → '.join(f'{x:.1%}' for x in formula)}。\n")
+    if rising:
+        text += "结论：stage 越多，气泡越大，与公式的趋势一致"
+        text += ("。" if off <= TOLERANCE else
+                 f"；个别点偏离公式 {_pts(off)}：{_why_fixed(overruns)}。")
+        return text
+    return text + f"结论：这次实测没有随 p 单调上升，与公式不符：{_why_fixed(overruns)}。"
+
+
+def interpret_microbatch(sizes: Sequence[int], throughput: Sequence[float],
+                         peak_bytes: Sequence[float], *, p: int, batch: int) -> str:
+    """Myth 2 of 2.3: a fixed batch cut into micro-batches of ``sizes`` (m = batch / size) on p
+    stages, real compute: tokens/s and peak activation bytes per run. The best micro-batch size
+    is where the bubble of few micro-batches and the overheads of tiny ones balance: it depends
+    on the model and the machine (PTD-P §3.3, §5.5)."""
+    best = max(range(len(sizes)), key=lambda i: throughput[i])
+    b, worst_m = sizes[best], batch // max(sizes)
+    bubbles = {size: pp.bubble_fraction(p, batch // size) for size in sizes}
+    in_flight = [min(p, batch // size) * size for size in sizes]  # sequences rank 0 holds
+    per_seq = [mem / n for mem, n in zip(peak_bytes, in_flight)]
+    linear = max(per_seq) <= 1.25 * min(per_seq)
+    lines = [f"吞吐最高的是 micro-batch = {b}（m = {batch // b}，{throughput[best]:.0f} tokens/s）。"]
+    lines.append(("显存：rank 0 的峰值激活值与它同时持有的序列数 min(p, m)·b 成正比（每条序列约 "
+                  f"{sum(per_seq) / len(per_seq) / 1024:.0f} KiB）。") if linear else
+                 "显存：峰值激活值没有与 min(p, m)·b 成正比（测量受分配器影响）。")
+    if b == max(sizes):
+        lines.append(f"结论：这台机器上最大的 micro-batch 最快，尽管 m = {worst_m} 时气泡占 "
+                     f"{bubbles[max(sizes)]:.0%}：每次计算的固定开销比气泡更要紧。")
+    elif b == min(sizes):
+        lines.append("结论：这台机器上最小的 micro-batch 最快：气泡最小，而小计算的固定开销在这里不显著。")
+    else:
+        lines.append(f"结论：最优值在中间。更大的 micro-batch 意味着更少的 micro-batch（m = {batch}/b），"
+                     f"气泡 (p−1)/(m+p−1) 变大（b = {max(sizes)} 时 m = {worst_m}，气泡 "
+                     f"{bubbles[max(sizes)]:.0%}）；更小的 micro-batch 让每次计算太小，Python、算子启动和 "
+                     "send/recv 的固定开销占了主导。")
+    lines.append("最优的 micro-batch 大小取决于模型和机器，要实测，不能只按\"显存允许的最大值\"来选。")
+    return "\n".join(lines)
+
+
+def interpret_balance(step_s: dict, simulated_s: dict, *, overruns: int = 0) -> str:
+    """Myth 3 of 2.3: measured and simulated step seconds of two splits, ``{name: s}``, the
+    first the even split, the second the balanced one (fixed-time mode, time ~ cost)."""
+    (even, balanced) = list(step_s)
+    got = step_s[even] / step_s[balanced]
+    want = simulated_s[even] / simulated_s[balanced]
+    text = (f"实测：{even} {step_s[even] * 1e3:.0f} ms，{balanced} {step_s[balanced] * 1e3:.0f} ms，"
+            f"后者快 {got:.2f}×；模拟器按同样的时长预测 {want:.2f}×。\n")
+    if got > 1 + TOLERANCE:
+        text += "结论：按成本平衡后一步变快了：最慢的 stage 决定整条流水线的节拍"
+        return text + ("，与模拟一致。" if abs(got - want) <= 0.05 * want else
+                       f"；与模拟的差别来自这台机器：{_why_fixed(overruns)}。")
+    return text + f"结论：这次没有测到平衡切分的收益，与模拟（{want:.2f}×）不符：{_why_fixed(overruns)}。"
