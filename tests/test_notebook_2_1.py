@@ -1,5 +1,6 @@
 """Notebook 2.1: the grader gives the solutions full marks, the untouched student version zero,
-and a planted wrong answer partial marks with the check's message (asserted on grades.json).
+and planted wrong answers (buckets; ZeRO-1's broadcast src) partial marks with the check's
+message (asserted on grades.json).
 
 To stay fast the submissions keep the notebook's setup cell and its exercise section only (the
 exercises do not depend on the sections before them); nbval runs the whole notebooks:
@@ -22,7 +23,7 @@ NAME = "2.1_data_parallel.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME
 POINTS = {"ex2_1_average_gradients": 3, "ex2_1_buckets": 2, "ex2_1_model_state_bytes": 2,
-          "ex2_1_warmup_lr": 2, "ex2_1_hours_per_epoch": 1}
+          "ex2_1_warmup_lr": 2, "ex2_1_hours_per_epoch": 1, "ex2_1_zero1": 4}
 
 
 def plant_wrong_buckets(nb):
@@ -34,13 +35,24 @@ def plant_wrong_buckets(nb):
     return nb
 
 
+def plant_wrong_zero1(nb):
+    """MyZero1 broadcasting from the owner's rank in the group, not its global rank: right on
+    the default group, wrong on the hidden case with two groups {0, 1}, {2, 3}."""
+    (cell,) = [c for c in nb.cells if c.source.startswith("class MyZero1")]
+    old = "src=self.global_ranks[self.owner[i]]"
+    assert old in cell.source
+    cell.source = cell.source.replace(old, "src=self.owner[i]")
+    return nb
+
+
 @pytest.fixture(scope="module")
 def grades(tmp_path_factory):
     return grading.grade(tmp_path_factory.mktemp("grading_2_1"), NAME, {
         "solution": grading.exercise_cells(grading.read(SOLUTION)),
         "untouched": grading.exercise_cells(grading.read(STUDENT)),
-        "planted": plant_wrong_buckets(grading.exercise_cells(grading.read(SOLUTION)))},
-        timeout=240)
+        "planted": plant_wrong_zero1(plant_wrong_buckets(
+            grading.exercise_cells(grading.read(SOLUTION))))},
+        timeout=300)
 
 
 def test_student_notebook_is_in_sync_with_the_solutions():
@@ -66,10 +78,15 @@ def test_untouched_student_notebook_gets_zero(grades):
 
 def test_planted_wrong_answer_gets_partial_marks_with_the_reason(grades):
     s = grades["planted"]
-    assert s["total"] == sum(POINTS.values()) - POINTS["ex2_1_buckets"]
+    wrong_ids = {"ex2_1_buckets", "ex2_1_zero1"}
+    assert s["total"] == sum(POINTS.values()) - sum(POINTS[gid] for gid in wrong_ids)
     wrong = grading.by_id(s)["ex2_1_buckets"]
     assert wrong["points"] == 0
     assert wrong["message"].startswith("❌ 练习 2 未通过"), wrong
     assert "用例 make_buckets([4, 4, 4, 4], 8)：分桶结果[0][0]不对：期望 3，实际 0" in wrong["message"]
+    zero1 = grading.by_id(s)["ex2_1_zero1"]
+    assert zero1["points"] == 0
+    assert zero1["message"].startswith("❌ 练习 6 未通过"), zero1
+    assert "隐藏用例 3" in zero1["message"] and "函数 step" in zero1["message"], zero1
     assert all(e["points"] == e["max_points"] for gid, e in grading.by_id(s).items()
-               if gid != "ex2_1_buckets")
+               if gid not in wrong_ids)

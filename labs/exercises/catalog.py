@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["Exercise", "EXERCISES", "HINT_FOR", "lookup", "label", "hint"]
+__all__ = ["Exercise", "EXERCISES", "HINT_FOR", "lookup", "label", "hint", "difficulty"]
 
 
 class Exercise(NamedTuple):
@@ -34,6 +34,7 @@ EXERCISES: dict[str, Exercise] = {
     "ex2_1_model_state_bytes": Exercise("2.1_data_parallel.ipynb", 3, "模型状态的字节数", 2),
     "ex2_1_warmup_lr": Exercise("2.1_data_parallel.ipynb", 4, "线性缩放 + 预热的学习率", 2),
     "ex2_1_hours_per_epoch": Exercise("2.1_data_parallel.ipynb", 5, "重算案例中的训练时间", 1),
+    "ex2_1_zero1": Exercise("2.1_data_parallel.ipynb", 6, "手写 ZeRO-1 分片优化器", 4),
     "ex2_2_conjugate_ops": Exercise("2.2_model_parallel.ipynb", 1, "f 和 g 这一对共轭算子", 2),
     "ex2_2_column_linear": Exercise("2.2_model_parallel.ipynb", 2, "列并行线性层的前向", 2),
     "ex2_2_row_linear": Exercise("2.2_model_parallel.ipynb", 3, "行并行线性层", 2),
@@ -77,3 +78,9 @@ def hint(exercise_id: str, kind: str) -> int | None:
     if exercise_id not in EXERCISES:
         return None
     return HINT_OVERRIDES.get(exercise_id, {}).get(kind, HINT_FOR.get(kind))
+
+
+def difficulty(points: int) -> str:
+    """The README's difficulty of an exercise, by its points: 1 热身 (warm-up), 2 基础,
+    3 and more 构建 (a mechanism written end to end on real ranks, or a capstone)."""
+    return "热身" if points <= 1 else "基础" if points == 2 else "构建"

@@ -1,13 +1,14 @@
 """Checks of the graded exercises of notebook 2.1 (data parallelism).
 
 Each check compares the student's function with the lab's reference (labs.data_parallel,
-labs.memory) on shown and hidden cases; the gradient exercise runs on real ranks::
+labs.memory) on shown and hidden cases; the gradient and ZeRO-1 exercises run on real ranks::
 
     check_average_gradients(average_gradients)   # ex2_1_average_gradients, 3 points
     check_buckets(make_buckets)                   # ex2_1_buckets, 2 points
     check_model_state_bytes(model_state_bytes)    # ex2_1_model_state_bytes, 2 points
     check_warmup_lr(warmup_lr)                    # ex2_1_warmup_lr, 2 points
     check_hours_per_epoch(hours_per_epoch)        # ex2_1_hours_per_epoch, 1 point
+    check_zero1(MyZero1)                          # ex2_1_zero1, 4 points (real ranks)
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, ca
 from labs.exercises.ranks import run_on_ranks
 
 __all__ = ["check_average_gradients", "check_buckets", "check_model_state_bytes",
-           "check_warmup_lr", "check_hours_per_epoch", "CHECK_TIMEOUT"]
+           "check_warmup_lr", "check_hours_per_epoch", "check_zero1", "CHECK_TIMEOUT"]
 
 CHECK_TIMEOUT = 30.0  # seconds per launch; a correct solution needs well under 1 s
 
@@ -154,3 +155,184 @@ def check_hours_per_epoch(student_fn):
                 raise ExerciseFailed(f"得到 {got:.3g} 小时：这是 10 个 epoch 的时间除以 10 吗？"
                                      "请算一个 epoch 的迭代次数 × 每次迭代的秒数")
             assert_close(float(expected), float(got), what="每个 epoch 的小时数", dtype="float64")
+
+
+# --- exercise 6: ZeRO-1 by hand, on real ranks -------------------------------------------
+
+ZERO1_STEPS = 3
+#: torch's and the lab's sharded optimizers: the exercise is to write one, not to call one.
+_READY_MADE = (("torch.distributed.optim", "ZeroRedundancyOptimizer"),
+               ("labs.data_parallel.zero", "ShardedOptimizer"),
+               ("labs.data_parallel.zero_stages", "Zero2Optimizer"),
+               ("labs.data_parallel.zero_stages", "Zero3Optimizer"))
+_ZERO1_OPTIMIZERS = {"adam": ("torch.optim.Adam", dict(lr=1e-2)),
+                     "sgd_momentum": ("torch.optim.SGD", dict(lr=0.05, momentum=0.9))}
+
+
+def _optimizer(name):
+    import torch
+
+    cls_name, options = _ZERO1_OPTIMIZERS[name]
+    return getattr(torch.optim, cls_name.rsplit(".", 1)[1]), dict(options)
+
+
+class _refused:
+    """Inside a rank: the ready-made sharded optimizers raise when constructed."""
+
+    def __enter__(self):
+        import importlib
+
+        self.saved = []
+        for module_name, name in _READY_MADE:
+            cls = getattr(importlib.import_module(module_name), name)
+            shown = f"{module_name}.{name}"
+
+            def refuse(self_, *args, _shown=shown, **kwargs):
+                raise ExerciseFailed(f"本练习不能使用现成的 {_shown}：要自己写出参数的划分、"
+                                     "本地优化器和 broadcast（看提示 2）")
+            self.saved.append((cls, cls.__init__))
+            cls.__init__ = refuse
+        return self
+
+    def __exit__(self, *exc):
+        for cls, init in reversed(self.saved):
+            cls.__init__ = init
+        return False
+
+
+def _zero1_batch(step, sizes, seed):
+    from labs.data import regression_batch
+
+    return regression_batch(step, 8, sizes[0], sizes[-1], seed=seed)
+
+
+def _zero1_on_rank(student_cls, sizes, optimizer, pairs):
+    """Inside a rank: ZERO1_STEPS steps of the student's optimizer on this rank's data slice
+    (gradients averaged over the group by the check); what it ended with."""
+    import torch
+    import torch.distributed as dist
+
+    from labs.data import shard_batch
+    from labs.models import MLP
+
+    group, seed = None, 0
+    if pairs:  # data-parallel pairs {0, 1}, {2, 3}, each on its own data
+        groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        seed = dist.get_rank() // 2
+        group = groups[seed]
+    rank, world_size = dist.get_rank(group), dist.get_world_size(group)
+    model = MLP(sizes, seed=seed)
+    params = list(model.parameters())
+    cls, options = _optimizer(optimizer)
+    with _refused():
+        opt = student_cls(model.parameters(), cls, group=group, **options)
+        for step in range(ZERO1_STEPS):
+            for p in params:
+                p.grad = None
+            x, y = shard_batch(*_zero1_batch(step, sizes, seed), rank, world_size)
+            model(x, y)[1].backward()
+            for p in params:  # what DDP would do: the student's step() gets averaged gradients
+                dist.all_reduce(p.grad, group=group)
+                p.grad.div_(world_size)
+            opt.step()
+    local = getattr(opt, "optim", None)
+    if not isinstance(local, torch.optim.Optimizer):
+        local = next((v for v in vars(opt).values() if isinstance(v, torch.optim.Optimizer)), None)
+    index = {id(p): i for i, p in enumerate(params)}
+    states = None
+    if local is not None:  # elements of optimizer state per parameter (the step counters aside)
+        states = {}
+        for p, state in local.state.items():
+            numel = sum(v.numel() for k, v in state.items() if torch.is_tensor(v) and k != "step")
+            states[index.get(id(p), -1)] = numel
+    return dict(seed=seed, weights={n: p.detach().clone() for n, p in model.named_parameters()},
+                states=states, numels=[p.numel() for p in params])
+
+
+def _zero1_expected(sizes, optimizer, seed):
+    from labs.models import MLP
+
+    model = MLP(sizes, seed=seed)
+    cls, options = _optimizer(optimizer)
+    opt = cls(model.parameters(), **options)
+    for step in range(ZERO1_STEPS):
+        opt.zero_grad()
+        model(*_zero1_batch(step, sizes, seed))[1].backward()
+        opt.step()
+    return {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def _greedy_max_load(numels, world_size):
+    """The fullest rank's elements under the greedy rule (largest first, least loaded rank)."""
+    loads = [0] * world_size
+    for n in sorted(numels, reverse=True):
+        loads[loads.index(min(loads))] += n
+    return max(loads)
+
+
+def _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs):
+    import torch
+
+    results = run_on_ranks(_zero1_on_rank, world_size, (student_cls, sizes, optimizer, pairs),
+                           timeout=CHECK_TIMEOUT)
+    groups = [[0, 1], [2, 3]] if pairs else [list(range(world_size))]
+    per_state = 2 if optimizer == "adam" else 1  # state elements per parameter element
+    for members in groups:
+        seed = results[members[0]]["seed"]
+        expected = _zero1_expected(sizes, optimizer, seed)
+        for rank in members:
+            for name, value in expected.items():
+                assert_close(value, results[rank]["weights"][name],
+                             what=f"{ZERO1_STEPS} 步之后参数 {name} 的值", rank=rank)
+        for rank in members[1:]:
+            for name, value in results[members[0]]["weights"].items():
+                if not torch.equal(value, results[rank]["weights"][name]):
+                    raise ExerciseFailed(
+                        f"rank {rank} 与 rank {members[0]} 的参数 {name} 不是逐位相同：每个参数"
+                        "更新后要由它的持有者（owner）broadcast 给组里的所有 rank（看提示 2）")
+        numels = results[members[0]]["numels"]
+        owners: dict = {}
+        for rank in members:
+            states = results[rank]["states"]
+            if states is None:
+                raise ExerciseFailed(f"rank {rank} 上找不到本地优化器：请把它存在 self.optim 中"
+                                     "（看提示 2）")
+            if -1 in states:
+                raise ExerciseFailed(f"rank {rank} 的本地优化器里有不属于模型的张量：它应该直接"
+                                     "更新模型自己的参数（看提示 2）")
+            held = sum(states.values())
+            if held >= per_state * sum(numels):
+                raise ExerciseFailed(
+                    f"rank {rank} 的优化器状态有 {held} 个元素，覆盖了全部 {sum(numels)} 个参数："
+                    "ZeRO-1 中每个 rank 只为自己那一片参数保存优化器状态（看提示 1）")
+            for i in states:
+                owners.setdefault(i, []).append(rank)
+        shared = {i: r for i, r in owners.items() if len(r) > 1}
+        if shared:
+            i, ranks = next(iter(shared.items()))
+            raise ExerciseFailed(f"第 {i} 个参数张量在 rank {ranks} 上都有优化器状态：每个参数"
+                                 "只能由一个 rank 持有和更新（看提示 1）")
+        missing = [i for i in range(len(numels)) if i not in owners]
+        if missing:
+            raise ExerciseFailed(f"第 {missing[0]} 个参数张量在哪个 rank 上都没有优化器状态："
+                                 "每个参数都要分给一个 rank（看提示 1）")
+        loads = [sum(numels[i] for i, r in owners.items() if r == [rank]) for rank in members]
+        if max(loads) > _greedy_max_load(numels, len(members)):
+            raise ExerciseFailed(
+                f"各 rank 持有的参数元素数是 {loads}，不够均衡：请按大小划分，从大到小把每个张量"
+                "分给目前元素最少的 rank（看提示 1）")
+
+
+@graded("ex2_1_zero1", points=4)
+def check_zero1(student_cls):
+    cases = [("用例 1：2 个 rank，Adam，MLP [8, 16, 4]", 2, [8, 16, 4], "adam", False, False),
+             ("用例 2：4 个 rank，带动量的 SGD，MLP [8, 16, 4]", 4, [8, 16, 4], "sgd_momentum",
+              False, False),
+             # 57 parameters in tensors of 30, 6, 18, 3: no even split on 2 or 4 ranks
+             ("隐藏用例 1", 2, [5, 6, 3], "sgd_momentum", False, True),
+             ("隐藏用例 2", 4, [5, 7, 7, 3], "adam", False, True),
+             # 4 ranks, two groups {0, 1} and {2, 3}: broadcast's src is a global rank
+             ("隐藏用例 3", 4, [5, 6, 3], "adam", True, True)]
+    for label, world_size, sizes, optimizer, pairs, hidden in cases:
+        with case(label, hidden=hidden):
+            _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs)
