@@ -3,7 +3,9 @@
 Three submissions in one grader run: the solution notebook (full marks), the untouched student
 notebook (zero, every exercise "未完成"), and a copy of the solution whose parallel MLP forgets
 f (the copy-to-region before c_fc): the forward is still right, so the check must name the one
-gradient that is wrong -- the input's -- and give the other exercises their points.
+gradient that is wrong -- the input's -- and whose sequence-parallel reduce-scatter forgets its
+group (right on the default group, wrong on the hidden case with two groups {0, 1}, {2, 3}),
+and give the other exercises their points.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "2.2_model_parallel.ipynb"
 STUDENT = ROOT / "notebooks" / "2.2_model_parallel.ipynb"
 POINTS = {"ex2_2_conjugate_ops": 2, "ex2_2_column_linear": 2, "ex2_2_row_linear": 2,
-          "ex2_2_parallel_mlp": 2, "ex2_2_attention_heads": 2, "ex2_2_tp_bytes": 1}
+          "ex2_2_parallel_mlp": 2, "ex2_2_attention_heads": 2, "ex2_2_tp_bytes": 1,
+          "ex2_2_sequence_parallel_mlp": 4}
 TOTAL = sum(POINTS.values())
 
 
@@ -33,11 +36,20 @@ def _plant_missing_f(nb):
     return nb
 
 
+def _plant_sp_without_group(nb):
+    cell = grading.solution_cell(nb, "ex2_2_sequence_parallel_mlp_solution")
+    old = "dist.reduce_scatter_single(mine, full, group=group)"
+    assert cell.source.count(old) == 1
+    cell.source = cell.source.replace(old, "dist.reduce_scatter_single(mine, full)")
+    return nb
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     return grading.grade(tmp_path_factory.mktemp("grading_2_2"), SOLUTION.name, {
         "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
-        "planted": _plant_missing_f(grading.read(SOLUTION))}, timeout=400)
+        "planted": _plant_sp_without_group(_plant_missing_f(grading.read(SOLUTION)))},
+        timeout=500)
 
 
 def test_notebook_declares_the_graded_exercises():
@@ -67,12 +79,18 @@ def test_untouched_student_notebook_scores_zero(report):
 
 def test_missing_f_names_the_input_gradient(report):
     planted = report["planted"]
-    assert (planted["total"], planted["max_total"]) == (TOTAL - 2, TOTAL)
+    assert (planted["total"], planted["max_total"]) == (TOTAL - 2 - 4, TOTAL)
     exercises = grading.by_id(planted)
     assert {gid: e["points"] for gid, e in exercises.items()} == {
-        **POINTS, "ex2_2_parallel_mlp": 0}
+        **POINTS, "ex2_2_parallel_mlp": 0, "ex2_2_sequence_parallel_mlp": 0}
     message = exercises["ex2_2_parallel_mlp"]["message"]
     assert re.fullmatch(
         r"❌ 练习 4 未通过（0/2 分）：用例 1：2 个 rank：rank 0：前向输出正确，"
         r"但这些梯度不对：输入 x 的梯度不对：第一个不一致的元素在下标 \(\d+, \d+\).*"
         r"正确的梯度：c_fc\.weight、c_fc\.bias、c_proj\.weight、c_proj\.bias。.*", message), message
+
+
+def test_sequence_parallel_without_group_fails_on_the_hidden_group_case(report):
+    message = grading.by_id(report["planted"])["ex2_2_sequence_parallel_mlp"]["message"]
+    assert message.startswith("❌ 练习 7 未通过（0/4 分）"), message
+    assert "隐藏用例 3" in message and "函数 forward" in message, message

@@ -7,9 +7,12 @@ The student's functions are compared with the lab's reference (:mod:`labs.hybrid
     check_groups(groups)                  # ex2_4_groups, 2 points
     check_states_per_gpu(states_per_gpu)  # ex2_4_memory, 2 points
     check_choose_layout(choose_layout)    # ex2_4_layout, 3 points
+    check_hybrid_step(hybrid_step)        # ex2_4_hybrid_step, 4 points (real ranks)
 
 :func:`choose_layout` is the reference of the last exercise: the rule of PTD-P's first
-takeaway (Narayanan et al. 2021, arXiv:2104.04473, §3.3) on model states alone.
+takeaway (Narayanan et al. 2021, arXiv:2104.04473, §3.3) on model states alone. The last
+check runs the student's DP × TP step (groups with ``dist.new_group``, a Megatron-split MLP,
+the DP average) on real ranks and compares every gradient shard with one process.
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ import random
 
 from labs import memory
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
+from labs.exercises.ranks import run_on_ranks
 from labs.hybrid.mesh import DIMS, MeshShape
 
 __all__ = ["check_coords", "check_groups", "check_states_per_gpu", "check_choose_layout",
-           "choose_layout", "states_per_gpu"]
+           "check_hybrid_step", "choose_layout", "states_per_gpu", "HYBRID_TIMEOUT"]
 
 
 def _shapes(seed: int, count: int) -> list[MeshShape]:
@@ -170,4 +174,205 @@ def check_choose_layout(student_fn):
                 else:
                     why = "能放下，但不是 tp·pp 最小（其次 tp 最大）的那一个"
                 raise ExerciseFailed(f"期望 (dp, pp, tp) = {expected}，实际 {got}：{why}")
+    return True
+
+
+# --- exercise 5: one DP × TP step on real ranks ----------------------------------------------
+
+HYBRID_TIMEOUT = 30.0  # seconds per launch; a correct solution needs well under 1 s once started
+
+#: Ready-made pieces that would do the exercise's work: they raise inside the check's ranks.
+_READY_MADE_FUNCTIONS = (("labs.hybrid.mesh", "new_groups"), ("labs.hybrid.mesh", "device_mesh"),
+                         ("torch.distributed.device_mesh", "init_device_mesh"))
+_READY_MADE_CLASSES = (("labs.tensor_parallel.layers", "ColumnParallelLinear"),
+                       ("labs.tensor_parallel.layers", "RowParallelLinear"),
+                       ("labs.tensor_parallel.layers", "ParallelMLP"),
+                       ("torch.distributed.device_mesh", "DeviceMesh"))
+
+
+class _guarded:
+    """Inside a rank: the ready-made groups and layers raise; every ``dist.new_group`` call is
+    recorded (the ranks it was given) and passed on."""
+
+    def __init__(self, calls: list):
+        self.calls = calls
+
+    def __enter__(self):
+        import importlib
+
+        import torch.distributed as dist
+
+        self.saved = []
+
+        def refusal(shown):
+            return ExerciseFailed(f"本练习不能使用现成的 {shown}：进程组要自己用 dist.new_group "
+                                  "创建，两层的切分和通信要自己写（可以用 f/g 算子，看提示 2）")
+
+        for module_name, name in _READY_MADE_FUNCTIONS:
+            module = importlib.import_module(module_name)
+
+            def refuse(*args, _shown=f"{module_name}.{name}", **kwargs):
+                raise refusal(_shown)
+            self.saved.append((module, name, getattr(module, name)))
+            setattr(module, name, refuse)
+        for module_name, name in _READY_MADE_CLASSES:
+            cls = getattr(importlib.import_module(module_name), name)
+
+            def refuse_init(self_, *args, _shown=f"{module_name}.{name}", **kwargs):
+                raise refusal(_shown)
+            self.saved.append((cls, "__init__", cls.__init__))
+            cls.__init__ = refuse_init
+        new_group, calls = dist.new_group, self.calls
+
+        def recording_new_group(ranks=None, *args, **kwargs):
+            mine = None if ranks is None else sorted(int(r) for r in ranks)
+            calls.append(mine)
+            # torch wants every rank to create every group, in the same order: compare the
+            # ranks every rank gives this call (over the default group) before creating it
+            everyone = [None] * dist.get_world_size()
+            dist.all_gather_object(everyone, mine)
+            other = next((r for r, g in enumerate(everyone) if g != everyone[0]), None)
+            if other is not None:
+                raise ExerciseFailed(
+                    f"第 {len(calls)} 次调用 dist.new_group 时各 rank 给的组不同（rank 0："
+                    f"{everyone[0]}，rank {other}：{everyone[other]}）：每个 rank 都要按相同的"
+                    "顺序为每一个组调用 dist.new_group，包括自己不在其中的组（看提示 1）")
+            return new_group(ranks, *args, **kwargs)
+        self.saved.append((dist, "new_group", new_group))
+        dist.new_group = recording_new_group
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, value in reversed(self.saved):
+            setattr(owner, name, value)
+        return False
+
+
+def _mlp_case(sizes, batch, seed):
+    """Full weights w1 (H, D_in), w2 (D_out, H) and the global batch x (B, D_in), y (B, D_out)."""
+    import torch
+
+    d_in, hidden, d_out = sizes
+    gen = torch.Generator().manual_seed(seed)
+    w1 = torch.randn(hidden, d_in, generator=gen) / d_in ** 0.5
+    w2 = torch.randn(d_out, hidden, generator=gen) / hidden ** 0.5
+    x = torch.randn(batch, d_in, generator=gen)
+    y = torch.randn(batch, d_out, generator=gen)
+    return w1, w2, x, y
+
+
+def _mlp_grads(w1, w2, x, y):
+    """One process: the full gradients of mean((relu(x w1^T) w2^T - y)^2) on rows x, y."""
+    import torch
+
+    w1, w2 = w1.clone().requires_grad_(), w2.clone().requires_grad_()
+    loss = ((torch.relu(x @ w1.T) @ w2.T - y) ** 2).mean()
+    loss.backward()
+    return w1.grad, w2.grad
+
+
+def _partial_grads(w1, w2, x, y, tp):
+    """The gradient shards of a step without the TP all-reduce of the second layer (each TP
+    rank's loss on its partial sum), DP-averaged: what forgetting g gives."""
+    return [_mlp_grads(a, b, x, y) for a, b in zip(w1.chunk(tp, dim=0), w2.chunk(tp, dim=1))]
+
+
+def _hybrid_on_rank(student_fn, dp, tp, sizes, batch, seed):
+    """Inside a rank: the student's step on the full weights and the global batch."""
+    w1, w2, x, y = _mlp_case(sizes, batch, seed)
+    calls: list = []
+    with _guarded(calls):
+        got = student_fn(dp, tp, w1.clone(), w2.clone(), x.clone(), y.clone())
+    if isinstance(got, (list, tuple)):
+        got = [g.detach().clone() if hasattr(g, "detach") else g for g in got]
+    return dict(grads=got, calls=calls)
+
+
+def _shard_of(tensor, tp, dim, grads, rank):
+    """Which TP shard of ``tensor`` (chunked along ``dim``) ``grads`` equals, or None."""
+    import torch
+
+    for t, chunk in enumerate(tensor.chunk(tp, dim=dim)):
+        if chunk.shape == grads.shape and torch.allclose(chunk, grads, rtol=1e-4, atol=1e-6):
+            return t
+    return None
+
+
+def _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed):
+    import torch
+
+    shape = MeshShape(dp=dp, pp=1, tp=tp)
+    results = run_on_ranks(_hybrid_on_rank, shape.world_size,
+                           (student_fn, dp, tp, sizes, batch, seed), timeout=HYBRID_TIMEOUT)
+    w1, w2, x, y = _mlp_case(sizes, batch, seed)
+    full = _mlp_grads(w1, w2, x, y)
+    local = [_mlp_grads(w1, w2, xs, ys) for xs, ys in zip(x.chunk(dp), y.chunk(dp))]
+    partial = _partial_grads(w1, w2, x, y, tp) if tp > 1 else None
+    needed = [g for dim in ("tp", "dp") for g in shape.group_ranks(dim) if len(g) > 1]
+    first = results[0]["calls"]
+    for rank, result in enumerate(results):
+        calls = result["calls"]
+        missing = [g for g in needed if g not in calls]
+        if missing:
+            raise ExerciseFailed(
+                f"rank {rank} 没有为组 {missing[0]} 调用 dist.new_group：每个 rank 都要为每一个"
+                " TP 组和每一个 DP 组调用 dist.new_group，包括自己不在其中的组（看提示 1）")
+        if calls != first:
+            raise ExerciseFailed(
+                f"rank {rank} 调用 dist.new_group 的组或顺序与 rank 0 不同（rank 0：{first}；"
+                f"rank {rank}：{calls}）：每个 rank 都要按相同的顺序创建所有的组（看提示 1）")
+    names = ("w1 的梯度分片", "w2 的梯度分片")
+    for rank, result in enumerate(results):
+        got = result["grads"]
+        if not isinstance(got, (list, tuple)) or len(got) != 2 or \
+                not all(torch.is_tensor(g) for g in got):
+            raise ExerciseFailed(f"rank {rank} 应该返回两个张量 (w1 的梯度分片, w2 的梯度分片)，"
+                                 f"实际得到 {got!r}（看提示 2）")
+        d, _, t = shape.coords(rank)
+        for k, (what, dim) in enumerate(zip(names, (0, 1))):
+            expected = full[k].chunk(tp, dim=dim)[t]
+            g = got[k].to(expected.dtype)
+            if g.shape != expected.shape:
+                raise ExerciseFailed(
+                    f"rank {rank} 的 {what}形状应为 {tuple(expected.shape)}，实际 {tuple(g.shape)}："
+                    "列并行的第一层按输出切 w1 的行（dim 0），行并行的第二层按输入切 w2 的列"
+                    "（dim 1），每个 rank 返回自己那一片的梯度（看提示 2）")
+            if torch.allclose(g, expected, rtol=1e-4, atol=1e-6):
+                continue
+            other = _shard_of(full[k], tp, dim, g, rank)
+            if other is not None:
+                raise ExerciseFailed(
+                    f"rank {rank} 返回的是 TP 坐标 {other} 的 {what}，它的 TP 坐标是 {t}："
+                    f"TP 在最内层，rank = dp_index·{tp} + tp_index（看提示 1）")
+            if dp > 1 and torch.allclose(g, dp * expected, rtol=1e-4, atol=1e-6):
+                raise ExerciseFailed(
+                    f"rank {rank} 的 {what}是正确值的 {dp} 倍：在 DP 组里 all_reduce 求和之后，"
+                    f"还要除以 DP 组的大小 {dp}（看提示 1）")
+            mine = local[d][k].chunk(tp, dim=dim)[t]
+            if dp > 1 and any(torch.allclose(g, m, rtol=1e-4, atol=1e-6) for m in (mine, mine / dp)):
+                raise ExerciseFailed(
+                    f"rank {rank} 的 {what}只用了它自己那 1/{dp} 批数据：要在它的 DP 组里"
+                    "对梯度 all_reduce 求和再除以 dp（看提示 1）")
+            if partial is not None and torch.allclose(g, partial[t][k], rtol=1e-4, atol=1e-6):
+                raise ExerciseFailed(
+                    f"rank {rank} 的 {what}是按第二层输出的部分和算出来的：行并行的输出要在 TP 组里"
+                    " all-reduce（g 算子 reduce_from_tensor_parallel_region）之后再算 loss（看提示 1）")
+            assert_close(expected, g, what=what, rank=rank)
+    return True
+
+
+@graded("ex2_4_hybrid_step", points=4)
+def check_hybrid_step(student_fn):
+    """student_fn(dp, tp, w1, w2, x, y) on every rank of a dp × tp mesh (pp = 1, TP innermost)
+    -> (grad of this rank's rows of w1, grad of this rank's columns of w2), averaged over DP."""
+    cases = [("用例 1：dp=2, tp=2，MLP 4 → 8 → 3，batch 8", 2, 2, (4, 8, 3), 8),
+             # DP strides and TP strides differ: a mesh built with dp and tp swapped fails
+             ("隐藏用例 1", 4, 1, (5, 6, 3), 8),
+             ("隐藏用例 2", 1, 4, (3, 12, 2), 4),
+             ("隐藏用例 3", 2, 1, (4, 10, 5), 6),
+             # an uneven hidden size that tp divides: 3 rows per TP rank
+             ("隐藏用例 4", 2, 2, (5, 6, 4), 12)]
+    for k, (label, dp, tp, sizes, batch) in enumerate(cases):
+        with case(label, hidden=k > 0):
+            _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed=90 + k)
     return True

@@ -9,17 +9,24 @@ reported with what it would do (deadlock, too many micro-batches in flight)::
     check_bubble_fraction(bubble_fraction)          # ex2_3_bubble, 1 point
     check_min_microbatches(min_microbatches)        # ex2_3_min_microbatches, 1 point
     check_balanced_partition(balanced_partition)    # ex2_3_balanced_partition, 3 points
+    check_1f1b_executor(my_1f1b_run)                 # ex2_3_1f1b_executor, 4 points (real ranks)
 """
 
 from __future__ import annotations
 
 import random
 
+import torch
+
 from labs import pipeline as pp
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
+from labs.exercises.ranks import run_on_ranks
 
 __all__ = ["check_gpipe_order", "check_1f1b_order", "check_bubble_fraction",
-           "check_min_microbatches", "check_balanced_partition"]
+           "check_min_microbatches", "check_balanced_partition", "check_1f1b_executor",
+           "CHECK_TIMEOUT"]
+
+CHECK_TIMEOUT = 30.0  # seconds per launch of the executor exercise; a solution needs well under 1 s
 
 
 def _as_strings(got, what: str) -> list[str]:
@@ -145,3 +152,171 @@ def check_balanced_partition(student_fn):
                 raise ExerciseFailed(f"最慢的 stage 耗费 {got:g}，但最优切分可以做到 {best:g}"
                                      f"（你的切分 {bounds}）")
     return True
+
+
+# --- exercise 6: the 1F1B executor on real ranks -----------------------------------------
+
+def _pipeline_model(seed: int, n_stages: int, width: int, out: int) -> list[torch.nn.Module]:
+    """The stages of one small model, the same on every process for the same arguments:
+    stage s = Linear(width, width) + Tanh, the last one followed by Linear(width, out)."""
+    from torch import nn
+
+    torch.manual_seed(seed)
+    stages = [nn.Sequential(nn.Linear(width, width), nn.Tanh()) for _ in range(n_stages)]
+    stages[-1].append(nn.Linear(width, out))
+    return stages
+
+
+def _pipeline_batch(seed: int, n_micro: int, micro: int, width: int, out: int):
+    g = torch.Generator().manual_seed(1000 + seed)
+    return (torch.randn(n_micro * micro, width, generator=g),
+            torch.randn(n_micro * micro, out, generator=g))
+
+
+class _InFlight(torch.autograd.Function):
+    """Identity on a stage's output whose backward marks the micro-batch as done."""
+
+    @staticmethod
+    def forward(ctx, y, counter):
+        ctx.counter = counter
+        return y.view_as(y)
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.counter.live -= 1
+        return grad, None
+
+
+class _CountedStage(torch.nn.Module):
+    """The stage module the student gets: counts micro-batches forwarded and not yet
+    backwarded (the activations kept alive), and notices inputs that cannot get a gradient."""
+
+    def __init__(self, inner, stage: int):
+        super().__init__()
+        self.inner, self.stage = inner, stage
+        self.live = self.peak = 0
+
+    def forward(self, x):
+        if self.stage > 0 and not x.requires_grad:
+            raise ExerciseFailed(
+                f"stage {self.stage} 收到的激活不需要梯度（requires_grad=False）：反向之后拿不到"
+                "它的 .grad，就没有梯度可以发回上一个 stage。收到之后先调用 requires_grad_()（看提示 2）")
+        y = self.inner(x)
+        self.live += 1
+        self.peak = max(self.peak, self.live)
+        return _InFlight.apply(y, self)
+
+
+def _refuse_executor(*args, **kwargs):
+    """Stands in for the body of labs.pipeline.executor.run_schedule while the student runs."""
+    from labs.exercises.checks import ExerciseFailed as Refused
+
+    raise Refused("本练习不能调用现成的 labs.pipeline.run_schedule：要自己写出 1F1B 的执行循环，"
+                  "用 send/recv 在相邻 stage 之间传激活和梯度（看提示 2）")
+
+
+def _executor_on_rank(student_fn, n_stages, n_micro, micro, width, out, pairs):
+    """Inside a rank: this rank's stage of the model, its micro-batches, the student's loop."""
+    import torch.distributed as dist
+    import torch.nn.functional as fn
+
+    from labs.pipeline import executor
+
+    group, seed = None, 0
+    if pairs:  # two independent pipelines {0, 1} and {2, 3}, each with its own model and data
+        groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        seed = dist.get_rank() // 2
+        group = groups[seed]
+    stage = dist.get_rank(group)
+    stage_module = _CountedStage(_pipeline_model(seed, n_stages, width, out)[stage], stage)
+    x, y = _pipeline_batch(seed, n_micro, micro, width, out)
+    inputs = list(x.split(micro)) if stage == 0 else None
+    targets = list(y.split(micro)) if stage == n_stages - 1 else None
+    # the executor's own code object is swapped, so every way of reaching it is refused
+    code = executor.run_schedule.__code__
+    executor.run_schedule.__code__ = _refuse_executor.__code__
+    try:
+        loss = student_fn(stage_module, inputs, targets, fn.mse_loss, n_micro, (micro, width),
+                          group=group)
+    finally:
+        executor.run_schedule.__code__ = code
+    if torch.is_tensor(loss):
+        loss = loss.detach().clone() if loss.numel() == 1 else loss
+    return dict(seed=seed, stage=stage, loss=loss, peak=stage_module.peak,
+                grads={name: None if q.grad is None else q.grad.clone()
+                       for name, q in stage_module.inner.named_parameters()})
+
+
+def _executor_expected(seed, n_stages, n_micro, micro, width, out):
+    """One process, the whole model, the whole batch: the loss and every stage's gradients."""
+    import torch.nn.functional as fn
+
+    stages = _pipeline_model(seed, n_stages, width, out)
+    x, y = _pipeline_batch(seed, n_micro, micro, width, out)
+    h = x
+    for stage in stages:
+        h = stage(h)
+    loss = fn.mse_loss(h, y)
+    loss.backward()
+    return loss.detach(), [{n: q.grad.clone() for n, q in s.named_parameters()} for s in stages]
+
+
+def _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs):
+    world_size = 2 * n_stages if pairs else n_stages
+    results = run_on_ranks(_executor_on_rank, world_size,
+                           (student_fn, n_stages, n_micro, micro, width, out, pairs),
+                           timeout=CHECK_TIMEOUT)
+    groups = ([list(range(k, k + n_stages)) for k in range(0, world_size, n_stages)] if pairs
+              else [list(range(world_size))])
+    for members in groups:
+        seed = results[members[0]]["seed"]
+        loss, grads = _executor_expected(seed, n_stages, n_micro, micro, width, out)
+        where = f"（进程组 {members}）" if pairs else " "
+        for rank in members:
+            got = results[rank]
+            stage = got["stage"]
+            missing = [n for n, g in got["grads"].items() if g is None]
+            if missing:
+                raise ExerciseFailed(f"stage {stage}{where}的参数 {missing[0]} 没有梯度：这个 stage "
+                                     "没有对自己的输出做反向（看提示 2）")
+            for name, value in grads[stage].items():
+                g = got["grads"][name]
+                if n_micro > 1 and torch.allclose(g, value * n_micro, rtol=1e-4, atol=1e-6):
+                    raise ExerciseFailed(
+                        f"stage {stage}{where}参数 {name} 的梯度是单进程的 {n_micro} 倍：最后一个 "
+                        "stage 每个 micro-batch 的 loss 要除以 micro-batch 数再反向（看提示 1）")
+                assert_close(value, g, what=f"stage {stage}{where}参数 {name} 的梯度", rank=rank)
+        last = results[members[-1]]
+        if last["loss"] is None:
+            raise ExerciseFailed(f"最后一个 stage{where}返回了 None：它应返回整个 batch 的 loss"
+                                 "（各 micro-batch 的 loss / micro-batch 数之和）")
+        value = last["loss"]
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                or torch.is_tensor(value) and value.numel() == 1):
+            raise ExerciseFailed(f"最后一个 stage{where}应返回一个数（整个 batch 的 loss），实际得到 "
+                                 f"{type(value).__name__}")
+        assert_close(loss, torch.as_tensor(value, dtype=loss.dtype).reshape(loss.shape),
+                     what=f"最后一个 stage{where}返回的 loss", rank=members[-1])
+        peak = results[members[0]]["peak"]
+        if peak > n_stages:
+            raise ExerciseFailed(
+                f"stage 0{where}上同时在途（已前向、未反向）的 micro-batch 最多有 {peak} 个，1F1B "
+                f"应不超过 stage 数 {n_stages}：要按 1F1B 的顺序执行，做完预热的前向就交替"
+                "「一个前向、一个反向」（看提示 1）")
+
+
+@graded("ex2_3_1f1b_executor", points=4)
+def check_1f1b_executor(student_fn):
+    """student_fn(stage_module, inputs, targets, loss_fn, n_microbatches, activation_shape,
+    group=None) -> the batch's loss on the last stage; runs this rank's 1F1B schedule."""
+    # (label, stages, micro-batches, micro-batch size, width, output size, two pipelines, hidden)
+    cases = [("用例 1：2 个 stage，4 个 micro-batch", 2, 4, 3, 8, 4, False, False),
+             ("用例 2：4 个 stage，4 个 micro-batch", 4, 4, 2, 8, 4, False, False),
+             ("隐藏用例 1", 4, 2, 3, 6, 5, False, True),  # fewer micro-batches than stages
+             ("隐藏用例 2", 4, 7, 2, 5, 3, False, True),  # more micro-batches than stages
+             ("隐藏用例 3", 2, 1, 4, 6, 2, False, True),  # a single micro-batch
+             # 4 ranks, two pipelines {0, 1} and {2, 3}: send/recv take global ranks
+             ("隐藏用例 4", 2, 5, 2, 7, 3, True, True)]
+    for label, n_stages, n_micro, micro, width, out, pairs, hidden in cases:
+        with case(label, hidden=hidden):
+            _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs)

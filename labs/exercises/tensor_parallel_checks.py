@@ -10,6 +10,8 @@ broken f/g pairing is reported as exactly the gradient it breaks::
     check_parallel_mlp(parallel_mlp_forward)              # ex2_2_parallel_mlp, 2 points
     check_qkv_shard(qkv_shard)                            # ex2_2_attention_heads, 2 points
     check_tp_bytes(tp_bytes_per_layer)                    # ex2_2_tp_bytes, 1 point
+    check_sequence_parallel_mlp(SeqAllGather, SeqReduceScatter, sp_mlp_forward)
+                                                          # ex2_2_sequence_parallel_mlp, 4 points
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_te
 from labs.exercises.ranks import as_number, run_on_ranks
 
 __all__ = ["check_conjugate_ops", "check_column_parallel", "check_row_parallel",
-           "check_parallel_mlp", "check_qkv_shard", "check_tp_bytes"]
+           "check_parallel_mlp", "check_qkv_shard", "check_tp_bytes", "check_sequence_parallel_mlp"]
 
 # (label, world size, tp group size, tokens, in, out, hidden)
 CASES = (("用例 1：2 个 rank", 2, 2, 4, 8, 12, False),
@@ -274,3 +276,216 @@ def check_tp_bytes(student_fn):
         got = as_number(student_fn(4, 8, 32, 2, 4), "返回值")
         assert_close(float(sent), float(got), what=f"实测的 {count} 次 all-reduce 的发送字节数",
                      dtype="float64")
+
+
+# --- exercise 7: the sequence-parallel MLP, written end to end on real ranks ----------------
+
+# (label, world size, tp group size, batch, sequence length, hidden size, hidden case)
+SP_CASES = (("用例 1：2 个 rank，序列长 4", 2, 2, 2, 4, 8, False),
+            ("用例 2：4 个 rank，序列长 8", 4, 4, 2, 8, 8, False),
+            ("隐藏用例 1", 2, 2, 3, 6, 4, True),  # 6 positions: a multiple of t = 2, not of 4
+            ("隐藏用例 2", 4, 4, 1, 12, 12, True),  # 3 positions per rank
+            # 4 ranks, two TP groups {0, 1} {2, 3}, each on its own data; 10 positions
+            ("隐藏用例 3", 4, 2, 2, 10, 6, True))
+
+#: what the student may not call inside the check: the course's sequence-parallel operators and
+#: its gather/scatter helpers, and torch's autograd-aware collectives (``torch.distributed.nn``)
+SP_READY_MADE = (("labs.tensor_parallel.comm", ("GatherFromSequenceParallelRegion",
+                                                "ReduceScatterToSequenceParallelRegion"),
+                  ("gather_from_sequence_parallel_region",
+                   "reduce_scatter_to_sequence_parallel_region", "all_gather_along",
+                   "reduce_scatter_along")),
+                 ("torch.distributed.nn.functional", ("_AllGather", "_AllGatherBase",
+                                                      "_Reduce_Scatter"),
+                  ("all_gather", "reduce_scatter", "_all_gather_base")))
+
+
+class _SpRefused:
+    """Inside a rank: the ready-made operators of SP_READY_MADE raise when used."""
+
+    def __enter__(self):
+        import importlib
+
+        self.saved = []
+        for module_name, classes, functions in SP_READY_MADE:
+            module = importlib.import_module(module_name)
+            for name in classes + functions:
+                shown = f"{module_name}.{name}"
+
+                def refuse(*args, _shown=shown, **kwargs):
+                    raise ExerciseFailed(f"本练习不能使用现成的 {_shown}：两个 autograd Function 里"
+                                         "的通信要自己用 dist 的集合通信写出来（看提示 2）")
+                if name in classes:
+                    cls = getattr(module, name)
+                    self.saved.append((cls, "forward", vars(cls)["forward"]))
+                    cls.forward = staticmethod(refuse)
+                else:
+                    self.saved.append((module, name, getattr(module, name)))
+                    setattr(module, name, refuse)
+        return self
+
+    def __exit__(self, *exc):
+        for owner, name, original in reversed(self.saved):
+            setattr(owner, name, original)
+        return False
+
+
+def _sp_data(seed, batch, seq, hidden):
+    """The full (unsharded) input, MLP parameters and output cotangent of one TP group."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    return dict(x=torch.randn(batch, seq, hidden, generator=g),
+                fc_w=torch.randn(4 * hidden, hidden, generator=g) / hidden ** 0.5,
+                fc_b=torch.randn(4 * hidden, generator=g),
+                proj_w=torch.randn(hidden, 4 * hidden, generator=g) / (2 * hidden ** 0.5),
+                proj_b=torch.randn(hidden, generator=g),
+                cot=torch.randn(batch, seq, hidden, generator=g),
+                # per rank of the group: an input of the full length and a cotangent of a shard,
+                # to check the two autograd Functions on their own
+                pieces=[(torch.randn(batch, seq, hidden, generator=g),
+                         torch.randn(batch, seq, hidden, generator=g)) for _ in range(4)])
+
+
+def _sp_seed(rank, tp):
+    return 100 + rank // tp  # one data set per TP group
+
+
+def _sp_on_rank(gather_cls, scatter_cls, student_fn, tp, batch, seq, hidden):
+    """Rank body: the two Functions on their own, then the student's block; what came out."""
+    import torch
+    import torch.distributed as dist
+
+    from labs.tensor_parallel.layers import shard
+
+    group = _group(tp)
+    r, t = _group_rank(group)
+    data = _sp_data(_sp_seed(dist.get_rank(), tp), batch, seq, hidden)
+    out = dict(rank=dist.get_rank(), r=r, t=t)
+    with _SpRefused():
+        # the all-gather along the sequence: forward, then backward of a cotangent of the full length
+        xi = shard(data["pieces"][0][0], 1, r, t).requires_grad_()  # one tensor, split
+        y = gather_cls.apply(xi, group)
+        out["gather"] = y.detach().clone() if isinstance(y, torch.Tensor) else y
+        if isinstance(y, torch.Tensor) and y.requires_grad and y.shape == data["cot"].shape:
+            y.backward(data["pieces"][r][1])
+        out["gather_grad"] = xi.grad
+        # the reduce-scatter along the sequence: forward of a full-length input, backward of a shard
+        xi = data["pieces"][r][0].clone().requires_grad_()
+        y = scatter_cls.apply(xi * 1.0, group)
+        out["scatter"] = y.detach().clone() if isinstance(y, torch.Tensor) else y
+        cot = shard(data["pieces"][r][1], 1, r, t)
+        if isinstance(y, torch.Tensor) and y.requires_grad and y.shape == cot.shape:
+            y.backward(cot)
+        out["scatter_grad"] = xi.grad
+        # the block: my sequence shard in, my sequence shard out
+        params = [shard(data["fc_w"], 0, r, t), shard(data["fc_b"], 0, r, t),
+                  shard(data["proj_w"], 1, r, t), data["proj_b"].clone()]
+        params = [p.requires_grad_() for p in params]
+        xi = shard(data["x"], 1, r, t).requires_grad_()
+        y = student_fn(xi, *params, group)
+        cot = shard(data["cot"], 1, r, t)
+        out["y"] = y.detach().clone() if isinstance(y, torch.Tensor) else y
+        if isinstance(y, torch.Tensor) and y.requires_grad and y.shape == cot.shape:
+            y.backward(cot)
+        out["grads"] = [xi.grad] + [p.grad for p in params]
+    return out
+
+
+def _sp_expected(tp, batch, seq, hidden, rank):
+    """The full MLP on one process, for the group of global ``rank``."""
+    import torch.nn.functional as F
+
+    data = _sp_data(_sp_seed(rank, tp), batch, seq, hidden)
+    full = [data[k].clone().requires_grad_() for k in ("x", "fc_w", "fc_b", "proj_w", "proj_b")]
+    y = F.linear(F.gelu(F.linear(full[0], full[1], full[2])), full[3], full[4])
+    y.backward(data["cot"])
+    return data, y.detach(), [p.grad for p in full]
+
+
+def _require_tensor(value, what, rank):
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        raise ExerciseFailed(f"rank {rank} 上{what}应该返回 torch.Tensor，实际得到 "
+                             f"{type(value).__name__}")
+
+
+def _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, hidden):
+    import torch
+
+    from labs.tensor_parallel.layers import shard
+
+    results = run_on_ranks(_sp_on_rank, world,
+                           (gather_cls, scatter_cls, student_fn, tp, batch, seq, hidden))
+    members = {}
+    for res in results:
+        members.setdefault(res["rank"] // tp, []).append(res["rank"])
+    for res in results:
+        rank, r, t = res["rank"], res["r"], res["t"]
+        data, y_full, grads_full = _sp_expected(tp, batch, seq, hidden, rank)
+        pieces = [data["pieces"][k] for k in range(t)]
+        # SeqAllGather: forward all-gather along dim 1, backward reduce-scatter along dim 1
+        _require_tensor(res["gather"], "SeqAllGather 的前向", rank)
+        compare_tensors(pieces[0][0], res["gather"], rank=rank,
+                        what="SeqAllGather 的前向输出（组内各 rank 的序列分片沿第 1 维按 rank 顺序拼成"
+                             "完整序列，看提示 1）")
+        expected = shard(torch.stack([p[1] for p in pieces]).sum(0), 1, r, t)
+        if res["gather_grad"] is None:
+            raise ExerciseFailed(f"rank {rank} 上 SeqAllGather 没有把梯度传回输入：backward 要为 "
+                                 "x 返回梯度（看提示 2）")
+        compare_tensors(expected, res["gather_grad"], rank=rank,
+                        what="SeqAllGather 反向传回的梯度（应是 reduce-scatter：组内各 rank 的梯度求和后"
+                             "本 rank 那一段序列；只切出自己那段而不求和就不对，看提示 1）")
+        # SeqReduceScatter: forward reduce-scatter along dim 1, backward all-gather along dim 1
+        _require_tensor(res["scatter"], "SeqReduceScatter 的前向", rank)
+        expected = shard(torch.stack([p[0] for p in pieces]).sum(0), 1, r, t)
+        compare_tensors(expected, res["scatter"], rank=rank,
+                        what="SeqReduceScatter 的前向输出（应是组内求和后本 rank 那一段序列，看提示 1）")
+        if res["scatter_grad"] is None:
+            raise ExerciseFailed(f"rank {rank} 上 SeqReduceScatter 没有把梯度传回输入：backward "
+                                 "要为 x 返回梯度（看提示 2）")
+        expected = torch.cat([shard(p[1], 1, k, t) for k, p in enumerate(pieces)], dim=1)
+        compare_tensors(expected, res["scatter_grad"], rank=rank,
+                        what="SeqReduceScatter 反向传回的梯度（应是 all-gather：组内各 rank 的梯度分片"
+                             "沿序列拼起来，看提示 1）")
+        # the block against the full MLP
+        y = res["y"]
+        _require_tensor(y, "sp_mlp_forward", rank)
+        want = tuple(shard(y_full, 1, r, t).shape)
+        if tuple(y.shape) != want:
+            raise ExerciseFailed(
+                f"rank {rank} 上 sp_mlp_forward 的输出形状是 {tuple(y.shape)}，应是本 rank 的序列分片 "
+                f"{want}：离开并行区域时用 SeqReduceScatter，而不是 all-reduce（看提示 1）")
+        compare_tensors(shard(y_full, 1, r, t), y, rank=rank,
+                        what="sp_mlp_forward 的输出（完整 MLP 输出中本 rank 的那段序列；proj_b 只能在 "
+                             "reduce-scatter 之后加一次，看提示 1）")
+        expected = [shard(grads_full[0], 1, r, t), shard(grads_full[1], 0, r, t),
+                    shard(grads_full[2], 0, r, t), shard(grads_full[3], 1, r, t),
+                    shard(data["cot"], 1, r, t).sum((0, 1))]
+        names = ("输入分片 x_shard", "c_fc.weight 分片", "c_fc.bias 分片", "c_proj.weight 分片",
+                 "c_proj.bias（只含本 rank 那段序列的贡献）")
+        wrong, right = [], []
+        for name, exp, got in zip(names, expected, res["grads"]):
+            try:
+                if got is None:
+                    raise ExerciseFailed(f"{name} 没有梯度（None）")
+                compare_tensors(exp, got, what=f"{name} 的梯度")
+                right.append(name)
+            except ExerciseFailed as exc:
+                wrong.append(str(exc))
+        if wrong:
+            raise ExerciseFailed(f"rank {rank}：输出正确，但这些梯度不对：" + "；".join(wrong)
+                                 + "。正确的梯度：" + ("、".join(right) or "无")
+                                 + "。检查 sp_mlp_forward 是否让梯度经过你的两个 Function"
+                                 "（不要 detach，也不要绕过它们直接通信，看提示 2）")
+
+
+@graded("ex2_2_sequence_parallel_mlp", points=4)
+def check_sequence_parallel_mlp(gather_cls, scatter_cls, student_fn):
+    """``SeqAllGather`` / ``SeqReduceScatter`` (autograd Functions, ``apply(x, group)``, along
+    the sequence dim 1) and ``student_fn(x_shard, fc_w, fc_b, proj_w, proj_b, group)``: the
+    sequence-parallel MLP, (B, T/t, C) in and out, against the full MLP on one process."""
+    for label, world, tp, batch, seq, hidden, is_hidden in SP_CASES:
+        with case(label, hidden=is_hidden):
+            _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, hidden)
