@@ -147,8 +147,20 @@ def _saved_outputs(page, copy: Path) -> list[dict]:
     return [o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
 
 
+def _shut_down_kernels(base, token):
+    """End every kernel session of the server, so that one notebook's kernel (and its
+    launcher helper) does not share the two cores with the next notebook's Run All."""
+    headers = {"Authorization": f"token {token}"}
+    request = urllib.request.Request(f"{base}/api/sessions", headers=headers)
+    for session in json.load(urllib.request.urlopen(request, timeout=30)):
+        urllib.request.urlopen(urllib.request.Request(
+            f"{base}/api/sessions/{session['id']}", headers=headers, method="DELETE"), timeout=60)
+
+
 def _run_all(page, base, token, name):
-    page.goto(f"{base}/lab/tree/notebooks/{name}?token={token}")
+    # A workspace of its own, reset: only this notebook opens (no tabs restored from the last).
+    workspace = name.split(".ipynb")[0].replace(".", "-")
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/notebooks/{name}?reset&token={token}")
     page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
     deadline = time.monotonic() + 120
     while "Idle" not in page.locator(".jp-StatusBar-Widget").all_inner_texts().__str__():
@@ -189,6 +201,7 @@ def test_run_all_in_a_real_browser(lab, browser, path):
         page.screenshot(path=str(ARTIFACTS / f"{path.stem}.png"), full_page=True)
     finally:
         page.close()
+        _shut_down_kernels(base, token)
     assert state["cells"] > 0 and not state["notRun"], \
         f"{path.name}: Run All stopped; code cells never run: {state['notRun'][:10]}"
     errors = [o for o in outputs if o["output_type"] == "error"]
