@@ -8,44 +8,33 @@ untouched student stub is reported 未完成.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
 import pytest
 import torch
 import torch.distributed as dist
 
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.hybrid_checks import check_hybrid_step
+from tests.exercise_cells import cell_source, define, replaced, verdict
 
-ROOT = Path(__file__).resolve().parents[1]
 NAME = "2.4_hybrid_parallel.ipynb"
 
 
 def _cell(folder: str) -> str:
-    nb = nbformat.read(str(ROOT / folder / NAME), as_version=4)
-    (cell,) = [c for c in nb.cells if c.cell_type == "code"
-               and c.metadata.get("nbgrader", {}).get("grade_id") == "ex2_4_hybrid_step_solution"]
-    return cell.source
+    return cell_source(NAME, "ex2_4_hybrid_step_solution", folder)
 
 
 def _student_fn(source: str):
-    """``my_hybrid_step`` as the notebook cell defines it; a module name nobody can import, so
-    that cloudpickle ships it to the ranks by value."""
-    namespace = {"__name__": "hybrid_step_submission", "torch": torch, "dist": dist}
-    exec(compile(source, "<cell>", "exec"), namespace)
-    return namespace["my_hybrid_step"]
+    """``my_hybrid_step`` as the notebook cell defines it."""
+    (defined,) = define(source, ("my_hybrid_step",), "hybrid_step_submission",
+                        torch=torch, dist=dist)
+    return defined
 
 
 def _variant(old: str, new: str):
-    source = _cell("solutions")
-    assert old in source, old
-    return _student_fn(source.replace(old, new))
+    return _student_fn(replaced(_cell("solutions"), old, new))
 
 
-def _verdict(capsys) -> str:
-    captured = capsys.readouterr()
-    return captured.out + captured.err
+_verdict = verdict
 
 
 def test_solution_passes(capsys):

@@ -8,44 +8,32 @@ refused; the untouched student stub is reported 未完成.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
 import pytest
 import torch
 
 from labs import pipeline as pp
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.pipeline_checks import check_1f1b_executor
+from tests.exercise_cells import cell_source, define, replaced, verdict
 
-ROOT = Path(__file__).resolve().parents[1]
 NAME = "2.3_pipeline_parallel.ipynb"
 
 
 def _cell(folder: str) -> str:
-    nb = nbformat.read(str(ROOT / folder / NAME), as_version=4)
-    (cell,) = [c for c in nb.cells if c.cell_type == "code"
-               and c.metadata.get("nbgrader", {}).get("grade_id") == "ex2_3_1f1b_executor_solution"]
-    return cell.source
+    return cell_source(NAME, "ex2_3_1f1b_executor_solution", folder)
 
 
 def _student_fn(source: str):
-    """``my_1f1b_run`` as a notebook cell defines it (torch and pp imported by the setup
-    cell); a module name nobody can import, so that cloudpickle ships it to the ranks by value."""
-    namespace = {"__name__": "pipeline_submission", "torch": torch, "pp": pp}
-    exec(compile(source, "<cell>", "exec"), namespace)
-    return namespace["my_1f1b_run"]
+    """``my_1f1b_run`` as a notebook cell defines it (torch and pp imported by the setup cell)."""
+    (defined,) = define(source, ("my_1f1b_run",), "pipeline_submission", torch=torch, pp=pp)
+    return defined
 
 
 def _variant(old: str, new: str):
-    source = _cell("solutions")
-    assert old in source, old
-    return _student_fn(source.replace(old, new))
+    return _student_fn(replaced(_cell("solutions"), old, new))
 
 
-def _verdict(capsys) -> str:
-    captured = capsys.readouterr()
-    return captured.out + captured.err
+_verdict = verdict
 
 
 def test_solution_passes(capsys):

@@ -8,9 +8,6 @@ sequence-parallel operator is refused; the untouched student stub is reported æœ
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-import nbformat
 import pytest
 import torch
 import torch.distributed as dist
@@ -19,36 +16,26 @@ import torch.nn.functional as F
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.tensor_parallel_checks import check_sequence_parallel_mlp
 from labs.tensor_parallel import comm
+from tests.exercise_cells import cell_source, define, replaced, verdict
 
-ROOT = Path(__file__).resolve().parents[1]
 NAME = "2.2_model_parallel.ipynb"
 
 
 def _cell(folder: str) -> str:
-    nb = nbformat.read(str(ROOT / folder / NAME), as_version=4)
-    (cell,) = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get(
-        "nbgrader", {}).get("grade_id") == "ex2_2_sequence_parallel_mlp_solution"]
-    return cell.source
+    return cell_source(NAME, "ex2_2_sequence_parallel_mlp_solution", folder)
 
 
 def _submission(source: str):
-    """The cell's two Functions and its block, as the notebook defines them (torch, dist, F and
-    comm imported by the setup cell); a module name nobody can import, so that cloudpickle
-    ships them to the ranks by value."""
-    namespace = {"__name__": "sp_submission", "torch": torch, "dist": dist, "F": F, "comm": comm}
-    exec(compile(source, "<cell>", "exec"), namespace)
-    return namespace["SeqAllGather"], namespace["SeqReduceScatter"], namespace["sp_mlp_forward"]
+    """The cell's two Functions and its block (torch, dist, F and comm imported by the setup cell)."""
+    return define(source, ("SeqAllGather", "SeqReduceScatter", "sp_mlp_forward"), "sp_submission",
+                  torch=torch, dist=dist, F=F, comm=comm)
 
 
 def _variant(old: str, new: str):
-    source = _cell("solutions")
-    assert source.count(old) == 1, old
-    return _submission(source.replace(old, new))
+    return _submission(replaced(_cell("solutions"), old, new))
 
 
-def _verdict(capsys) -> str:
-    captured = capsys.readouterr()
-    return captured.out + captured.err
+_verdict = verdict
 
 
 def test_solution_passes(capsys):

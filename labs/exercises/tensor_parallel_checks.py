@@ -196,20 +196,25 @@ def check_parallel_mlp(student_fn):
                 compare_tensors(y_full.detach(), y, rank=rank, what="MLP 的输出")
                 expected = [xf.grad, shard(pf[0].grad, 0, r, t), shard(pf[1].grad, 0, r, t),
                             shard(pf[2].grad, 1, r, t), pf[3].grad]
-                wrong, right = [], []
-                for name, exp, got in zip(names, expected, grads):
-                    try:
-                        if got is None:
-                            raise ExerciseFailed("没有梯度（None）")
-                        compare_tensors(exp, got, what=f"{name} 的梯度")
-                        right.append(name)
-                    except ExerciseFailed as exc:
-                        wrong.append(str(exc))
-                if wrong:
-                    raise ExerciseFailed(f"rank {rank}：前向输出正确，但这些梯度不对：" + "；".join(wrong)
-                                         + "。正确的梯度：" + ("、".join(right) or "无")
-                                         + "。检查 f（进入并行区域：前向恒等、反向 all-reduce）和 g"
-                                         "（离开并行区域：前向 all-reduce、反向恒等）是否放对了位置")
+                _compare_gradients(rank, names, expected, grads, "前向输出正确",
+                                   "检查 f（进入并行区域：前向恒等、反向 all-reduce）和 g"
+                                   "（离开并行区域：前向 all-reduce、反向恒等）是否放对了位置")
+
+
+def _compare_gradients(rank, names, expected, grads, correct_so_far: str, advice: str):
+    """Compare each named gradient; one failure that lists the wrong ones and the right ones."""
+    wrong, right = [], []
+    for name, exp, got in zip(names, expected, grads):
+        try:
+            if got is None:
+                raise ExerciseFailed(f"{name} 没有梯度（None）")
+            compare_tensors(exp, got, what=f"{name} 的梯度")
+            right.append(name)
+        except ExerciseFailed as exc:
+            wrong.append(str(exc))
+    if wrong:
+        raise ExerciseFailed(f"rank {rank}：{correct_so_far}，但这些梯度不对：" + "；".join(wrong)
+                             + "。正确的梯度：" + ("、".join(right) or "无") + "。" + advice)
 
 
 @graded("ex2_2_attention_heads", points=2)
@@ -465,20 +470,9 @@ def _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, h
                     shard(data["cot"], 1, r, t).sum((0, 1))]
         names = ("输入分片 x_shard", "c_fc.weight 分片", "c_fc.bias 分片", "c_proj.weight 分片",
                  "c_proj.bias（只含本 rank 那段序列的贡献）")
-        wrong, right = [], []
-        for name, exp, got in zip(names, expected, res["grads"]):
-            try:
-                if got is None:
-                    raise ExerciseFailed(f"{name} 没有梯度（None）")
-                compare_tensors(exp, got, what=f"{name} 的梯度")
-                right.append(name)
-            except ExerciseFailed as exc:
-                wrong.append(str(exc))
-        if wrong:
-            raise ExerciseFailed(f"rank {rank}：输出正确，但这些梯度不对：" + "；".join(wrong)
-                                 + "。正确的梯度：" + ("、".join(right) or "无")
-                                 + "。检查 sp_mlp_forward 是否让梯度经过你的两个 Function"
-                                 "（不要 detach，也不要绕过它们直接通信，看提示 2）")
+        _compare_gradients(rank, names, expected, res["grads"], "输出正确",
+                           "检查 sp_mlp_forward 是否让梯度经过你的两个 Function"
+                           "（不要 detach，也不要绕过它们直接通信，看提示 2）")
 
 
 @graded("ex2_2_sequence_parallel_mlp", points=4)
