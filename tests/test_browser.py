@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -128,8 +129,11 @@ STATE_JS = """() => {
 
 IMAGES_JS = """() => {
   const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
-  return [...panel.querySelectorAll('.jp-OutputArea .jp-RenderedImage img')]
-      .map(img => ({ok: img.complete && img.naturalWidth > 0, w: img.naturalWidth}));
+  const images = (selector, kind) => [...panel.querySelectorAll(selector)]
+      .map(img => ({kind, ok: img.complete && img.naturalWidth > 0, w: img.naturalWidth}));
+  // matplotlib figures are image outputs; the planner widget's figures are Image widgets
+  return images('.jp-OutputArea .jp-RenderedImage img', 'output')
+      .concat(images('.jp-OutputArea img.widget-image', 'widget'));
 }"""
 
 
@@ -193,10 +197,10 @@ def test_run_all_in_a_real_browser(lab, browser, path):
     page.on("pageerror", lambda exc: console.append(f"page error: {exc}"))
     try:
         state = _run_all(page, base, token, path.name)
+        if path.stem.startswith("2.5"):
+            _check_planner_widget(page)  # also waits until the widget has rendered
         images = page.evaluate(IMAGES_JS)
         outputs = _saved_outputs(page, root / "notebooks" / path.name)
-        if path.stem.startswith("2.5"):
-            _check_planner_widget(page)
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{path.stem}.png"), full_page=True)
     finally:
@@ -213,7 +217,8 @@ def test_run_all_in_a_real_browser(lab, browser, path):
                       for o in outputs if o["output_type"] == "stream")
     assert "without encryption" not in streams, f"{path.name}: the kernel's TCP warning shows"
     figures = sum("image/png" in o.get("data", {}) for o in outputs)
-    assert figures and len(images) >= figures and all(i["ok"] for i in images), \
+    rendered = [i for i in images if i["kind"] == "output"]
+    assert images and len(rendered) >= figures and all(i["ok"] for i in images), \
         f"{path.name}: {figures} figures in the outputs, rendered: {images}"
     assert not console, f"{path.name}: browser console errors: {console[:5]}"
 
@@ -232,4 +237,8 @@ def _check_planner_widget(page):
         assert time.monotonic() < deadline, "the planner's summary did not update"
         time.sleep(0.5)
     shown = summary.inner_text().replace(",", "").replace("\xa0", " ")
-    assert str(value * 2) in shown, f"the summary does not show the new GPU count: {shown[:300]}"
+    layout = re.search(r"TP (\d+) x PP (\d+) x DP (\d+)", shown)
+    assert layout, f"the summary shows no layout: {shown[:300]}"
+    tp, pp, dp = map(int, layout.groups())
+    assert tp * pp * dp == value * 2, \
+        f"the new layout {tp}x{pp}x{dp} does not use the new {value * 2} GPUs: {shown[:300]}"

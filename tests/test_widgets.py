@@ -6,6 +6,7 @@ Expected values come from calling labs.hybrid.planner directly with objects buil
 through the widget's own input conversion."""
 from __future__ import annotations
 
+import ipywidgets
 import pytest
 
 from labs.hybrid import planner as pl
@@ -161,7 +162,9 @@ def test_every_control_and_output_has_a_class_and_a_description(widget):
         assert f"labs-planner-{name.replace('_', '-')}" in control._dom_classes
         assert control.description
     for name, output in widget.outputs.items():
-        assert f"labs-planner-{name}" in output._dom_classes and output.tooltip
+        assert f"labs-planner-{name}" in output._dom_classes
+        # an Image with a tooltip does not render in JupyterLab (tests/test_browser.py shows it)
+        assert output.tooltip if isinstance(output, ipywidgets.HTML) else not output.tooltip
     assert "labs-planner-root" in widget.box._dom_classes
 
 

@@ -2,9 +2,10 @@
 figures drawn from :func:`labs.hybrid.widgets.compute`'s results (no logic of its own).
 
 Every control and output carries a stable CSS class ``labs-planner-<name>`` and a description
-(controls) or tooltip (outputs), for a browser test to find. Figures are small, drawn on a
-:class:`matplotlib.figure.Figure` outside pyplot (nothing to close, no global state) with fixed
-margins (no tight_layout) and shown as PNG in an ``Image`` widget.
+(controls) or tooltip (HTML outputs; the figures have a title instead), for a browser test to
+find. Figures are small, drawn on a :class:`matplotlib.figure.Figure` outside pyplot (nothing
+to close, no global state) with fixed margins (no tight_layout) and shown as PNG in an
+``Image`` widget.
 """
 from __future__ import annotations
 
@@ -63,10 +64,12 @@ def make_outputs() -> dict:
     """name -> output widget (HTML, or Image for the two figures)."""
     outputs = {}
     for name, tooltip in _OUTPUTS.items():
-        widget = w.Image(format="png") if name in ("memory", "timeline") else w.HTML()
-        widget.tooltip = tooltip
-        if isinstance(widget, w.HTML):
-            widget.description = ""
+        if name in ("memory", "timeline"):
+            # No tooltip on an Image: with one, JupyterLab's widget manager (jupyterlab_widgets
+            # 3.0) cannot create its view and the figure never shows. Its title says what it is.
+            widget = w.Image(format="png")
+        else:
+            widget = w.HTML(description="", tooltip=tooltip)
         outputs[name] = _classed(widget, name)
     return outputs
 
