@@ -156,6 +156,8 @@ def test_double_interrupt_in_a_jupyter_kernel(tmp_path):
         pid_dir.mkdir()
         interrupt_sleeping_cell(km, kc, pid_dir, interrupts=2, gap_s=0.01)
         again = run("print(labs.launch(lambda: 2, 4))")
+        if again["status"] == "aborted":  # ipykernel dropped it unrun, still aborting after the
+            again = run("print(labs.launch(lambda: 2, 4))")  # interrupt (seen on a loaded box)
         assert again["status"] == "ok", again
     finally:
         kc.stop_channels()
