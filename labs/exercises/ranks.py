@@ -25,10 +25,9 @@ def _where_stuck(stacks: dict) -> str:
     """'rank 0、1 停在 my_ring_all_reduce 第 12 行；…' from a LaunchTimeoutError's frames."""
     places: dict = {}
     for rank, frames in sorted(stacks.items()):
-        for frame in frames:  # innermost first: the first frame of the student's code
-            if not _stacks.is_library(frame.file):
-                places.setdefault(f"{frame.func} 第 {frame.line} 行", []).append(str(rank))
-                break
+        frame = _stacks.first_user_frame(frames)
+        if frame is not None:
+            places.setdefault(f"{frame.func} 第 {frame.line} 行", []).append(str(rank))
     return "；".join(f"rank {'、'.join(ranks)} 停在 {where}" for where, ranks in places.items())
 
 

@@ -16,7 +16,7 @@ import sysconfig
 from dataclasses import dataclass
 
 __all__ = ["Frame", "parse_stack", "short_path", "is_library", "is_communication",
-           "describe_waiting"]
+           "first_user_frame", "describe_waiting"]
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 _CELL = re.compile(r"/ipykernel_\d+/\d+\.py$")
@@ -63,13 +63,18 @@ def is_communication(frames: list[Frame]) -> bool:
     return bool(frames) and "torch/distributed/" in frames[0].file.replace("\\", "/")
 
 
+def first_user_frame(frames: list[Frame]) -> Frame | None:
+    """The innermost frame of the student's own code (``frames`` most recent call first)."""
+    return next((frame for frame in frames if not is_library(frame.file)), None)
+
+
 def _user_line(frames: list[Frame]) -> str | None:
-    for frame in frames:  # most recent call first: the innermost frame of the student's code
-        if not is_library(frame.file):
-            text = linecache.getline(frame.file, frame.line).strip()
-            where = f"{short_path(frame.file)} line {frame.line} in {frame.func}"
-            return f"{where}: {text}" if text else where
-    return None
+    frame = first_user_frame(frames)
+    if frame is None:
+        return None
+    text = linecache.getline(frame.file, frame.line).strip()
+    where = f"{short_path(frame.file)} line {frame.line} in {frame.func}"
+    return f"{where}: {text}" if text else where
 
 
 def describe_waiting(stacks: dict[int, str]) -> tuple[str, bool]:
