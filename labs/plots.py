@@ -1,11 +1,15 @@
 """The course's figure style, and the figures several notebooks share.
 
-Style, in one place for every figure of every package: small (7×3 inches at 80 dpi, so that the
-executed notebooks committed in ``solutions/`` stay small), one palette (:data:`COLORS`: blue
+Style, in one place for every figure of every package: 7×3 inches at 110 dpi (770×330 pixels,
+readable on a laptop screen at 100 % zoom; the executed notebooks in ``solutions/`` stay a few
+MiB), one palette (:data:`COLORS`: blue
 forward, orange backward, red communication), one way to print a number on a figure
 (:func:`format_number`: 8, 0.273, 641.0 -- not 641.031 or 1.28e+03) and a size
-(:func:`format_bytes`). Labels are English: the default matplotlib fonts have no CJK glyphs,
-and a label drawn as empty boxes is worse than an English one; axes always carry units.
+(:func:`format_bytes`). Labels, titles and legends are messages (:mod:`labs.messages`, area
+``plots``) in the notebook's language; Chinese needs the CJK font that :mod:`labs.fonts`
+registers on import, and without one the figures fall back to their English labels
+(:func:`label`). Axes always carry units; legends sit where they cover no data
+(tests/figure_checks.py checks every course figure for overlaps and missing glyphs).
 
 Shared figures: collectives before/after per rank and bandwidth vs message size (2.0), and the
 one timeline plot (:func:`plot_timeline`, :func:`plot_timelines`) that draws any
@@ -22,20 +26,31 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator
 
+from labs import fonts
 from labs.cost import bus_bandwidth
+from labs.messages import text
 from labs.timeline import Timeline
 
-__all__ = ["FIGSIZE", "DPI", "COLORS", "format_number", "format_bytes", "subplots", "finish",
+__all__ = ["FIGSIZE", "DPI", "COLORS", "label", "format_number", "format_bytes", "subplots", "finish",
            "plot_collective", "plot_bandwidth", "plot_timeline", "plot_timelines"]
 
 # --- style ---------------------------------------------------------------------------------
 
 FIGSIZE = (7, 3)  # inches
-DPI = 80
+DPI = 110
 BLUE, ORANGE, RED, GREY = "#4C72B0", "#DD8452", "#C44E52", "#8C8C8C"
 COLORS = {"F": BLUE, "B": ORANGE, "forward": BLUE, "backward": ORANGE, "compute": BLUE,
           "grad input": BLUE, "grad weight": ORANGE, "send": RED, "recv": RED, "all-reduce": RED,
           "communication": RED, "send-recv": "#8172B2"}
+
+fonts.setup()
+
+
+def label(key: str, /, **values) -> str:
+    """The figure text ``key`` (a message of :mod:`labs.messages`; a bare name is in the
+    ``plots`` catalog) in the language figures are drawn in (:func:`labs.fonts.plot_language`:
+    the notebook's, or English when there is no CJK font)."""
+    return text(key if "." in key else f"plots.{key}", lang=fonts.plot_language(), **values)
 
 
 def format_number(value: float) -> str:

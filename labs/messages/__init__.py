@@ -1,0 +1,116 @@
+"""Everything the course says to a student, in the notebook's language, in one place.
+
+Every sentence that ``labs/`` shows a student -- printed results and their interpretation,
+plot titles and labels, check verdicts, launcher errors, ``labs doctor``, the grader's report --
+is a key of one catalog in this package, with its text in each language of :data:`LANGUAGES`::
+
+    from labs.messages import text
+    raise ValueError(text("launcher.world_size_too_large", world_size=9, most=2))
+
+A key is ``area.name``: the catalog is the module ``labs.messages.<area>``, whose ``MESSAGES``
+maps ``name`` to ``{"zh": ..., "en": ...}``; the texts are ``str.format`` templates and every
+language uses the same fields (tests/test_messages.py checks both, and that no Chinese string
+literal is left in ``labs/`` outside this package).
+
+The language, first that applies:
+
+1. :func:`set_language` (``labs.messages.set_language("en")``), for this process and the ranks
+   it launches (it sets ``LABS_LANG``, which the launcher passes on);
+2. the environment variable ``LABS_LANG`` (``zh`` or ``en``); the grader sets it from the
+   submission's ``metadata.course.language``;
+3. the notebook's edition: a notebook under a folder named ``en`` (``notebooks/en/``,
+   ``solutions/en/``) is English. The kernel knows its notebook from ``JPY_SESSION_NAME``
+   (JupyterLab) or, under nbval, nbconvert and the grader, from its working folder, which is
+   the notebook's;
+4. Chinese, the course's first edition.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import string
+from pathlib import Path
+
+__all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "LANG_ENV", "language", "set_language", "text",
+           "catalog", "areas", "fields"]
+
+LANGUAGES = ("zh", "en")
+DEFAULT_LANGUAGE = "zh"
+LANG_ENV = "LABS_LANG"
+#: The folder name that marks an English notebook (notebooks/en/, solutions/en/).
+EDITION_FOLDERS = {"en": "en"}
+
+_catalogs: dict[str, dict] = {}
+
+
+def _edition_of(path: str | os.PathLike | None) -> str | None:
+    if not path:
+        return None
+    for part in Path(path).parts[:-1] if str(path).endswith(".ipynb") else Path(path).parts:
+        if part in EDITION_FOLDERS:
+            return EDITION_FOLDERS[part]
+    return None
+
+
+def language() -> str:
+    """The language the course speaks now: ``"zh"`` or ``"en"`` (see the module's docstring)."""
+    chosen = os.environ.get(LANG_ENV, "").strip().lower()
+    if chosen:
+        if chosen not in LANGUAGES:
+            raise ValueError(f"{LANG_ENV}={chosen!r}: the course speaks {' or '.join(LANGUAGES)}; "
+                             f"set {LANG_ENV}=zh or {LANG_ENV}=en, or unset it.")
+        return chosen
+    session = os.environ.get("JPY_SESSION_NAME")
+    if session:
+        return _edition_of(session) or DEFAULT_LANGUAGE
+    try:
+        here = Path.cwd()
+    except OSError:
+        return DEFAULT_LANGUAGE
+    return EDITION_FOLDERS.get(here.name, DEFAULT_LANGUAGE)
+
+
+def set_language(lang: str | None) -> None:
+    """Speak ``lang`` from now on, here and in the ranks launched from here (None: back to the
+    default rules)."""
+    if lang is None:
+        os.environ.pop(LANG_ENV, None)
+        return
+    if lang not in LANGUAGES:
+        raise ValueError(f"language {lang!r}: choose one of {', '.join(LANGUAGES)}.")
+    os.environ[LANG_ENV] = lang
+
+
+def catalog(area: str) -> dict[str, dict[str, str]]:
+    """The messages of ``area`` (the module ``labs.messages.<area>``)."""
+    if area not in _catalogs:
+        try:
+            module = importlib.import_module(f"labs.messages.{area}")
+        except ModuleNotFoundError:
+            raise KeyError(f"no message catalog labs.messages.{area}") from None
+        _catalogs[area] = module.MESSAGES
+    return _catalogs[area]
+
+
+def areas() -> list[str]:
+    """The names of every catalog in this package."""
+    here = Path(__file__).parent
+    return sorted(p.stem for p in here.glob("*.py") if not p.stem.startswith("_"))
+
+
+def text(key: str, /, lang: str | None = None, **values) -> str:
+    """The message ``key`` (``area.name``) in ``lang`` (default: :func:`language`), with
+    ``values`` filled in."""
+    area, _, name = key.partition(".")
+    entry = catalog(area).get(name)
+    if entry is None:
+        raise KeyError(f"no message {key!r} in labs.messages.{area}")
+    template = entry[lang or language()]
+    return template.format(**values) if values or "{" in template else template
+
+
+def fields(template: str) -> set[str]:
+    """The names a template fills in (``{rank}``, ``{size:.1f}`` -> {"rank", "size"})."""
+    return {name.split(".")[0].split("[")[0]
+            for _, name, _, _ in string.Formatter().parse(template) if name}
