@@ -23,6 +23,7 @@ from labs import memory
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
 from labs.exercises.ranks import run_on_ranks
 from labs.hybrid.mesh import DIMS, MeshShape
+from labs.messages import text
 
 __all__ = ["check_coords", "check_groups", "check_states_per_gpu", "check_choose_layout",
            "check_hybrid_step", "choose_layout", "states_per_gpu", "HYBRID_TIMEOUT"]
@@ -36,11 +37,11 @@ def _shapes(seed: int, count: int) -> list[MeshShape]:
 
 def _as_ints(got, n: int, what: str) -> tuple[int, ...]:
     if not isinstance(got, (tuple, list)) or len(got) != n:
-        raise ExerciseFailed(f"{what}应该是 {n} 个整数的 tuple，实际得到 {got!r}")
+        raise ExerciseFailed(text("checks_2_4.not_a_tuple", what=what, n=n, got=got))
     try:
         return tuple(int(x) for x in got)
     except (TypeError, ValueError):
-        raise ExerciseFailed(f"{what}应该是整数，实际得到 {got!r}") from None
+        raise ExerciseFailed(text("checks_2_4.not_integers", what=what, got=got)) from None
 
 
 @graded("ex2_4_coords", points=1)
@@ -49,27 +50,29 @@ def check_coords(student_fn):
     shown = [MeshShape(2, 2, 2), MeshShape(1, 2, 4)]
     for k, shape in enumerate(shown + _shapes(41, 6)):
         hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if hidden else \
-            f"用例 dp={shape.dp}, pp={shape.pp}, tp={shape.tp}"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
+                 else text("checks.case_call",
+                           call=f"dp={shape.dp}, pp={shape.pp}, tp={shape.tp}"))
         with case(label, hidden=hidden):
             for rank in range(shape.world_size):
                 got = _as_ints(student_fn(rank, shape.dp, shape.pp, shape.tp), 3,
-                               f"rank {rank} 的坐标")
+                               text("checks_2_4.what_coords", rank=rank))
                 expected = tuple(shape.coords(rank))
                 if got != expected:
-                    raise ExerciseFailed(
-                        f"rank {rank} 的坐标 (dp, pp, tp) 应为 {expected}，实际 {got}"
-                        f"（TP 在最内层：rank = (dp·{shape.pp} + pp)·{shape.tp} + tp）")
+                    raise ExerciseFailed(text("checks_2_4.coords_wrong", rank=rank,
+                                              expected=expected, got=got, pp=shape.pp,
+                                              tp=shape.tp))
     return True
 
 
 def _normalise(groups, what: str) -> list[tuple[int, ...]]:
     if not isinstance(groups, (list, tuple)) or not all(isinstance(g, (list, tuple)) for g in groups):
-        raise ExerciseFailed(f"{what}应该是 rank 列表的列表，例如 [[0, 1], [2, 3]]，实际 {groups!r}")
+        raise ExerciseFailed(text("checks_2_4.groups_not_lists", what=what, groups=groups))
     try:
         return sorted(tuple(sorted(int(r) for r in g)) for g in groups)
     except (TypeError, ValueError):
-        raise ExerciseFailed(f"{what}里应该都是整数 rank：{groups!r}") from None
+        raise ExerciseFailed(text("checks_2_4.groups_not_integers", what=what,
+                                  groups=groups)) from None
 
 
 @graded("ex2_4_groups", points=2)
@@ -79,16 +82,18 @@ def check_groups(student_fn):
     hidden = [(shape, dim) for shape in _shapes(43, 4) for dim in DIMS]
     for k, (shape, dim) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if is_hidden else \
-            f"用例 dp={shape.dp}, pp={shape.pp}, tp={shape.tp}, dim={dim!r}"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
+                 else text("checks.case_call",
+                           call=f"dp={shape.dp}, pp={shape.pp}, tp={shape.tp}, dim={dim!r}"))
         with case(label, hidden=is_hidden):
-            got = _normalise(student_fn(shape.dp, shape.pp, shape.tp, dim), f"{dim} 组")
+            got = _normalise(student_fn(shape.dp, shape.pp, shape.tp, dim),
+                             text("checks_2_4.what_groups", dim=dim))
             expected = sorted(tuple(g) for g in shape.group_ranks(dim))
             if got != expected:
                 size = getattr(shape, dim)
-                raise ExerciseFailed(
-                    f"{dim} 组不对：应有 {len(expected)} 组、每组 {size} 个 rank，"
-                    f"例如 rank 0 所在的组是 {list(expected[0])}；实际得到 {[list(g) for g in got]}")
+                raise ExerciseFailed(text("checks_2_4.groups_wrong", dim=dim, count=len(expected),
+                                          size=size, example=list(expected[0]),
+                                          got=[list(g) for g in got]))
     return True
 
 
@@ -109,11 +114,12 @@ def check_states_per_gpu(student_fn):
     for k, args in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         n, tp, pp, dp, z = args
-        label = f"隐藏用例 {k - len(shown) + 1}" if is_hidden else \
-            f"用例 N={n:.3g}, tp={tp}, pp={pp}, dp={dp}, ZeRO-{z}"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
+                 else text("checks.case_call",
+                           call=f"N={n:.3g}, tp={tp}, pp={pp}, dp={dp}, ZeRO-{z}"))
         with case(label, hidden=is_hidden):
-            assert_close(states_per_gpu(*args), student_fn(*args), what="每张卡的模型状态字节数",
-                         dtype="float64")
+            assert_close(states_per_gpu(*args), student_fn(*args),
+                         what=text("checks_2_4.what_state_bytes"), dtype="float64")
     return True
 
 
@@ -151,29 +157,30 @@ def check_choose_layout(student_fn):
     for k, args in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         n, layers, heads, gpus, per_node, budget = args
-        label = f"隐藏用例 {k - len(shown) + 1}" if is_hidden else \
-            (f"用例 N={n:.3g}, {layers} 层, {heads} 头, {gpus} 卡（每节点 {per_node}）, "
-             f"预算 {budget / 1e9:g} GB")
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
+                 else text("checks.case_call", call=text(
+                     "checks_2_4.layout_case", n=n, layers=layers, heads=heads, gpus=gpus,
+                     per_node=per_node, budget_gb=budget / 1e9)))
         with case(label, hidden=is_hidden):
             expected = choose_layout(*args)
             got = student_fn(*args)
             if expected is None or got is None:
-                assert_equal(expected, got, what="返回值（没有能放下的配置时返回 None）")
+                assert_equal(expected, got, what=text("checks_2_4.what_layout_none"))
                 continue
-            got = _as_ints(got, 3, "返回的 (dp, pp, tp)")
+            got = _as_ints(got, 3, text("checks_2_4.what_layout"))
             if got != expected:
                 dp, pp, tp = got
-                why = ""
                 if dp * pp * tp != gpus:
-                    why = f"dp·pp·tp = {dp * pp * tp}，不等于 {gpus} 张卡"
+                    why = text("checks_2_4.layout_gpu_count", product=dp * pp * tp, gpus=gpus)
                 elif heads % tp or tp > per_node:
-                    why = f"tp={tp} 必须整除 {heads} 个头并且不超过每节点的 {per_node} 张卡"
+                    why = text("checks_2_4.layout_tp", tp=tp, heads=heads, per_node=per_node)
                 elif states_per_gpu(n, tp, pp, dp, 0) > budget:
-                    why = (f"这个配置每张卡要 {states_per_gpu(n, tp, pp, dp, 0) / 1e9:.1f} GB，"
-                           f"超过预算 {budget / 1e9:g} GB")
+                    why = text("checks_2_4.layout_memory", budget_gb=budget / 1e9,
+                               need_gb=states_per_gpu(n, tp, pp, dp, 0) / 1e9)
                 else:
-                    why = "能放下，但不是 tp·pp 最小（其次 tp 最大）的那一个"
-                raise ExerciseFailed(f"期望 (dp, pp, tp) = {expected}，实际 {got}：{why}")
+                    why = text("checks_2_4.layout_not_best")
+                raise ExerciseFailed(text("checks_2_4.layout_wrong", expected=expected, got=got,
+                                          why=why))
     return True
 
 
@@ -205,8 +212,7 @@ class _guarded:
         self.saved = []
 
         def refusal(shown):
-            return ExerciseFailed(f"本练习不能使用现成的 {shown}：进程组要自己用 dist.new_group "
-                                  "创建，两层的切分和通信要自己写（可以用 f/g 算子，看提示 2）")
+            return ExerciseFailed(text("checks_2_4.no_ready_made", shown=shown))
 
         for module_name, name in _READY_MADE_FUNCTIONS:
             module = importlib.import_module(module_name)
@@ -233,10 +239,8 @@ class _guarded:
             dist.all_gather_object(everyone, mine)
             other = next((r for r, g in enumerate(everyone) if g != everyone[0]), None)
             if other is not None:
-                raise ExerciseFailed(
-                    f"第 {len(calls)} 次调用 dist.new_group 时各 rank 给的组不同（rank 0："
-                    f"{everyone[0]}，rank {other}：{everyone[other]}）：每个 rank 都要按相同的"
-                    "顺序为每一个组调用 dist.new_group，包括自己不在其中的组（看提示 1）")
+                raise ExerciseFailed(text("checks_2_4.new_group_differs", call=len(calls),
+                                          first=everyone[0], other=other, theirs=everyone[other]))
             return new_group(ranks, *args, **kwargs)
         self.saved.append((dist, "new_group", new_group))
         dist.new_group = recording_new_group
@@ -314,49 +318,37 @@ def _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed):
         calls = result["calls"]
         missing = [g for g in needed if g not in calls]
         if missing:
-            raise ExerciseFailed(
-                f"rank {rank} 没有为组 {missing[0]} 调用 dist.new_group：每个 rank 都要为每一个"
-                " TP 组和每一个 DP 组调用 dist.new_group，包括自己不在其中的组（看提示 1）")
+            raise ExerciseFailed(text("checks_2_4.new_group_missing", rank=rank, group=missing[0]))
         if calls != first:
-            raise ExerciseFailed(
-                f"rank {rank} 调用 dist.new_group 的组或顺序与 rank 0 不同（rank 0：{first}；"
-                f"rank {rank}：{calls}）：每个 rank 都要按相同的顺序创建所有的组（看提示 1）")
-    names = ("w1 的梯度分片", "w2 的梯度分片")
+            raise ExerciseFailed(text("checks_2_4.new_group_order", rank=rank, first=first,
+                                      calls=calls))
+    names = [text("checks_2_4.what_shard", weight=weight) for weight in ("w1", "w2")]
     for rank, result in enumerate(results):
         got = result["grads"]
         if not isinstance(got, (list, tuple)) or len(got) != 2 or \
                 not all(torch.is_tensor(g) for g in got):
-            raise ExerciseFailed(f"rank {rank} 应该返回两个张量 (w1 的梯度分片, w2 的梯度分片)，"
-                                 f"实际得到 {got!r}（看提示 2）")
+            raise ExerciseFailed(text("checks_2_4.not_two_tensors", rank=rank, got=got))
         d, _, t = shape.coords(rank)
         for k, (what, dim) in enumerate(zip(names, (0, 1))):
             expected = full[k].chunk(tp, dim=dim)[t]
             g = got[k].to(expected.dtype)
             if g.shape != expected.shape:
-                raise ExerciseFailed(
-                    f"rank {rank} 的 {what}形状应为 {tuple(expected.shape)}，实际 {tuple(g.shape)}："
-                    "列并行的第一层按输出切 w1 的行（dim 0），行并行的第二层按输入切 w2 的列"
-                    "（dim 1），每个 rank 返回自己那一片的梯度（看提示 2）")
+                raise ExerciseFailed(text("checks_2_4.shard_shape", rank=rank, what=what,
+                                          expected=tuple(expected.shape), got=tuple(g.shape)))
             if torch.allclose(g, expected, rtol=1e-4, atol=1e-6):
                 continue
             other = _shard_of(full[k], tp, dim, g, rank)
             if other is not None:
-                raise ExerciseFailed(
-                    f"rank {rank} 返回的是 TP 坐标 {other} 的 {what}，它的 TP 坐标是 {t}："
-                    f"TP 在最内层，rank = dp_index·{tp} + tp_index（看提示 1）")
+                raise ExerciseFailed(text("checks_2_4.shard_other_rank", rank=rank, other=other,
+                                          what=what, t=t, tp=tp))
             if dp > 1 and torch.allclose(g, dp * expected, rtol=1e-4, atol=1e-6):
-                raise ExerciseFailed(
-                    f"rank {rank} 的 {what}是正确值的 {dp} 倍：在 DP 组里 all_reduce 求和之后，"
-                    f"还要除以 DP 组的大小 {dp}（看提示 1）")
+                raise ExerciseFailed(text("checks_2_4.shard_times_dp", rank=rank, what=what, dp=dp))
             mine = local[d][k].chunk(tp, dim=dim)[t]
             if dp > 1 and any(torch.allclose(g, m, rtol=1e-4, atol=1e-6) for m in (mine, mine / dp)):
-                raise ExerciseFailed(
-                    f"rank {rank} 的 {what}只用了它自己那 1/{dp} 批数据：要在它的 DP 组里"
-                    "对梯度 all_reduce 求和再除以 dp（看提示 1）")
+                raise ExerciseFailed(text("checks_2_4.shard_local_batch", rank=rank, what=what,
+                                          dp=dp))
             if partial is not None and torch.allclose(g, partial[t][k], rtol=1e-4, atol=1e-6):
-                raise ExerciseFailed(
-                    f"rank {rank} 的 {what}是按第二层输出的部分和算出来的：行并行的输出要在 TP 组里"
-                    " all-reduce（g 算子 reduce_from_tensor_parallel_region）之后再算 loss（看提示 1）")
+                raise ExerciseFailed(text("checks_2_4.shard_partial_sum", rank=rank, what=what))
             assert_close(expected, g, what=what, rank=rank)
     return True
 
@@ -365,14 +357,19 @@ def _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed):
 def check_hybrid_step(student_fn):
     """student_fn(dp, tp, w1, w2, x, y) on every rank of a dp × tp mesh (pp = 1, TP innermost)
     -> (grad of this rank's rows of w1, grad of this rank's columns of w2), averaged over DP."""
-    cases = [("用例 1：dp=2, tp=2，MLP 4 → 8 → 3，batch 8", 2, 2, (4, 8, 3), 8),
+    cases = [(2, 2, (4, 8, 3), 8),  # the shown case
              # DP strides and TP strides differ: a mesh built with dp and tp swapped fails
-             ("隐藏用例 1", 4, 1, (5, 6, 3), 8),
-             ("隐藏用例 2", 1, 4, (3, 12, 2), 4),
-             ("隐藏用例 3", 2, 1, (4, 10, 5), 6),
+             (4, 1, (5, 6, 3), 8),
+             (1, 4, (3, 12, 2), 4),
+             (2, 1, (4, 10, 5), 6),
              # an uneven hidden size that tp divides: 3 rows per TP rank
-             ("隐藏用例 4", 2, 2, (5, 6, 4), 12)]
-    for k, (label, dp, tp, sizes, batch) in enumerate(cases):
+             (2, 2, (5, 6, 4), 12)]
+    for k, (dp, tp, sizes, batch) in enumerate(cases):
+        d_in, hidden, d_out = sizes
+        label = (text("checks.case_hidden", n=k) if k > 0
+                 else text("checks.case_numbered", n=k + 1, what=text(
+                     "checks_2_4.step_case", dp=dp, tp=tp, d_in=d_in, hidden=hidden, d_out=d_out,
+                     batch=batch)))
         with case(label, hidden=k > 0):
             _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed=90 + k)
     return True

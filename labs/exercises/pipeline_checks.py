@@ -21,6 +21,7 @@ import torch
 from labs import pipeline as pp
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
 from labs.exercises.ranks import run_on_ranks
+from labs.messages import text
 
 __all__ = ["check_gpipe_order", "check_1f1b_order", "check_bubble_fraction",
            "check_min_microbatches", "check_balanced_partition", "check_1f1b_executor",
@@ -29,10 +30,9 @@ __all__ = ["check_gpipe_order", "check_1f1b_order", "check_bubble_fraction",
 CHECK_TIMEOUT = 30.0  # seconds per launch of the executor exercise; a solution needs well under 1 s
 
 
-def _as_strings(got, what: str) -> list[str]:
+def _as_strings(got) -> list[str]:
     if not isinstance(got, (list, tuple)):
-        raise ExerciseFailed(f"{what}应该是 list（例如 ['F0', 'F1', 'B0', 'B1']），"
-                             f"实际得到 {type(got).__name__}")
+        raise ExerciseFailed(text("checks_2_3.order_not_a_list", type=type(got).__name__))
     return [str(a) for a in got]
 
 
@@ -49,19 +49,21 @@ def _order_cases(seed: int):
 def _check_order(student_fn, reference, shown, seed, name):
     for k, (p, m, stage) in enumerate(shown + _order_cases(seed)):
         hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if hidden else f"用例 {name}({p}, {m}, {stage})"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
+                 else text("checks.case_call", call=f"{name}({p}, {m}, {stage})"))
         with case(label, hidden=hidden):
             expected = pp.compute_order(reference(p, m, stage))
-            got = _as_strings(student_fn(p, m, stage), "返回值")
+            got = _as_strings(student_fn(p, m, stage))
             if sorted(got) != sorted(expected):
                 missing = sorted(set(expected) - set(got))
                 extra = [a for a in got if a not in expected or got.count(a) > 1]
-                raise ExerciseFailed(f"动作不全或有多余：缺少 {missing}，多出 {sorted(set(extra))}"
-                                     f"（每个 micro-batch 恰好一个 F 和一个 B）")
+                raise ExerciseFailed(text("checks_2_3.order_actions_wrong", missing=missing,
+                                          extra=sorted(set(extra))))
             if got != expected:
                 first = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
-                raise ExerciseFailed(f"顺序不对：第 {first} 个动作期望 {expected[first]}，实际 "
-                                     f"{got[first]}（期望的开头：{expected[:first + 2]}）")
+                raise ExerciseFailed(text("checks_2_3.order_wrong", index=first,
+                                          expected=expected[first], got=got[first],
+                                          head=expected[:first + 2]))
     return True
 
 
@@ -75,14 +77,15 @@ def check_gpipe_order(student_fn):
 def check_1f1b_order(student_fn):
     """student_fn(n_stages, n_microbatches, stage) -> the 1F1B compute order as strings."""
     _check_order(student_fn, pp.one_f_one_b_order, [(4, 5, 1), (4, 5, 3)], 11, "one_f_one_b_order")
-    with case("用例：4 个 stage、8 个 micro-batch 的完整调度在模拟器里运行"):
-        p, m = 4, 8
+    p, m = 4, 8
+    with case(text("checks.case_about",
+                   what=text("checks_2_3.simulated_schedule", stages=p, micro=m))):
         orders = [[pp.Action(s[0], int(s[1:]), stage) for s in student_fn(p, m, stage)]
                   for stage in range(p)]
         timeline = pp.simulate(pp.add_communication(orders, p))
         peaks = timeline.peak_in_flight()
         if max(peaks) > p:
-            raise ExerciseFailed(f"同时在途的 micro-batch 最多应为 p={p}，实际 {peaks}")
+            raise ExerciseFailed(text("checks_2_3.too_many_in_flight", p=p, peaks=peaks))
     return True
 
 
@@ -94,9 +97,11 @@ def check_bubble_fraction(student_fn):
     hidden = [(rng.randint(1, 64), rng.randint(1, 128)) for _ in range(8)] + [(1, 7), (12, 32)]
     for k, (p, m) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        with case(f"隐藏用例 {k - 1}" if is_hidden else f"用例 p={p}, m={m}", hidden=is_hidden):
-            assert_close(pp.bubble_fraction(p, m), student_fn(p, m), what="气泡占比",
-                         dtype="float64")
+        label = (text("checks.case_hidden", n=k - 1) if is_hidden
+                 else text("checks.case_call", call=f"p={p}, m={m}"))
+        with case(label, hidden=is_hidden):
+            assert_close(pp.bubble_fraction(p, m), student_fn(p, m),
+                         what=text("checks_2_3.what_bubble"), dtype="float64")
     return True
 
 
@@ -107,30 +112,31 @@ def check_min_microbatches(student_fn):
     hidden = [(12, 0.10), (35, 0.05), (2, 0.5), (16, 0.2), (1, 0.1), (64, 0.01)]
     for k, (p, target) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        with case(f"隐藏用例 {k - 1}" if is_hidden else f"用例 p={p}, target={target}",
-                  hidden=is_hidden):
+        label = (text("checks.case_hidden", n=k - 1) if is_hidden
+                 else text("checks.case_call", call=f"p={p}, target={target}"))
+        with case(label, hidden=is_hidden):
             assert_equal(pp.min_microbatches(p, target), student_fn(p, target),
-                         what="最少的 micro-batch 数")
+                         what=text("checks_2_3.what_min_microbatches"))
     return True
 
 
-def _check_bounds(bounds, costs, n_stages, what="返回的切分") -> list[tuple[int, int]]:
+def _check_bounds(bounds, costs, n_stages) -> list[tuple[int, int]]:
     if not isinstance(bounds, (list, tuple)):
-        raise ExerciseFailed(f"{what}应该是 [(start, stop), ...] 的 list，实际得到 {type(bounds).__name__}")
+        raise ExerciseFailed(text("checks_2_3.partition_not_a_list", type=type(bounds).__name__))
     try:
         bounds = [(int(a), int(b)) for a, b in bounds]
     except (TypeError, ValueError):
-        raise ExerciseFailed(f"{what}的每一项都应是 (start, stop) 两个整数：{bounds!r}") from None
+        raise ExerciseFailed(text("checks_2_3.partition_not_pairs", bounds=bounds)) from None
     if len(bounds) != n_stages:
-        raise ExerciseFailed(f"{what}应有 {n_stages} 个 stage，实际 {len(bounds)} 个")
+        raise ExerciseFailed(text("checks_2_3.partition_stage_count", n_stages=n_stages,
+                                  got=len(bounds)))
     edge = 0
     for s, (a, b) in enumerate(bounds):
         if a != edge or b <= a:
-            raise ExerciseFailed(f"{what}不合法：stage {s} 是 ({a}, {b})，应从第 {edge} 层开始、"
-                                 f"至少含一层（stage 必须是连续、不重叠、非空的层段）")
+            raise ExerciseFailed(text("checks_2_3.partition_invalid", stage=s, a=a, b=b, edge=edge))
         edge = b
     if edge != len(costs):
-        raise ExerciseFailed(f"{what}只覆盖了前 {edge} 层，共有 {len(costs)} 层")
+        raise ExerciseFailed(text("checks_2_3.partition_short", edge=edge, layers=len(costs)))
     return bounds
 
 
@@ -143,14 +149,15 @@ def check_balanced_partition(student_fn):
               for n in (5, 7, 9, 10, 12)] + [([2, 2, 2], 3), ([9], 1)]
     for k, (costs, p) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        with case(f"隐藏用例 {k - 1}" if is_hidden else f"用例 costs={costs}, n_stages={p}",
-                  hidden=is_hidden):
+        label = (text("checks.case_hidden", n=k - 1) if is_hidden
+                 else text("checks.case_call", call=f"costs={costs}, n_stages={p}"))
+        with case(label, hidden=is_hidden):
             bounds = _check_bounds(student_fn(list(costs), p), costs, p)
             best = max(pp.stage_costs(costs, pp.balanced_partition(costs, p)))
             got = max(pp.stage_costs(costs, bounds))
             if got > best:
-                raise ExerciseFailed(f"最慢的 stage 耗费 {got:g}，但最优切分可以做到 {best:g}"
-                                     f"（你的切分 {bounds}）")
+                raise ExerciseFailed(text("checks_2_3.partition_not_optimal", got=got, best=best,
+                                          bounds=bounds))
     return True
 
 
@@ -198,9 +205,7 @@ class _CountedStage(torch.nn.Module):
 
     def forward(self, x):
         if self.stage > 0 and not x.requires_grad:
-            raise ExerciseFailed(
-                f"stage {self.stage} 收到的激活不需要梯度（requires_grad=False）：反向之后拿不到"
-                "它的 .grad，就没有梯度可以发回上一个 stage。收到之后先调用 requires_grad_()（看提示 2）")
+            raise ExerciseFailed(text("checks_2_3.no_grad_input", stage=self.stage))
         y = self.inner(x)
         self.live += 1
         self.peak = max(self.peak, self.live)
@@ -208,11 +213,12 @@ class _CountedStage(torch.nn.Module):
 
 
 def _refuse_executor(*args, **kwargs):
-    """Stands in for the body of labs.pipeline.executor.run_schedule while the student runs."""
+    """Stands in for the body of labs.pipeline.executor.run_schedule while the student runs
+    (its code runs with the executor's globals, so it imports what it needs)."""
     from labs.exercises.checks import ExerciseFailed as Refused
+    from labs.messages import text
 
-    raise Refused("本练习不能调用现成的 labs.pipeline.run_schedule：要自己写出 1F1B 的执行循环，"
-                  "用 send/recv 在相邻 stage 之间传激活和梯度（看提示 2）")
+    raise Refused(text("checks_2_3.no_ready_executor"))
 
 
 def _executor_on_rank(student_fn, n_stages, n_micro, micro, width, out, pairs):
@@ -261,6 +267,16 @@ def _executor_expected(seed, n_stages, n_micro, micro, width, out):
     return loss.detach(), [{n: q.grad.clone() for n, q in s.named_parameters()} for s in stages]
 
 
+def _stage_named(stage, members, pairs) -> str:
+    """The stage a sentence is about (None: the last one), naming its process group when there
+    are two pipelines: "stage 1 ", "最后一个 stage（进程组 [2, 3]）"."""
+    if stage is None:
+        return (text("checks_2_3.last_stage_in_group", members=members) if pairs
+                else text("checks_2_3.last_stage"))
+    return (text("checks_2_3.stage_in_group", stage=stage, members=members) if pairs
+            else text("checks_2_3.stage", stage=stage))
+
+
 def _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs):
     world_size = 2 * n_stages if pairs else n_stages
     results = run_on_ranks(_executor_on_rank, world_size,
@@ -271,52 +287,52 @@ def _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs
     for members in groups:
         seed = results[members[0]]["seed"]
         loss, grads = _executor_expected(seed, n_stages, n_micro, micro, width, out)
-        where = f"（进程组 {members}）" if pairs else " "
         for rank in members:
             got = results[rank]
             stage = got["stage"]
+            who = _stage_named(stage, members, pairs)
             missing = [n for n, g in got["grads"].items() if g is None]
             if missing:
-                raise ExerciseFailed(f"stage {stage}{where}的参数 {missing[0]} 没有梯度：这个 stage "
-                                     "没有对自己的输出做反向（看提示 2）")
+                raise ExerciseFailed(text("checks_2_3.param_no_grad", who=who, name=missing[0]))
             for name, value in grads[stage].items():
                 g = got["grads"][name]
                 if n_micro > 1 and torch.allclose(g, value * n_micro, rtol=1e-4, atol=1e-6):
-                    raise ExerciseFailed(
-                        f"stage {stage}{where}参数 {name} 的梯度是单进程的 {n_micro} 倍：最后一个 "
-                        "stage 每个 micro-batch 的 loss 要除以 micro-batch 数再反向（看提示 1）")
-                assert_close(value, g, what=f"stage {stage}{where}参数 {name} 的梯度", rank=rank)
-        last = results[members[-1]]
+                    raise ExerciseFailed(text("checks_2_3.grad_times_microbatches", who=who,
+                                              name=name, n_micro=n_micro))
+                assert_close(value, g, rank=rank,
+                             what=text("checks_2_3.what_param_grad", who=who, name=name))
+        last, who = results[members[-1]], _stage_named(None, members, pairs)
         if last["loss"] is None:
-            raise ExerciseFailed(f"最后一个 stage{where}返回了 None：它应返回整个 batch 的 loss"
-                                 "（各 micro-batch 的 loss / micro-batch 数之和）")
+            raise ExerciseFailed(text("checks_2_3.loss_none", who=who))
         value = last["loss"]
         if not (isinstance(value, (int, float)) and not isinstance(value, bool)
                 or torch.is_tensor(value) and value.numel() == 1):
-            raise ExerciseFailed(f"最后一个 stage{where}应返回一个数（整个 batch 的 loss），实际得到 "
-                                 f"{type(value).__name__}")
+            raise ExerciseFailed(text("checks_2_3.loss_not_a_number", who=who,
+                                      type=type(value).__name__))
         assert_close(loss, torch.as_tensor(value, dtype=loss.dtype).reshape(loss.shape),
-                     what=f"最后一个 stage{where}返回的 loss", rank=members[-1])
+                     what=text("checks_2_3.what_loss", who=who), rank=members[-1])
         peak = results[members[0]]["peak"]
         if peak > n_stages:
-            raise ExerciseFailed(
-                f"stage 0{where}上同时在途（已前向、未反向）的 micro-batch 最多有 {peak} 个，1F1B "
-                f"应不超过 stage 数 {n_stages}：要按 1F1B 的顺序执行，做完预热的前向就交替"
-                "「一个前向、一个反向」（看提示 1）")
+            raise ExerciseFailed(text("checks_2_3.executor_too_many_in_flight",
+                                      who=_stage_named(0, members, pairs), peak=peak,
+                                      n_stages=n_stages))
 
 
 @graded("ex2_3_1f1b_executor", points=4)
 def check_1f1b_executor(student_fn):
     """student_fn(stage_module, inputs, targets, loss_fn, n_microbatches, activation_shape,
     group=None) -> the batch's loss on the last stage; runs this rank's 1F1B schedule."""
-    # (label, stages, micro-batches, micro-batch size, width, output size, two pipelines, hidden)
-    cases = [("用例 1：2 个 stage，4 个 micro-batch", 2, 4, 3, 8, 4, False, False),
-             ("用例 2：4 个 stage，4 个 micro-batch", 4, 4, 2, 8, 4, False, False),
-             ("隐藏用例 1", 4, 2, 3, 6, 5, False, True),  # fewer micro-batches than stages
-             ("隐藏用例 2", 4, 7, 2, 5, 3, False, True),  # more micro-batches than stages
-             ("隐藏用例 3", 2, 1, 4, 6, 2, False, True),  # a single micro-batch
+    # (number, stages, micro-batches, micro-batch size, width, output size, two pipelines, hidden)
+    cases = [(1, 2, 4, 3, 8, 4, False, False),
+             (2, 4, 4, 2, 8, 4, False, False),
+             (1, 4, 2, 3, 6, 5, False, True),  # fewer micro-batches than stages
+             (2, 4, 7, 2, 5, 3, False, True),  # more micro-batches than stages
+             (3, 2, 1, 4, 6, 2, False, True),  # a single micro-batch
              # 4 ranks, two pipelines {0, 1} and {2, 3}: send/recv take global ranks
-             ("隐藏用例 4", 2, 5, 2, 7, 3, True, True)]
-    for label, n_stages, n_micro, micro, width, out, pairs, hidden in cases:
+             (4, 2, 5, 2, 7, 3, True, True)]
+    for number, n_stages, n_micro, micro, width, out, pairs, hidden in cases:
+        label = (text("checks.case_hidden", n=number) if hidden else
+                 text("checks.case_numbered", n=number, what=text(
+                     "checks_2_3.executor_case", stages=n_stages, micro=n_micro)))
         with case(label, hidden=hidden):
             _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs)

@@ -14,10 +14,12 @@ notebook does not show).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 
 from labs.exercises.checks import ExerciseFailed, case, graded
 from labs.hybrid import planner as pl
 from labs.hybrid.planner_types import GiB
+from labs.messages import text
 
 __all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",
            "check_diagnose", "diagnose_scenarios", "KEYS", "REASONS",
@@ -26,15 +28,30 @@ __all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "di
 KEYS = ("tp", "pp", "dp", "micro_batch", "v", "zero_stage", "memory_gib", "step_time_s")
 SPEED_TOLERANCE = 0.25  # a layout may be this much slower than the planner's best
 NUMBER_TOLERANCE = 0.05  # relative error allowed on memory_gib and step_time_s
-REASONS = {
-    "ok": "能放下",
-    "gpu_count": "tp·pp·dp 不等于卡数",
-    "tp_node": "tp 超过每节点的卡数（TP 必须在 NVLink 内）",
-    "tp_heads": "tp 不整除注意力头数（或 KV 头数）",
-    "batch": "global_batch 不能被 dp·micro_batch 整除",
-    "pipeline": "流水线切不开（pp 超过层数，或交错 v 的条件不满足）",
-    "memory": "布局合法，但显存放不下",
-}
+
+
+class _Reasons(Mapping):
+    """What :func:`diagnose` may answer: reason key -> its meaning, in the notebook's language
+    (the message ``checks_2_5.reason_<key>``, looked up each time it is read)."""
+
+    _keys = ("ok", "gpu_count", "tp_node", "tp_heads", "batch", "pipeline", "memory")
+
+    def __getitem__(self, key):
+        if key not in self._keys:
+            raise KeyError(key)
+        return text(f"checks_2_5.reason_{key}")
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __repr__(self):
+        return repr(dict(self))
+
+
+REASONS = _Reasons()
 
 
 class Scenario(tuple):
@@ -53,10 +70,10 @@ def shown_scenarios() -> list:
     """The scenarios the notebook shows: GPT-3 175B on 1024 A100-80GB (PTD-P's run) and a
     7B model on 32 A100-80GB."""
     return [
-        Scenario("GPT-3 175B，1024 张 A100-80GB",
+        Scenario(text("checks_2_5.scenario", model="GPT-3 175B", gpus=1024, gpu="A100-80GB"),
                  pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200),
                  pl.Cluster("A100-80GB", 1024), pl.Training(global_batch=1536)),
-        Scenario("7B，32 张 A100-80GB",
+        Scenario(text("checks_2_5.scenario", model="7B", gpus=32, gpu="A100-80GB"),
                  pl.Model(n_layers=32, hidden=4096, n_heads=32, seq_len=4096, vocab=32000,
                           ffn_hidden=11008, mlp="swiglu", tied_embeddings=False,
                           learned_positions=False),
@@ -90,7 +107,7 @@ def _best(model, cluster, train) -> pl.Estimate:
     plans = pl.plan(model, cluster, train, top=10**6)
     inside = [e for e in plans if e.config.tp <= cluster.gpus_per_node]
     if not inside:
-        raise ValueError(f"nothing fits: {plans.rejected}")
+        raise ValueError(text("checks_2_5.nothing_fits", rejected=plans.rejected))
     return inside[0]
 
 
@@ -109,63 +126,62 @@ def _int(answer: dict, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise ExerciseFailed(f"{key} 应该是正整数，实际得到 {value!r}")
+        raise ExerciseFailed(text("checks_2_5.not_a_positive_int", key=key, value=value))
     if value < 1 and key != "zero_stage":
-        raise ExerciseFailed(f"{key} 应该是正整数，实际得到 {value!r}")
+        raise ExerciseFailed(text("checks_2_5.not_a_positive_int", key=key, value=value))
     return value
 
 
 def _number(answer: dict, key: str) -> float:
     value = answer[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ExerciseFailed(f"{key} 应该是正数，实际得到 {value!r}")
+        raise ExerciseFailed(text("checks_2_5.not_a_positive_number", key=key, value=value))
     return float(value)
 
 
 def _grade_answer(model, cluster, train, answer) -> None:
     """Raise ExerciseFailed saying what is wrong with ``answer``, else return."""
     if not isinstance(answer, dict):
-        raise ExerciseFailed(f"应该返回 dict（键 {list(KEYS)}），实际得到 {type(answer).__name__}")
+        raise ExerciseFailed(text("checks_2_5.not_a_dict", keys=list(KEYS),
+                                  type=type(answer).__name__))
     missing = [k for k in KEYS if k not in answer]
     if missing:
-        raise ExerciseFailed(f"返回的 dict 缺少键 {missing}（需要 {list(KEYS)}）")
+        raise ExerciseFailed(text("checks_2_5.missing_keys", missing=missing, keys=list(KEYS)))
     tp, pp, dp, mb, v, zero = (_int(answer, k) for k in KEYS[:6])
     n, per_node = cluster.n_gpus, cluster.gpus_per_node
     if tp * pp * dp != n:
-        raise ExerciseFailed(f"tp·pp·dp = {tp}·{pp}·{dp} = {tp * pp * dp}，应该等于 {n} 张卡")
+        raise ExerciseFailed(text("checks_2_5.gpu_count", tp=tp, pp=pp, dp=dp,
+                                  product=tp * pp * dp, n_gpus=n))
     if tp > per_node:
-        raise ExerciseFailed(f"tp={tp} 超过每节点的 {per_node} 张卡：TP 每层都要 all-reduce，"
-                             "必须留在节点内的 NVLink 上")
+        raise ExerciseFailed(text("checks_2_5.tp_node", tp=tp, per_node=per_node))
     if model.n_heads % tp or model.n_kv_heads % tp:
-        raise ExerciseFailed(f"tp={tp} 不整除 {model.n_heads} 个注意力头（KV 头 "
-                             f"{model.n_kv_heads} 个）")
+        raise ExerciseFailed(text("checks_2_5.tp_heads", tp=tp, heads=model.n_heads,
+                                  kv_heads=model.n_kv_heads))
     if train.global_batch % (dp * mb):
-        raise ExerciseFailed(f"global_batch={train.global_batch} 不能被 dp·micro_batch = "
-                             f"{dp}·{mb} = {dp * mb} 整除：每个副本要拿到整数个 micro-batch")
+        raise ExerciseFailed(text("checks_2_5.batch", batch=train.global_batch, dp=dp, mb=mb,
+                                  product=dp * mb))
     try:
         est = pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=v, micro_batch=mb,
                           zero_stage=zero)
     except ValueError as exc:
-        raise ExerciseFailed(f"这个布局不成立：{exc}") from None
+        raise ExerciseFailed(text("checks_2_5.invalid_layout", error=exc)) from None
     if not est.fits:
-        raise ExerciseFailed(f"{est.config} 放不下：每张卡要 {est.memory.total / GiB:.1f} GiB，"
-                             f"可用 {est.memory.usable / GiB:.1f} GiB（{est.reasons[-1]}）")
+        raise ExerciseFailed(text("checks_2_5.does_not_fit", config=est.config,
+                                  need=est.memory.total / GiB, usable=est.memory.usable / GiB,
+                                  reason=est.reasons[-1]))
     best = _best(model, cluster, train)
     slower = est.step_time_s / best.step_time_s - 1
     if slower > SPEED_TOLERANCE:
-        raise ExerciseFailed(
-            f"{est.config} 能放下，但估计步时 {est.step_time_s:.2f} s，比规划器的最优 "
-            f"{best.step_time_s:.2f} s 慢 {slower:.0%}（最多允许 {SPEED_TOLERANCE:.0%}）；"
-            f"看看 bubble（{est.bubble:.1%}）和暴露的通信（"
-            f"{sum(est.exposed_s.values()):.2f} s）")
+        raise ExerciseFailed(text("checks_2_5.too_slow", config=est.config,
+                                  step=est.step_time_s, best=best.step_time_s, slower=slower,
+                                  tolerance=SPEED_TOLERANCE, bubble=est.bubble,
+                                  exposed=sum(est.exposed_s.values())))
     for key, expected, unit in (("memory_gib", est.memory.total / GiB, "GiB"),
                                 ("step_time_s", est.step_time_s, "s")):
         got = _number(answer, key)
         if abs(got - expected) > NUMBER_TOLERANCE * expected:
-            raise ExerciseFailed(
-                f"布局正确，但 {key} = {got:.4g} {unit} 与规划器对这个布局的估计 "
-                f"{expected:.4g} {unit} 相差超过 {NUMBER_TOLERANCE:.0%}（用 pl.estimate 算你选的"
-                "这个布局，而不是别的布局）")
+            raise ExerciseFailed(text("checks_2_5.number_off", key=key, got=got, unit=unit,
+                                      expected=expected, tolerance=NUMBER_TOLERANCE))
 
 
 @graded("ex2_5_capstone", points=4)
@@ -177,7 +193,8 @@ def check_capstone(student_fn):
     shown = shown_scenarios()
     for k, scenario in enumerate(shown + _hidden_scenarios()):
         hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if hidden else f"用例：{scenario.name}"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
+                 else text("checks.case_about", what=scenario.name))
         with case(label, hidden=hidden):
             _grade_answer(scenario.model, scenario.cluster, scenario.train,
                           student_fn(scenario.model, scenario.cluster, scenario.train))
@@ -214,7 +231,7 @@ def diagnose_scenarios() -> list:
     """The scenarios of the shown diagnose cases: GPT-3 175B on 1024 A100-80GB and GPT-2
     small (124M, 12 heads, 12 layers) on 16 A100-40GB."""
     return [shown_scenarios()[0],
-            Scenario("GPT-2 124M，16 张 A100-40GB",
+            Scenario(text("checks_2_5.scenario", model="GPT-2 124M", gpus=16, gpu="A100-40GB"),
                      pl.Model(n_layers=12, hidden=768, n_heads=12, seq_len=1024, vocab=50257),
                      pl.Cluster("A100-40GB", 16), pl.Training(global_batch=512))]
 
@@ -252,16 +269,19 @@ def check_diagnose(student_fn):
     shown = _shown_configs()
     for k, (scenario, config) in enumerate(shown + _hidden_configs()):
         hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if hidden else \
-            f"用例：{scenario.name}，{config}"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
+                 else text("checks.case_about", what=text(
+                     "checks_2_5.scenario_config", name=scenario.name, config=config)))
         with case(label, hidden=hidden):
             got = student_fn(scenario.model, scenario.cluster, scenario.train, config)
             expected = diagnose(scenario.model, scenario.cluster, scenario.train, config)
             if got not in REASONS:
-                raise ExerciseFailed(f"应该返回 {sorted(REASONS)} 之一，实际得到 {got!r}")
+                raise ExerciseFailed(text("checks_2_5.not_a_reason", reasons=sorted(REASONS),
+                                          got=got))
             if got != expected:
-                raise ExerciseFailed(f"这个配置应判为 {expected!r}（{REASONS[expected]}），"
-                                     f"实际返回 {got!r}（{REASONS[got]}）")
+                raise ExerciseFailed(text("checks_2_5.wrong_reason", expected=expected,
+                                          expected_meaning=REASONS[expected], got=got,
+                                          got_meaning=REASONS[got]))
     return True
 
 
@@ -286,17 +306,19 @@ def check_training_days(student_fn):
                rng.choice([0.3, 0.4, 0.5])) for _ in range(6)]
     for k, args in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if is_hidden else \
-            f"用例 N={args[0]:.3g}, D={args[1]:.3g}, {args[2]} 卡, MFU {args[4]:.1%}"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
+                 else text("checks.case_call", call=text(
+                     "checks_2_5.days_case", n=args[0], tokens=args[1], gpus=args[2], mfu=args[4])))
         with case(label, hidden=is_hidden):
             expected, got = training_days(*args), student_fn(*args)
             if not isinstance(got, (int, float)) or isinstance(got, bool):
-                raise ExerciseFailed(f"应该返回天数（一个数），实际得到 {got!r}")
+                raise ExerciseFailed(text("checks_2_5.days_not_a_number", got=got))
             if abs(got - expected) > 1e-6 * expected:
                 hint = ""
                 if abs(got * 3 - expected) < 1e-3 * expected:
-                    hint = "（差 3 倍：训练是前向 2N + 反向 4N = 6N 次浮点运算每 token）"
+                    hint = text("checks_2_5.days_hint_factor_3")
                 elif abs(got * 86400 - expected) < 1e-3 * expected or abs(got - expected * 86400) < 1e-3 * got:
-                    hint = "（单位：要的是天，1 天 = 86400 秒）"
-                raise ExerciseFailed(f"期望 {expected:.4g} 天，实际 {got:.4g}{hint}")
+                    hint = text("checks_2_5.days_hint_unit")
+                raise ExerciseFailed(text("checks_2_5.days_wrong", expected=expected, got=got,
+                                          hint=hint))
     return True

@@ -1,0 +1,160 @@
+"""Messages of the checks of notebook 2.4's graded exercises (labs.exercises.hybrid_checks)."""
+
+MESSAGES = {
+    # --- what a case is about (the labels are checks.case_*) -------------------------------
+    "layout_case": {
+        "zh": "N={n:.3g}, {layers} 层, {heads} 头, {gpus} 卡（每节点 {per_node}）, "
+              "预算 {budget_gb:g} GB",
+        "en": "N={n:.3g}, {layers} layers, {heads} heads, {gpus} GPUs ({per_node} per node), "
+              "budget {budget_gb:g} GB",
+    },
+    "step_case": {
+        "zh": "dp={dp}, tp={tp}，MLP {d_in} → {hidden} → {d_out}，batch {batch}",
+        "en": "dp={dp}, tp={tp}, MLP {d_in} → {hidden} → {d_out}, batch {batch}",
+    },
+    # --- what is compared (the subject of a sentence) ---------------------------------------
+    "what_coords": {
+        "zh": "rank {rank} 的坐标",
+        "en": "the coordinates of rank {rank}",
+    },
+    "what_groups": {
+        "zh": "{dim} 组",
+        "en": "the {dim} groups",
+    },
+    "what_state_bytes": {
+        "zh": "每张卡的模型状态字节数",
+        "en": "the model-state size per GPU in bytes",
+    },
+    "what_layout_none": {
+        "zh": "返回值（没有能放下的配置时返回 None）",
+        "en": "the return value (None when no layout fits)",
+    },
+    "what_layout": {
+        "zh": "返回的 (dp, pp, tp)",
+        "en": "the returned (dp, pp, tp)",
+    },
+    "what_shard": {
+        "zh": "{weight} 的梯度分片",
+        "en": "the gradient shard of {weight}",
+    },
+    # --- exercises 1 and 2: coordinates and groups ------------------------------------------
+    "not_a_tuple": {
+        "zh": "{what}应该是 {n} 个整数的 tuple，实际得到 {got!r}",
+        "en": "{what} should be a tuple of {n} integers, got {got!r}",
+    },
+    "not_integers": {
+        "zh": "{what}应该是整数，实际得到 {got!r}",
+        "en": "{what} should be integers, got {got!r}",
+    },
+    "coords_wrong": {
+        "zh": "rank {rank} 的坐标 (dp, pp, tp) 应为 {expected}，实际 {got}"
+              "（TP 在最内层：rank = (dp·{pp} + pp)·{tp} + tp）",
+        "en": "the coordinates (dp, pp, tp) of rank {rank} should be {expected}, got {got} "
+              "(TP is innermost: rank = (dp·{pp} + pp)·{tp} + tp)",
+    },
+    "groups_not_lists": {
+        "zh": "{what}应该是 rank 列表的列表，例如 [[0, 1], [2, 3]]，实际 {groups!r}",
+        "en": "{what} should be a list of lists of ranks, e.g. [[0, 1], [2, 3]], got {groups!r}",
+    },
+    "groups_not_integers": {
+        "zh": "{what}里应该都是整数 rank：{groups!r}",
+        "en": "{what} should hold integer ranks only: {groups!r}",
+    },
+    "groups_wrong": {
+        "zh": "{dim} 组不对：应有 {count} 组、每组 {size} 个 rank，"
+              "例如 rank 0 所在的组是 {example}；实际得到 {got}",
+        "en": "wrong {dim} groups: there should be {count} groups of {size} ranks each, e.g. "
+              "rank 0's group is {example}; got {got}",
+    },
+    # --- exercise 4: choose a layout --------------------------------------------------------
+    "layout_gpu_count": {
+        "zh": "dp·pp·tp = {product}，不等于 {gpus} 张卡",
+        "en": "dp·pp·tp = {product}, not the {gpus} GPUs",
+    },
+    "layout_tp": {
+        "zh": "tp={tp} 必须整除 {heads} 个头并且不超过每节点的 {per_node} 张卡",
+        "en": "tp={tp} must divide the {heads} heads and be at most the {per_node} GPUs of a node",
+    },
+    "layout_memory": {
+        "zh": "这个配置每张卡要 {need_gb:.1f} GB，超过预算 {budget_gb:g} GB",
+        "en": "this layout needs {need_gb:.1f} GB per GPU, over the budget of {budget_gb:g} GB",
+    },
+    "layout_not_best": {
+        "zh": "能放下，但不是 tp·pp 最小（其次 tp 最大）的那一个",
+        "en": "it fits, but it is not the one with the smallest tp·pp (then the largest tp)",
+    },
+    "layout_wrong": {
+        "zh": "期望 (dp, pp, tp) = {expected}，实际 {got}：{why}",
+        "en": "expected (dp, pp, tp) = {expected}, got {got}: {why}",
+    },
+    # --- exercise 5: one DP × TP step on real ranks ------------------------------------------
+    "no_ready_made": {
+        "zh": "本练习不能使用现成的 {shown}：进程组要自己用 dist.new_group "
+              "创建，两层的切分和通信要自己写（可以用 f/g 算子，看提示 2）",
+        "en": "this exercise may not use the ready-made {shown}: create the process groups "
+              "yourself with dist.new_group, and write the split of both layers and their "
+              "communication yourself (the f/g operators may help, see hint 2)",
+    },
+    "new_group_differs": {
+        "zh": "第 {call} 次调用 dist.new_group 时各 rank 给的组不同（rank 0："
+              "{first}，rank {other}：{theirs}）：每个 rank 都要按相同的"
+              "顺序为每一个组调用 dist.new_group，包括自己不在其中的组（看提示 1）",
+        "en": "call {call} of dist.new_group was given different groups on different ranks "
+              "(rank 0: {first}, rank {other}: {theirs}): every rank must call dist.new_group "
+              "for every group, in the same order, including the groups it is not in (see hint 1)",
+    },
+    "new_group_missing": {
+        "zh": "rank {rank} 没有为组 {group} 调用 dist.new_group：每个 rank 都要为每一个"
+              " TP 组和每一个 DP 组调用 dist.new_group，包括自己不在其中的组（看提示 1）",
+        "en": "rank {rank} did not call dist.new_group for the group {group}: every rank must "
+              "call dist.new_group for every TP group and every DP group, including the groups "
+              "it is not in (see hint 1)",
+    },
+    "new_group_order": {
+        "zh": "rank {rank} 调用 dist.new_group 的组或顺序与 rank 0 不同（rank 0：{first}；"
+              "rank {rank}：{calls}）：每个 rank 都要按相同的顺序创建所有的组（看提示 1）",
+        "en": "rank {rank} called dist.new_group with other groups or in another order than "
+              "rank 0 (rank 0: {first}; rank {rank}: {calls}): every rank must create all the "
+              "groups in the same order (see hint 1)",
+    },
+    "not_two_tensors": {
+        "zh": "rank {rank} 应该返回两个张量 (w1 的梯度分片, w2 的梯度分片)，实际得到 {got!r}（看提示 2）",
+        "en": "rank {rank} should return two tensors (gradient shard of w1, gradient shard of "
+              "w2), got {got!r} (see hint 2)",
+    },
+    "shard_shape": {
+        "zh": "rank {rank} 的 {what}形状应为 {expected}，实际 {got}："
+              "列并行的第一层按输出切 w1 的行（dim 0），行并行的第二层按输入切 w2 的列"
+              "（dim 1），每个 rank 返回自己那一片的梯度（看提示 2）",
+        "en": "on rank {rank}, {what} should have shape {expected}, got {got}: the "
+              "column-parallel first layer splits the rows of w1 (dim 0) by output, the "
+              "row-parallel second layer splits the columns of w2 (dim 1) by input, and each "
+              "rank returns the gradient of its own slice (see hint 2)",
+    },
+    "shard_other_rank": {
+        "zh": "rank {rank} 返回的是 TP 坐标 {other} 的 {what}，它的 TP 坐标是 {t}："
+              "TP 在最内层，rank = dp_index·{tp} + tp_index（看提示 1）",
+        "en": "rank {rank} returned {what} of TP coordinate {other}, but its TP coordinate "
+              "is {t}: TP is innermost, rank = dp_index·{tp} + tp_index (see hint 1)",
+    },
+    "shard_times_dp": {
+        "zh": "rank {rank} 的 {what}是正确值的 {dp} 倍：在 DP 组里 all_reduce 求和之后，"
+              "还要除以 DP 组的大小 {dp}（看提示 1）",
+        "en": "on rank {rank}, {what} is {dp} times the right value: after the all_reduce "
+              "sum in the DP group, divide by the DP group's size {dp} (see hint 1)",
+    },
+    "shard_local_batch": {
+        "zh": "rank {rank} 的 {what}只用了它自己那 1/{dp} 批数据：要在它的 DP 组里"
+              "对梯度 all_reduce 求和再除以 dp（看提示 1）",
+        "en": "on rank {rank}, {what} uses only the rank's own 1/{dp} of the batch: all_reduce the "
+              "gradients (sum) in its DP group, then divide by dp (see hint 1)",
+    },
+    "shard_partial_sum": {
+        "zh": "rank {rank} 的 {what}是按第二层输出的部分和算出来的：行并行的输出要在 TP 组里"
+              " all-reduce（g 算子 reduce_from_tensor_parallel_region）之后再算 loss（看提示 1）",
+        "en": "on rank {rank}, {what} was computed from the partial sums of the second "
+              "layer's output: all-reduce the row-parallel output in the TP group (the g "
+              "operator, reduce_from_tensor_parallel_region) before computing the loss "
+              "(see hint 1)",
+    },
+}

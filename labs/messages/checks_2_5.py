@@ -1,0 +1,143 @@
+"""Messages of the checks of notebook 2.5's capstone exercises (labs.exercises.summary_checks)."""
+
+MESSAGES = {
+    # --- scenarios and case labels ----------------------------------------------------------
+    "scenario": {
+        "zh": "{model}，{gpus} 张 {gpu}",
+        "en": "{model}, {gpus} × {gpu}",
+    },
+    # what a case is about (the labels are checks.case_*)
+    "scenario_config": {
+        "zh": "{name}，{config}",
+        "en": "{name}, {config}",
+    },
+    "days_case": {
+        "zh": "N={n:.3g}, D={tokens:.3g}, {gpus} 卡, MFU {mfu:.1%}",
+        "en": "N={n:.3g}, D={tokens:.3g}, {gpus} GPUs, MFU {mfu:.1%}",
+    },
+    # --- the reasons a layout fails (summary_checks.REASONS) --------------------------------
+    "reason_ok": {
+        "zh": "能放下",
+        "en": "it fits",
+    },
+    "reason_gpu_count": {
+        "zh": "tp·pp·dp 不等于卡数",
+        "en": "tp·pp·dp is not the number of GPUs",
+    },
+    "reason_tp_node": {
+        "zh": "tp 超过每节点的卡数（TP 必须在 NVLink 内）",
+        "en": "tp exceeds the GPUs per node (TP must stay within NVLink)",
+    },
+    "reason_tp_heads": {
+        "zh": "tp 不整除注意力头数（或 KV 头数）",
+        "en": "tp does not divide the number of attention heads (or KV heads)",
+    },
+    "reason_batch": {
+        "zh": "global_batch 不能被 dp·micro_batch 整除",
+        "en": "global_batch is not divisible by dp·micro_batch",
+    },
+    "reason_pipeline": {
+        "zh": "流水线切不开（pp 超过层数，或交错 v 的条件不满足）",
+        "en": "the pipeline cannot be split (pp exceeds the layers, or the conditions of "
+              "interleaving v are not met)",
+    },
+    "reason_memory": {
+        "zh": "布局合法，但显存放不下",
+        "en": "the layout is valid, but it does not fit in GPU memory",
+    },
+    # --- exercise 1: choose a layout and justify it ------------------------------------------
+    "nothing_fits": {
+        "zh": "没有能放下的布局：{rejected}",
+        "en": "nothing fits: {rejected}",
+    },
+    "not_a_positive_int": {
+        "zh": "{key} 应该是正整数，实际得到 {value!r}",
+        "en": "{key} should be a positive integer, got {value!r}",
+    },
+    "not_a_positive_number": {
+        "zh": "{key} 应该是正数，实际得到 {value!r}",
+        "en": "{key} should be a positive number, got {value!r}",
+    },
+    "not_a_dict": {
+        "zh": "应该返回 dict（键 {keys}），实际得到 {type}",
+        "en": "should return a dict (keys {keys}), got {type}",
+    },
+    "missing_keys": {
+        "zh": "返回的 dict 缺少键 {missing}（需要 {keys}）",
+        "en": "the returned dict is missing the keys {missing} (it needs {keys})",
+    },
+    "gpu_count": {
+        "zh": "tp·pp·dp = {tp}·{pp}·{dp} = {product}，应该等于 {n_gpus} 张卡",
+        "en": "tp·pp·dp = {tp}·{pp}·{dp} = {product}, it should equal the {n_gpus} GPUs",
+    },
+    "tp_node": {
+        "zh": "tp={tp} 超过每节点的 {per_node} 张卡：TP 每层都要 all-reduce，"
+              "必须留在节点内的 NVLink 上",
+        "en": "tp={tp} exceeds the {per_node} GPUs per node: TP all-reduces in every layer, "
+              "so it must stay on the NVLink inside a node",
+    },
+    "tp_heads": {
+        "zh": "tp={tp} 不整除 {heads} 个注意力头（KV 头 {kv_heads} 个）",
+        "en": "tp={tp} does not divide the {heads} attention heads ({kv_heads} KV heads)",
+    },
+    "batch": {
+        "zh": "global_batch={batch} 不能被 dp·micro_batch = "
+              "{dp}·{mb} = {product} 整除：每个副本要拿到整数个 micro-batch",
+        "en": "global_batch={batch} is not divisible by dp·micro_batch = {dp}·{mb} = {product}: "
+              "each replica must get a whole number of micro-batches",
+    },
+    "invalid_layout": {
+        "zh": "这个布局不成立：{error}",
+        "en": "this layout is not possible: {error}",
+    },
+    "does_not_fit": {
+        "zh": "{config} 放不下：每张卡要 {need:.1f} GiB，可用 {usable:.1f} GiB（{reason}）",
+        "en": "{config} does not fit: it needs {need:.1f} GiB per GPU, {usable:.1f} GiB are "
+              "usable ({reason})",
+    },
+    "too_slow": {
+        "zh": "{config} 能放下，但估计步时 {step:.2f} s，比规划器的最优 "
+              "{best:.2f} s 慢 {slower:.0%}（最多允许 {tolerance:.0%}）；"
+              "看看 bubble（{bubble:.1%}）和暴露的通信（{exposed:.2f} s）",
+        "en": "{config} fits, but its estimated step time of {step:.2f} s is {slower:.0%} slower "
+              "than the planner's best, {best:.2f} s (at most {tolerance:.0%} allowed); look at "
+              "the bubble ({bubble:.1%}) and the exposed communication ({exposed:.2f} s)",
+    },
+    "number_off": {
+        "zh": "布局正确，但 {key} = {got:.4g} {unit} 与规划器对这个布局的估计 "
+              "{expected:.4g} {unit} 相差超过 {tolerance:.0%}（用 pl.estimate 算你选的"
+              "这个布局，而不是别的布局）",
+        "en": "the layout is right, but {key} = {got:.4g} {unit} differs from the planner's "
+              "estimate for this layout, {expected:.4g} {unit}, by more than {tolerance:.0%} "
+              "(run pl.estimate on the layout you chose, not on another one)",
+    },
+    # --- exercise 2: why does a layout fail? -------------------------------------------------
+    "not_a_reason": {
+        "zh": "应该返回 {reasons} 之一，实际得到 {got!r}",
+        "en": "should return one of {reasons}, got {got!r}",
+    },
+    "wrong_reason": {
+        "zh": "这个配置应判为 {expected!r}（{expected_meaning}），"
+              "实际返回 {got!r}（{got_meaning}）",
+        "en": "this layout should be judged {expected!r} ({expected_meaning}), "
+              "got {got!r} ({got_meaning})",
+    },
+    # --- exercise 3: how long does a run take? -----------------------------------------------
+    "days_not_a_number": {
+        "zh": "应该返回天数（一个数），实际得到 {got!r}",
+        "en": "should return the number of days (a number), got {got!r}",
+    },
+    "days_hint_factor_3": {
+        "zh": "（差 3 倍：训练是前向 2N + 反向 4N = 6N 次浮点运算每 token）",
+        "en": " (off by a factor of 3: training is forward 2N + backward 4N = 6N floating-point "
+              "operations per token)",
+    },
+    "days_hint_unit": {
+        "zh": "（单位：要的是天，1 天 = 86400 秒）",
+        "en": " (units: days are wanted, 1 day = 86400 seconds)",
+    },
+    "days_wrong": {
+        "zh": "期望 {expected:.4g} 天，实际 {got:.4g}{hint}",
+        "en": "expected {expected:.4g} days, got {got:.4g}{hint}",
+    },
+}
