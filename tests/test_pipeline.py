@@ -23,7 +23,8 @@ LAUNCH_TIMEOUT = 60
 
 # --- partition --------------------------------------------------------------------------------
 
-def test_partition_evenly_and_errors():
+def test_partition_evenly_and_errors(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     assert pp.partition_evenly(8, 4) == [(0, 2), (2, 4), (4, 6), (6, 8)]
     assert pp.partition_evenly(7, 3) == [(0, 3), (3, 5), (5, 7)]
     with pytest.raises(ValueError, match="cannot split 2 layers into 4 stages"):
@@ -103,7 +104,8 @@ def test_bubble_formula_and_min_microbatches():
     assert pp.min_microbatches(8, 0.10) == 63 and pp.min_microbatches(12, 0.10) == 99
 
 
-def test_deadlock_and_bad_schedules_are_errors():
+def test_deadlock_and_bad_schedules_are_errors(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     good = pp.build_schedule("gpipe", 2, 1)
     r0 = [Action("F", 0, 0), Action("RECV_B", 0, 0, 1), Action("SEND_F", 0, 0, 1), Action("B", 0, 0)]
     with pytest.raises(pp.DeadlockError, match=r"rank 0 waits at RECV_B0<-1.*rank 1 waits at RECV_F0<-0"):
@@ -118,11 +120,36 @@ def test_deadlock_and_bad_schedules_are_errors():
         pp.build_schedule("interleaved", 4, 6, 2)
 
 
-def test_microbatches_must_divide_the_batch():
+def test_microbatches_must_divide_the_batch(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     with pytest.raises(ValueError, match="cannot be split into 3 equal micro-batches"):
         pp.split_microbatches(torch.zeros(8, 4), 3)
     with pytest.raises(ValueError, match="cannot be split into 3"):
         px.PipelineRun(batch_size=8, n_microbatches=3)
+
+
+def test_errors_in_the_notebooks_language(monkeypatch):
+    """The same errors in the Chinese edition: Chinese, with the same numbers and names."""
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(ValueError, match="无法把 2 层切成 4 个 stage"):
+        pp.partition_evenly(2, 4)
+    with pytest.raises(ValueError, match=r"8 行的 batch 无法平均切成 3 个 micro-batch；请从 \[1, 2, 4, 8\]"):
+        pp.split_microbatches(torch.zeros(8, 4), 3)
+    good = pp.build_schedule("gpipe", 2, 1)
+    r0 = [Action("F", 0, 0), Action("RECV_B", 0, 0, 1), Action("SEND_F", 0, 0, 1), Action("B", 0, 0)]
+    with pytest.raises(pp.DeadlockError, match=r"死锁.*rank 0 停在 RECV_B0<-1.*；rank 1 停在 RECV_F0<-0"):
+        pp.simulate([r0, good[1]])
+    with pytest.raises(pp.ScheduleError, match="调度从不运行 stage 1 的 B0"):
+        pp.simulate([good[0], [a for a in good[1] if a.kind != "B"]])
+    with pytest.raises(pp.ScheduleError, match="排在它的前向之前"):
+        pp.simulate([[Action("B", 0, 0), Action("F", 0, 0)]])
+    with pytest.raises(ValueError, match="n_microbatches=6 必须是 4 的倍数"):
+        pp.build_schedule("interleaved", 4, 6, 2)
+    with pytest.raises(ValueError, match="未知的调度 'zb'"):
+        pp.build_schedule("zb", 2, 2)
+    monkeypatch.setenv("LABS_LANG", "en")
+    with pytest.raises(ValueError, match="schedule 'zb' is unknown"):
+        pp.build_schedule("zb", 2, 2)
 
 
 # --- the executor on real ranks ------------------------------------------------------------------

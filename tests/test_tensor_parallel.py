@@ -185,7 +185,8 @@ def test_shard_and_unshard_are_inverse():
     (dict(n_embd=24, n_head=2, vocab_size=97), 2, None, ["2", "vocab_size=97"]),
     (dict(), 2, 3, ["world size 3", "groups of 2"]),
 ])
-def test_bad_layouts_name_the_numbers(change, tp, world, words):
+def test_bad_layouts_name_the_numbers(change, tp, world, words, monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     config = TinyGPTConfig(**{**dict(vocab_size=96, block_size=16, n_layer=1, n_head=4,
                                      n_embd=32), **change})
     with pytest.raises(ValueError) as info:
@@ -194,10 +195,25 @@ def test_bad_layouts_name_the_numbers(change, tp, world, words):
         assert word in str(info.value)
 
 
-def test_width_not_divisible_is_named():
+def test_width_not_divisible_is_named(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     config = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=1, n_head=1, n_embd=30)
     with pytest.raises(ValueError, match=r"size 4 does not divide n_head=1 .*nor n_embd=30 "):
         validate_tp_layout(config, 4)
+
+
+def test_layout_errors_in_the_notebooks_language(monkeypatch):
+    """The same errors in the Chinese edition: Chinese, with the same numbers and names."""
+    monkeypatch.setenv("LABS_LANG", "zh")
+    config = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=1, n_head=1, n_embd=30)
+    with pytest.raises(ValueError, match=r"张量并行规模 4 不能整除 n_head=1（每个 rank 运行完整的头.*"
+                                         r"，也不能整除 n_embd=30"):
+        validate_tp_layout(config, 4)
+    with pytest.raises(ValueError, match="world size 3 无法分成每组 2 个 rank 的张量并行组"):
+        validate_tp_layout(TinyGPTConfig(vocab_size=96, block_size=16, n_layer=1, n_head=4,
+                                         n_embd=32), 2, world_size=3)
+    with pytest.raises(ValueError, match="请让它是 6 的倍数"):
+        shard(torch.zeros(8, 2), 0, 0, 2, stride=3)
 
 
 def _world_3_tp_2():
@@ -205,7 +221,8 @@ def _world_3_tp_2():
     tensor_parallel_group(2)
 
 
-def test_world_size_the_layout_cannot_use():
+def test_world_size_the_layout_cannot_use(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")  # the ranks speak the launching process's language
     with pytest.raises(labs.RankError, match=r"world size 3 cannot be split into tensor-parallel "
                                              r"groups of 2"):
         labs.launch(_world_3_tp_2, 3, backend="gloo", timeout=TIMEOUT)

@@ -15,7 +15,7 @@
    memory per rank.
 7. :mod:`~labs.pipeline.experiments` -- a training step on real ranks compared with one process
    and with torch.distributed.pipelining, the sweeps of notebook 2.3, and what each measurement
-   says against the formula (``interpret_*``, Chinese, printed by the notebook).
+   says against the formula (``interpret_*``, in the notebook's language, printed by the notebook).
 
 The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.cost`'s; the timeline type is
 :mod:`labs.timeline`'s. ``from labs import pipeline as pp`` gives the names below::

@@ -30,6 +30,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
+from labs.messages import text
 from labs.pipeline.comm import recv_message, send_message
 from labs.pipeline.schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, Action, stage_rank
 from labs.pipeline.simulator import simulate
@@ -52,10 +53,14 @@ class FixedTime:
 
     @property
     def label(self) -> str:
+        """The mode as a figure's title names it (in the figures' language, when asked)."""
+        from labs.plots import label
+
         def ms(v):
             return (f"{v * 1e3:g}" if not isinstance(v, (list, tuple))
                     else "/".join(f"{x * 1e3:.3g}" for x in v))
-        return f"fixed-time mode (F={ms(self.forward_s)} ms, B={ms(self.backward_s)} ms per stage)"
+        return label("pipeline.fig_fixed_time_mode", forward=ms(self.forward_s),
+                     backward=ms(self.backward_s))
 
 
 def mode_label(timing: FixedTime | None) -> str:
@@ -129,7 +134,7 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
     """
     rank, p = dist.get_rank(group), dist.get_world_size(group)
     if len(schedule) != p:
-        raise ValueError(f"the schedule has {len(schedule)} ranks but the group has {p}")
+        raise ValueError(text("pipeline.schedule_ranks", n=len(schedule), p=p))
     plan = simulate(schedule).info  # raises DeadlockError / ScheduleError before any message
     n_stages, m = plan["n_stages"], plan["n_microbatches"]
     device = next(next(iter(stages.values())).parameters()).device

@@ -10,10 +10,11 @@ joins them into one loss, gradients and weights named as in the whole model, com
     per_rank = labs.launch(pipeline_step, 4, args=(run,))
     got, ref = merge(per_rank), reference_step(run)    # compare loss, grads, state
 
-The ``interpret_*`` functions turn the measured timelines into the notebook's conclusion, in
-Chinese: the formula's expectation, whether this machine's measurement agrees, and why not when
-it does not (overruns of the fixed-time mode, real compute that is shorter than the send/recv and
-Python overheads, ranks sharing a few CPU cores). They take plain numbers (idle shares, seconds).
+The ``interpret_*`` functions turn the measured timelines into the notebook's conclusion, in its
+language (the messages ``pipeline.*`` of :mod:`labs.messages`): the formula's expectation,
+whether this machine's measurement agrees, and why not when it does not (overruns of the
+fixed-time mode, real compute that is shorter than the send/recv and Python overheads, ranks
+sharing a few CPU cores). They take plain numbers (idle shares, seconds).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import torch.distributed as dist
 import labs
 from labs import pipeline as pp
 from labs.data import CharTokenizer, get_batch
+from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
 from labs.numerics import assert_close
 from labs.reference import make_optimizer, train_reference
@@ -73,8 +75,9 @@ class PipelineRun:
         n_stages = n_ranks * self.n_chunks
         if self.bounds is not None:
             if len(self.bounds) != n_stages:
-                raise ValueError(f"bounds has {len(self.bounds)} stages but {n_ranks} ranks x "
-                                 f"{self.n_chunks} chunks need {n_stages}")
+                raise ValueError(text("pipeline.bounds_mismatch", n=len(self.bounds),
+                                      n_ranks=n_ranks, n_chunks=self.n_chunks,
+                                      n_stages=n_stages))
             return [tuple(b) for b in self.bounds]
         return pp.partition_evenly(self.config.n_layer, n_stages)
 
@@ -144,8 +147,8 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
     dp = dist.get_world_size(dp_group) if dp_group is not None else 1
     dp_rank = dist.get_rank(dp_group) if dp_group is not None else 0
     if run.batch_size % (dp * m):
-        raise ValueError(f"batch_size={run.batch_size} cannot be split into {dp} data-parallel "
-                         f"slices of {m} micro-batches: make it a multiple of {dp * m}")
+        raise ValueError(text("pipeline.dp_split", batch_size=run.batch_size, dp=dp, m=m,
+                              multiple=dp * m))
     stages = pp.build_gpt_stages(model, bounds, rank, p)
     schedule = run.build_schedule(p)
     params = [q for s in stages.values() for q in s.parameters()]
@@ -186,7 +189,7 @@ def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None
 
     classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
     if run.schedule not in classes or run.n_chunks != 1:
-        raise ValueError(f"torch comparison covers {sorted(classes)} with one chunk per rank")
+        raise ValueError(text("pipeline.torch_compare", schedules=sorted(classes)))
     rank, p, bounds, model = _setup(run, group)
     m = run.n_microbatches
     (module,) = pp.build_gpt_stages(model, bounds, rank, p).values()
@@ -222,7 +225,7 @@ def merge(per_rank: list[dict]) -> dict:
 def reference_step(run: PipelineRun) -> dict:
     """The ground truth: the same steps in one process (labs.reference.train_reference)."""
     if run.config.vocab_size < CharTokenizer().vocab_size:
-        raise ValueError("the config's vocabulary is smaller than the corpus's")
+        raise ValueError(text("pipeline.vocab_too_small"))
     result = train_reference(TinyGPT(run.config, seed=run.seed), run.batches,
                              steps=run.steps, lr=run.lr, optimizer=run.optimizer)
     return dict(loss=result.losses[-1], grads=result.grads_of_last_step, state=result.state_dict)
@@ -233,14 +236,15 @@ def compare(got: dict, expected: dict, **tolerances) -> None:
     ``atol=`` override it). Not bit-exact: the pipeline sums the micro-batches' gradients
     (each scaled by 1/m) where one process differentiates the mean over the whole batch, so
     float rounding differs in the last bits."""
-    assert_close(got["loss"], expected["loss"], **tolerances, msg="loss")
-    assert got["grads"].keys() == expected["grads"].keys(), "not every parameter got a gradient"
+    assert_close(got["loss"], expected["loss"], **tolerances, msg=text("pipeline.compare_loss"))
+    if got["grads"].keys() != expected["grads"].keys():
+        raise AssertionError(text("pipeline.compare_missing_grads"))
     for name in expected["grads"]:
         assert_close(got["grads"][name], expected["grads"][name], **tolerances,
-                     msg=f"gradient of {name}")
+                     msg=text("pipeline.compare_gradient", name=name))
     for name in expected["state"]:
         assert_close(got["state"][name], expected["state"][name], **tolerances,
-                     msg=f"weight {name} after the step")
+                     msg=text("pipeline.compare_weight", name=name))
 
 
 def timeline_of(per_rank: list[dict], run: PipelineRun) -> pp.Timeline:
@@ -287,9 +291,10 @@ def simulate_run(run: PipelineRun, n_ranks: int) -> pp.Timeline:
                        backward_s=timing.backward_s)
 
 
-# --- what the measurements say (Chinese, for the notebook) ----------------------------------------
+# --- what the measurements say (in the notebook's language) ---------------------------------------
 
 TOLERANCE = 0.02  # an idle share within 2 percentage points of the formula agrees with it
+
 
 
 def _mean(x) -> float:
@@ -297,22 +302,19 @@ def _mean(x) -> float:
 
 
 def _pts(x: float) -> str:
-    return f"{abs(x) * 100:.1f} 个百分点"
+    return text("pipeline.points", value=abs(x) * 100)
 
 
 def _why_real(ranks: int | None, cores: int | None) -> str:
-    crowd = (f"，以及 {ranks} 个 rank 抢 {cores} 个 CPU 核造成的等待"
-             if ranks is not None and cores is not None and ranks > cores else "")
-    return (f"小模型的一次前向只要零点几毫秒，send/recv 的延迟、Python 的开销{crowd}都和计算一样长，"
-            "它们都算进了空闲；公式只数调度本身造成的空等。在 GPU 上计算远比这些开销长，实测会接近公式")
+    if ranks is not None and cores is not None and ranks > cores:
+        return text("pipeline.why_real_crowded", ranks=ranks, cores=cores)
+    return text("pipeline.why_real")
 
 
 def _why_fixed(overruns: int) -> str:
     if overruns:
-        return (f"有 {overruns} 个动作的真实计算超过了规定时长（机器很忙），超出的部分把时间线拉长了"
-                "（依赖它的 rank 多等，空闲偏高；超时的 rank 自己多忙，空闲偏低）")
-    return ("而且没有动作超时：这台机器的睡眠唤醒与进程调度延迟混进了时间线（机器负载重时会这样），"
-            "重新运行通常更接近")
+        return text("pipeline.why_fixed_overruns", overruns=overruns)
+    return text("pipeline.why_fixed_no_overruns")
 
 
 def interpret_bubble(measured, formula: float, *, fixed_time: bool, overruns: int = 0,
@@ -322,22 +324,21 @@ def interpret_bubble(measured, formula: float, *, fixed_time: bool, overruns: in
     CPU: usually far above the formula (overheads as long as the compute)."""
     mean = _mean(measured)
     diff = mean - formula
-    head = f"实测空闲占比 {mean:.1%}，公式 {formula:.1%}"
+    head = text("pipeline.bubble_head", mean=mean, formula=formula)
     if abs(diff) <= TOLERANCE:
         if fixed_time:
-            text = f"{head}：一致（差 {_pts(diff)}），时间线上只剩调度本身"
             if overruns:
-                text += f"（有 {overruns} 个动作超时，影响在 {TOLERANCE:.0%} 的容差之内）"
-            return "结论：" + text + "。"
-        return (f"结论：{head}：真实计算模式下也一致（差 {_pts(diff)}），这台机器上每个动作的计算"
-                "远比通信与调度开销长，就像 GPU 上的大模型那样。")
-    side = "高" if diff > 0 else "低"
+                return text("pipeline.bubble_fixed_agree_overruns", head=head, diff=_pts(diff),
+                          overruns=overruns, tolerance=TOLERANCE)
+            return text("pipeline.bubble_fixed_agree", head=head, diff=_pts(diff))
+        return text("pipeline.bubble_real_agree", head=head, diff=_pts(diff))
     if fixed_time:
-        return f"结论：{head}，实测{side}了 {_pts(diff)}：{_why_fixed(overruns)}。"
+        side = text("pipeline.higher" if diff > 0 else "pipeline.lower")
+        return text("pipeline.bubble_fixed_off", head=head, side=side,
+                  diff=_pts(diff), why=_why_fixed(overruns))
     if diff > 0:
-        return f"结论：{head}，真实计算模式下实测高了 {_pts(diff)}：{_why_real(ranks, cores)}。"
-    return (f"结论：{head}，真实计算模式下实测低了 {_pts(diff)}：公式假设每个动作一样长，这次各动作的"
-            "长短差别很大（抢核），有的 rank 恰好一直有活干。")
+        return text("pipeline.bubble_real_high", head=head, diff=_pts(diff), why=_why_real(ranks, cores))
+    return text("pipeline.bubble_real_low", head=head, diff=_pts(diff))
 
 
 def interpret_schedules(steps_s: dict, idle: dict, formula: float, *, overruns: int = 0) -> str:
@@ -347,16 +348,18 @@ def interpret_schedules(steps_s: dict, idle: dict, formula: float, *, overruns: 
     names = list(steps_s)
     fast, slow = min(steps_s.values()), max(steps_s.values())
     means = {n: _mean(idle[n]) for n in names}
-    steps = "、".join(f"{n} {steps_s[n] * 1e3:.0f} ms" for n in names)
-    shares = "、".join(f"{n} {means[n]:.1%}" for n in names)
+    sep = text("pipeline.list_sep")
+    head = text("pipeline.schedules_head",
+              steps=sep.join(text("pipeline.schedule_step", name=n, ms=steps_s[n] * 1e3) for n in names),
+              shares=sep.join(text("pipeline.schedule_share", name=n, share=means[n]) for n in names),
+              formula=formula)
     same = slow <= fast * (1 + TOLERANCE) and max(means.values()) - min(means.values()) <= TOLERANCE
     on_formula = all(abs(x - formula) <= TOLERANCE for x in means.values())
     if same and on_formula:
-        return (f"一步用时 {steps}；平均空闲占比 {shares}，公式 {formula:.1%}。\n结论：两种调度一样长、"
-                "空闲一样多，都等于公式：1F1B 没有缩小气泡，它改变的是同时在途的激活值（下面）。")
-    return (f"一步用时 {steps}；平均空闲占比 {shares}，公式 {formula:.1%}。\n结论：这次实测的两种调度"
-            f"{'不一样长或空闲不同' if not same else '偏离了公式'}，这是这台机器的原因，不是调度的："
-            f"{_why_fixed(overruns)}。上面模拟的时间线（没有噪声）里两者完全相同。")
+        return head + "\n" + text("pipeline.schedules_same")
+    return head + "\n" + text("pipeline.schedules_off_formula" if same
+                               else "pipeline.schedules_differ",
+                             why=_why_fixed(overruns))
 
 
 def interpret_bubble_sweep(sweep: dict, *, fixed_time: bool, overruns: int = 0,
@@ -367,15 +370,15 @@ def interpret_bubble_sweep(sweep: dict, *, fixed_time: bool, overruns: int = 0,
     worst_key = max(diffs, key=lambda k: abs(diffs[k]))
     worst = diffs[worst_key]
     avg = sum(diffs.values()) / len(diffs)
-    head = (f"m ≥ p 的 {len(diffs)} 个点：实测平均比公式{'高' if avg >= 0 else '低'} {_pts(avg)}，"
-            f"偏差最大的是 p={worst_key[0]}、m={worst_key[1]}（{worst * 100:+.1f} 个百分点）")
+    side = text("pipeline.higher" if avg >= 0 else "pipeline.lower")
+    head = text("pipeline.sweep_head", n=len(diffs), side=side,
+              avg=_pts(avg), p=worst_key[0], m=worst_key[1], worst=worst * 100)
     if abs(worst) <= TOLERANCE:
-        mode = "固定时长模式下" if fixed_time else "真实计算模式下也"
-        return f"{head}。\n结论：{mode}实测点落在公式曲线上。"
+        return head + "\n" + text("pipeline.sweep_on_curve_fixed" if fixed_time
+                                   else "pipeline.sweep_on_curve_real")
     if fixed_time:
-        return f"{head}。\n结论：固定时长模式下本应落在曲线上，这次偏离了：{_why_fixed(overruns)}。"
-    return (f"{head}。\n结论：真实计算模式下点偏离公式曲线，而且 m 越大、每个动作越短，偏得越明显："
-            f"{_why_real(max(sweep), cores)}。")
+        return head + "\n" + text("pipeline.sweep_fixed_off", why=_why_fixed(overruns))
+    return head + "\n" + text("pipeline.sweep_real_off", why=_why_real(max(sweep), cores))
 
 
 def interpret_interleaving(idle_plain, idle_inter, step_plain_s: float, step_inter_s: float, *,
@@ -384,15 +387,14 @@ def interpret_interleaving(idle_plain, idle_inter, step_plain_s: float, step_int
     Expected: idle share (p-1)/(m+p-1) -> (p-1)/(v·m+p-1) and a shorter step."""
     f1, fv = pp.bubble_fraction(p, m), pp.bubble_fraction(p, m, v)
     a, b = _mean(idle_plain), _mean(idle_inter)
-    text = (f"空闲占比：1F1B 实测 {a:.1%}（公式 {f1:.1%}），交错式 v={v} 实测 {b:.1%}（公式 {fv:.1%}）；"
-            f"一步用时 {step_plain_s * 1e3:.0f} ms → {step_inter_s * 1e3:.0f} ms。")
+    head = text("pipeline.inter_head", a=a, f1=f1, v=v, b=b, fv=fv, plain_ms=step_plain_s * 1e3,
+              inter_ms=step_inter_s * 1e3)
     agree = abs(a - f1) <= TOLERANCE and abs(b - fv) <= TOLERANCE
     if b < a - TOLERANCE and step_inter_s < step_plain_s:
-        text += f"\n结论：交错把空闲从 {a:.1%} 降到 {b:.1%}，一步也变短了"
-        text += "，与公式一致。" if agree else f"；数值与公式有偏差：{_why_fixed(overruns)}。"
-        return text
-    return (text + f"\n结论：这次没有测到交错的收益，与公式（{f1:.1%} → {fv:.1%}）不符：这是这台机器的原因："
-            f"{_why_fixed(overruns)}。")
+        if agree:
+            return head + "\n" + text("pipeline.inter_gain", a=a, b=b)
+        return head + "\n" + text("pipeline.inter_gain_biased", a=a, b=b, why=_why_fixed(overruns))
+    return head + "\n" + text("pipeline.inter_none", f1=f1, fv=fv, why=_why_fixed(overruns))
 
 
 def interpret_stages(by_p: dict, m: int, *, overruns: int = 0) -> str:
@@ -403,14 +405,14 @@ def interpret_stages(by_p: dict, m: int, *, overruns: int = 0) -> str:
     formula = [pp.bubble_fraction(p, m) for p in ps]
     rising = all(b > a for a, b in zip(measured, measured[1:]))
     off = max(abs(x - f) for x, f in zip(measured, formula))
-    text = (f"m={m} 时，p = {'、'.join(map(str, ps))} 的实测空闲 "
-            f"{' → '.join(f'{x:.1%}' for x in measured)}，公式 {' → '.join(f'{x:.1%}' for x in formula)}。\n")
+    head = text("pipeline.stages_head", m=m, ps=text("pipeline.list_sep").join(map(str, ps)),
+              measured=" → ".join(f"{x:.1%}" for x in measured),
+              formula=" → ".join(f"{x:.1%}" for x in formula))
     if rising:
-        text += "结论：stage 越多，气泡越大，与公式的趋势一致"
-        text += ("。" if off <= TOLERANCE else
-                 f"；个别点偏离公式 {_pts(off)}：{_why_fixed(overruns)}。")
-        return text
-    return text + f"结论：这次实测没有随 p 单调上升，与公式不符：{_why_fixed(overruns)}。"
+        if off <= TOLERANCE:
+            return head + "\n" + text("pipeline.stages_rising")
+        return head + "\n" + text("pipeline.stages_rising_off", off=_pts(off), why=_why_fixed(overruns))
+    return head + "\n" + text("pipeline.stages_flat", why=_why_fixed(overruns))
 
 
 def interpret_microbatch(sizes: Sequence[int], throughput: Sequence[float],
@@ -425,21 +427,17 @@ def interpret_microbatch(sizes: Sequence[int], throughput: Sequence[float],
     in_flight = [min(p, batch // size) * size for size in sizes]  # sequences rank 0 holds
     per_seq = [mem / n for mem, n in zip(peak_bytes, in_flight)]
     linear = max(per_seq) <= 1.25 * min(per_seq)
-    lines = [f"吞吐最高的是 micro-batch = {b}（m = {batch // b}，{throughput[best]:.0f} tokens/s）。"]
-    lines.append(("显存：rank 0 的峰值激活值与它同时持有的序列数 min(p, m)·b 成正比（每条序列约 "
-                  f"{sum(per_seq) / len(per_seq) / 1024:.0f} KiB）。") if linear else
-                 "显存：峰值激活值没有与 min(p, m)·b 成正比（测量受分配器影响）。")
+    lines = [text("pipeline.mb_best", b=b, m=batch // b, throughput=throughput[best])]
+    lines.append(text("pipeline.mb_memory_linear", kib=sum(per_seq) / len(per_seq) / 1024) if linear else
+                 text("pipeline.mb_memory_not_linear"))
     if b == max(sizes):
-        lines.append(f"结论：这台机器上最大的 micro-batch 最快，尽管 m = {worst_m} 时气泡占 "
-                     f"{bubbles[max(sizes)]:.0%}：每次计算的固定开销比气泡更要紧。")
+        lines.append(text("pipeline.mb_largest", m=worst_m, bubble=bubbles[max(sizes)]))
     elif b == min(sizes):
-        lines.append("结论：这台机器上最小的 micro-batch 最快：气泡最小，而小计算的固定开销在这里不显著。")
+        lines.append(text("pipeline.mb_smallest"))
     else:
-        lines.append(f"结论：最优值在中间。更大的 micro-batch 意味着更少的 micro-batch（m = {batch}/b），"
-                     f"气泡 (p−1)/(m+p−1) 变大（b = {max(sizes)} 时 m = {worst_m}，气泡 "
-                     f"{bubbles[max(sizes)]:.0%}）；更小的 micro-batch 让每次计算太小，Python、算子启动和 "
-                     "send/recv 的固定开销占了主导。")
-    lines.append("最优的 micro-batch 大小取决于模型和机器，要实测，不能只按\"显存允许的最大值\"来选。")
+        lines.append(text("pipeline.mb_middle", batch=batch, largest=max(sizes), m=worst_m,
+                        bubble=bubbles[max(sizes)]))
+    lines.append(text("pipeline.mb_measure"))
     return "\n".join(lines)
 
 
@@ -449,10 +447,10 @@ def interpret_balance(step_s: dict, simulated_s: dict, *, overruns: int = 0) -> 
     (even, balanced) = list(step_s)
     got = step_s[even] / step_s[balanced]
     want = simulated_s[even] / simulated_s[balanced]
-    text = (f"实测：{even} {step_s[even] * 1e3:.0f} ms，{balanced} {step_s[balanced] * 1e3:.0f} ms，"
-            f"后者快 {got:.2f}×；模拟器按同样的时长预测 {want:.2f}×。\n")
+    head = text("pipeline.balance_head", even=even, even_ms=step_s[even] * 1e3, balanced=balanced,
+              balanced_ms=step_s[balanced] * 1e3, got=got, want=want)
     if got > 1 + TOLERANCE:
-        text += "结论：按成本平衡后一步变快了：最慢的 stage 决定整条流水线的节拍"
-        return text + ("，与模拟一致。" if abs(got - want) <= 0.05 * want else
-                       f"；与模拟的差别来自这台机器：{_why_fixed(overruns)}。")
-    return text + f"结论：这次没有测到平衡切分的收益，与模拟（{want:.2f}×）不符：{_why_fixed(overruns)}。"
+        if abs(got - want) <= 0.05 * want:
+            return head + "\n" + text("pipeline.balance_agree")
+        return head + "\n" + text("pipeline.balance_machine", why=_why_fixed(overruns))
+    return head + "\n" + text("pipeline.balance_none", want=want, why=_why_fixed(overruns))

@@ -18,6 +18,7 @@ from typing import Sequence
 from torch import Tensor, nn
 
 from labs.memory import transformer_layer_params
+from labs.messages import text
 from labs.models import TinyGPTConfig
 from labs.pipeline.schedules import stage_rank
 
@@ -32,11 +33,9 @@ Bounds = list[tuple[int, int]]  # per stage: layers [start, stop)
 
 def _check_stages(n_layers: int, n_stages: int) -> None:
     if not isinstance(n_stages, int) or n_stages < 1:
-        raise ValueError(f"n_stages={n_stages!r} must be a positive integer")
+        raise ValueError(text("pipeline.positive_int", name="n_stages", value=n_stages))
     if n_stages > n_layers:
-        raise ValueError(f"cannot split {n_layers} layers into {n_stages} stages: every stage "
-                         f"needs at least one layer. Use at most {n_layers} stages (or "
-                         f"n_stages / n_chunks), or a deeper model.")
+        raise ValueError(text("pipeline.too_many_stages", n_layers=n_layers, n_stages=n_stages))
 
 
 def partition_evenly(n_layers: int, n_stages: int) -> Bounds:
@@ -169,12 +168,12 @@ def check_microbatches(batch_size: int, n_microbatches: int) -> None:
     """Raise ValueError, naming the numbers that would work, unless ``n_microbatches`` equal
     micro-batches can be cut from a batch of ``batch_size`` rows."""
     if not isinstance(n_microbatches, int) or n_microbatches < 1:
-        raise ValueError(f"n_microbatches={n_microbatches!r} must be a positive integer")
+        raise ValueError(text("pipeline.positive_int", name="n_microbatches",
+                              value=n_microbatches))
     if batch_size % n_microbatches:
         divisors = [d for d in range(1, batch_size + 1) if batch_size % d == 0]
-        raise ValueError(f"a batch of {batch_size} rows cannot be split into {n_microbatches} "
-                         f"equal micro-batches; use n_microbatches among {divisors} or a batch "
-                         f"size that is a multiple of {n_microbatches}")
+        raise ValueError(text("pipeline.microbatches_split", batch_size=batch_size,
+                              m=n_microbatches, divisors=divisors))
 
 
 def split_microbatches(batch: Tensor, n_microbatches: int) -> list[Tensor]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import NamedTuple, Sequence
 
 from labs.cost import bubble_fraction, min_microbatches  # the formulas live in labs.cost
+from labs.messages import text
 
 __all__ = ["F", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",
            "Schedule", "stage_rank", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
@@ -65,7 +66,7 @@ def stage_rank(stage: int, n_ranks: int) -> int:
 def _check_counts(n_stages: int, n_microbatches: int) -> None:
     for name, value in (("n_stages", n_stages), ("n_microbatches", n_microbatches)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name}={value!r} must be a positive integer")
+            raise ValueError(text("pipeline.positive_int", name=name, value=value))
 
 
 # --- compute orders: what each rank computes, in order --------------------------------------
@@ -111,10 +112,9 @@ def interleaved_order(n_ranks: int, n_chunks: int, n_microbatches: int, rank: in
     _check_counts(n_ranks, n_microbatches)
     p, v, m = n_ranks, n_chunks, n_microbatches
     if not isinstance(v, int) or v < 1:
-        raise ValueError(f"n_chunks={v!r} must be a positive integer")
+        raise ValueError(text("pipeline.positive_int", name="n_chunks", value=v))
     if m % p:
-        raise ValueError(f"interleaved 1F1B sends micro-batches through the chunks in groups of "
-                         f"p={p}: n_microbatches={m} must be a multiple of {p}")
+        raise ValueError(text("pipeline.interleaved_multiple", p=p, m=m))
 
     def unit(k: int, forward: bool) -> Action:  # the k-th forward (or backward) of this rank
         chunk = (k % (p * v)) // p
@@ -169,9 +169,9 @@ def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int =
     elif name == "interleaved":
         orders = [interleaved_order(n_ranks, n_chunks, n_microbatches, r) for r in range(n_ranks)]
     else:
-        raise ValueError(f"schedule {name!r} is unknown; use one of {SCHEDULES}")
+        raise ValueError(text("pipeline.unknown_schedule", name=name, schedules=SCHEDULES))
     if name != "interleaved" and n_chunks != 1:
-        raise ValueError(f"{name} runs one chunk per rank; n_chunks={n_chunks} needs 'interleaved'")
+        raise ValueError(text("pipeline.one_chunk", name=name, n_chunks=n_chunks))
     return add_communication(orders, n_ranks * n_chunks)
 
 

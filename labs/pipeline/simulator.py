@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from labs.messages import text
 from labs.pipeline.schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, Action,
                                      stage_rank)
 from labs.timeline import SIMULATED, Event, Timeline
@@ -46,27 +47,28 @@ def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
     p = len(schedule)
     computes = [(r, a) for r, acts in enumerate(schedule) for a in acts if a.kind in COMPUTE]
     if not computes:
-        raise ScheduleError("the schedule computes nothing")
+        raise ScheduleError(text("pipeline.computes_nothing"))
     for r, acts in enumerate(schedule):
         for a in acts:
             if a.kind not in KINDS:
-                raise ScheduleError(f"rank {r}: unknown action kind {a.kind!r}; use one of {KINDS}")
+                raise ScheduleError(text("pipeline.unknown_kind", r=r, kind=a.kind, kinds=KINDS))
     n_stages = 1 + max(a.stage for _, a in computes)
     m = 1 + max(a.mb for _, a in computes)
     seen: dict[tuple, int] = {}
     for r, a in computes:
         if stage_rank(a.stage, p) != r:
-            raise ScheduleError(f"{a} of stage {a.stage} is on rank {r}, but stage {a.stage} "
-                                f"lives on rank {stage_rank(a.stage, p)}")
+            raise ScheduleError(text("pipeline.wrong_rank", action=a, stage=a.stage, r=r,
+                                     owner=stage_rank(a.stage, p)))
         key = (a.kind, a.mb, a.stage)
         if key in seen:
-            raise ScheduleError(f"{a} of stage {a.stage} appears twice on rank {r}")
+            raise ScheduleError(text("pipeline.twice", action=a, stage=a.stage, r=r))
         seen[key] = r
-    missing = [f"{k}{i} of stage {s}" for k in COMPUTE for s in range(n_stages) for i in range(m)
-               if (k, i, s) not in seen]
+    missing = [text("pipeline.action_of_stage", action=f"{k}{i}", stage=s)
+               for k in COMPUTE for s in range(n_stages) for i in range(m) if (k, i, s) not in seen]
     if missing:
-        raise ScheduleError(f"the schedule never runs {', '.join(missing[:6])}"
-                            + (f" (and {len(missing) - 6} more)" if len(missing) > 6 else ""))
+        shown = text("pipeline.list_sep").join(missing[:6])
+        raise ScheduleError(text("pipeline.never_runs_more", missing=shown, more=len(missing) - 6)
+                            if len(missing) > 6 else text("pipeline.never_runs", missing=shown))
     return n_stages, m
 
 
@@ -100,13 +102,13 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
             key = _message(a)
             consumer = a.stage + 1 if a.kind == SEND_F else a.stage - 1
             if a.peer != stage_rank(consumer, p):
-                raise ScheduleError(f"rank {r}: {a} goes to rank {a.peer}, but stage {consumer} "
-                                    f"lives on rank {stage_rank(consumer, p)}")
+                raise ScheduleError(text("pipeline.send_wrong_peer", r=r, action=a, peer=a.peer,
+                                         consumer=consumer, owner=stage_rank(consumer, p)))
             if key not in done:
-                raise ScheduleError(f"rank {r}: {a} sends the result of {key[0]}{a.mb} of stage "
-                                    f"{a.stage} before computing it")
+                raise ScheduleError(text("pipeline.send_before_compute", r=r, action=a,
+                                         kind=key[0], mb=a.mb, stage=a.stage))
             if key in inbox:
-                raise ScheduleError(f"rank {r}: {a} is sent twice")
+                raise ScheduleError(text("pipeline.sent_twice", r=r, action=a))
             inbox[key] = (a.peer, clock[r] + comm_s)
             return True
         if a.kind in (RECV_F, RECV_B):
@@ -119,12 +121,13 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
         for key in needs(a):
             local = stage_rank(key[2], p) == r
             if (local and key not in done) or (not local and key not in received[r]):
-                how = "compute it first" if local else f"receive it (RECV_{key[0]}) first"
-                raise ScheduleError(f"rank {r}: {a} of stage {a.stage} needs the "
-                                    f"{'activation' if a.kind == F else 'gradient'} of "
-                                    f"{key[0]}{key[1]} of stage {key[2]}: {how}")
+                how = (text("pipeline.compute_first") if local
+                       else text("pipeline.receive_first", kind=key[0]))
+                what = text("pipeline.the_activation" if a.kind == F else "pipeline.the_gradient")
+                raise ScheduleError(text("pipeline.needs_input", r=r, action=a, stage=a.stage,
+                                         what=what, kind=key[0], mb=key[1], src=key[2], how=how))
         if a.kind == B and (F, a.mb, a.stage) not in done:
-            raise ScheduleError(f"rank {r}: {a} of stage {a.stage} comes before its forward")
+            raise ScheduleError(text("pipeline.before_forward", r=r, action=a, stage=a.stage))
         duration = _per_stage(forward_s if a.kind == F else backward_s, a.stage)
         start = clock[r]
         clock[r] = start + duration
@@ -141,15 +144,14 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
                 progress = True
     stuck = [r for r in range(p) if pos[r] < len(schedule[r])]
     if stuck:
-        waits = "; ".join(f"rank {r} waits at {schedule[r][pos[r]]} (action {pos[r]})"
-                          for r in stuck)
-        raise DeadlockError(f"the schedule deadlocks: {waits}. No rank can send what these "
-                            "ranks wait for.")
+        waits = text("pipeline.wait_sep").join(
+            text("pipeline.waits_at", r=r, action=schedule[r][pos[r]], pos=pos[r]) for r in stuck)
+        raise DeadlockError(text("pipeline.deadlock", waits=waits))
     unread = [k for k in inbox if k not in received[inbox[k][0]]]
     if unread:
         k = unread[0]
-        raise ScheduleError(f"the result of {k[0]}{k[1]} of stage {k[2]} is sent to rank "
-                            f"{inbox[k][0]} but never received there")
+        raise ScheduleError(text("pipeline.never_received", kind=k[0], mb=k[1], stage=k[2],
+                                 peer=inbox[k][0]))
     return Timeline(events, mode=SIMULATED,
                     info=dict(n_stages=n_stages, n_microbatches=m, forward_s=forward_s,
                               backward_s=backward_s, comm_s=comm_s))

@@ -13,7 +13,7 @@
 5. :mod:`~labs.tensor_parallel.verify` -- rank bodies checking all of it against the full model.
 6. :mod:`~labs.tensor_parallel.experiments` -- the measured experiments of 2.2 (layer-wise model
    parallelism, TP step times, overlap, pairings, activation memory) and their conclusions in
-   words (``interpret_*``, Chinese, printed by the notebook after each measurement).
+   words (``interpret_*``, in the notebook's language, printed after each measurement).
 7. :mod:`~labs.tensor_parallel.plots` -- its figures.
 
 Bytes per layer and "how much TP?" are :mod:`labs.cost`. ``from labs import tensor_parallel as

@@ -34,6 +34,7 @@ import torch.distributed as dist
 from torch import Tensor
 
 from labs.collectives import CommCounter, CommEvent  # noqa: F401  (re-exported: the one counter)
+from labs.messages import text
 
 __all__ = ["CommEvent", "CommCounter", "CopyToTensorParallelRegion",
            "ReduceFromTensorParallelRegion", "ScatterToTensorParallelRegion",
@@ -68,8 +69,7 @@ def split_along(x: Tensor, dim: int, *, group=None) -> Tensor:
     if n == 1:
         return x
     if x.size(dim) % n:
-        raise ValueError(f"cannot split dimension {dim} of size {x.size(dim)} into {n} equal "
-                         f"chunks: make it a multiple of the tensor-parallel size {n}")
+        raise ValueError(text("tensor_parallel.split_dim", dim=dim, size=x.size(dim), n=n))
     return x.chunk(n, dim=dim)[dist.get_rank(group)].contiguous()
 
 
@@ -95,8 +95,8 @@ def reduce_scatter_along(x: Tensor, dim: int, *, group=None, counter=None, phase
     if n == 1:
         return x
     if x.size(dim) % n:
-        raise ValueError(f"cannot reduce-scatter dimension {dim} of size {x.size(dim)} over "
-                         f"{n} ranks: make it a multiple of {n}")
+        raise ValueError(text("tensor_parallel.reduce_scatter_dim", dim=dim, size=x.size(dim),
+                              n=n))
     start = time.perf_counter()
     moved = x.movedim(dim, 0).contiguous()
     out = moved.new_empty((moved.size(0) // n,) + moved.shape[1:])

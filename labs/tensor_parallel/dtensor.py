@@ -21,6 +21,7 @@ import torch
 from torch import Tensor, nn
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
+from labs.messages import text
 from labs.models import causal_attention
 from labs.tensor_parallel.layers import shard
 
@@ -50,7 +51,7 @@ class DTensorSelfAttention(nn.Module):
         super().__init__()
         tp = mesh.size()
         if attn.n_head % tp:
-            raise ValueError(f"mesh size {tp} does not divide n_head={attn.n_head}")
+            raise ValueError(text("tensor_parallel.mesh_heads", tp=tp, n_head=attn.n_head))
         self.n_local_heads, self.head_size = attn.n_head // tp, attn.n_embd // attn.n_head
         self.c_attn, self.c_proj = copy.deepcopy(attn.c_attn), copy.deepcopy(attn.c_proj)
         with torch.no_grad():  # [q | k | v] -> [q_0 k_0 v_0 | q_1 k_1 v_1 | ...]

@@ -11,9 +11,10 @@ and timeline events (``labs.timeline.Event``, in seconds from a shared barrier).
 - :func:`pairing_mlp`: the MLP split column->row (one all-reduce) vs wrong pairings, counted.
 - :func:`activation_bytes_per_rank`: activation memory per rank, TP / SP / checkpointing.
 
-The ``interpret_*`` functions turn those measurements into the notebook's conclusion, in
-Chinese: what the general expectation is, whether this machine's numbers agree, and why not
-when they do not (a few CPU cores shared by the ranks, gloo over loopback instead of NVLink).
+The ``interpret_*`` functions turn those measurements into the notebook's conclusion, in its
+language (the messages ``tensor_parallel.*`` of :mod:`labs.messages`): what the general
+expectation is, whether this machine's numbers agree, and why not when they do not (a few CPU
+cores shared by the ranks, gloo over loopback instead of NVLink).
 They take plain numbers, so the same wording follows any machine's measurement.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ import torch
 import torch.distributed as dist
 
 import labs
+from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
 from labs.tensor_parallel.comm import CommCounter
 from labs.tensor_parallel.layers import ColumnParallelLinear, ParallelMLP, RowParallelLinear
@@ -55,7 +57,8 @@ def layerwise_step(config: TinyGPTConfig, batch: int, *, seed: int = 0):
 
     rank, world = dist.get_rank(), dist.get_world_size()
     if config.n_layer % world:
-        raise ValueError(f"{config.n_layer} layers cannot be split into {world} equal stages")
+        raise ValueError(text("tensor_parallel.layers_not_divisible", n_layer=config.n_layer,
+                              world=world))
     per = config.n_layer // world
     device = labs.device()
     model = TinyGPT(config, seed=seed).to(device)
@@ -195,7 +198,7 @@ def pairing_mlp(pairing: str, n_embd: int, tokens: int):
     """Rank body: the MLP with its two linears split as ``pairing``; returns (output, input
     gradient, counter summary, full-MLP output, full input gradient)."""
     if pairing not in PAIRINGS:
-        raise ValueError(f"pairing={pairing!r}: use one of {PAIRINGS}")
+        raise ValueError(text("tensor_parallel.unknown_pairing", pairing=pairing, pairings=PAIRINGS))
     config = TinyGPTConfig(vocab_size=96, block_size=8, n_layer=1, n_head=4, n_embd=n_embd)
     device = labs.device()
     full = TinyGPT(config, seed=0).transformer.h[0].mlp.to(device)
@@ -243,14 +246,14 @@ def activation_bytes_per_rank(config: TinyGPTConfig, batch: int, *,
     return saved, statistics.median(times[1:])
 
 
-# --- what the measurements say (Chinese, for the notebook) ----------------------------------------
+# --- what the measurements say (in the notebook's language) ---------------------------------------
+
 
 def _crowded(ranks: int, cores: int | None) -> str:
     """Why a CPU run differs from GPUs: the ranks share the cores, gloo goes over loopback."""
-    shared = (f"{ranks} 个 rank 挤在 {cores} 个 CPU 核上，互相抢核；"
-              if cores is not None and ranks > cores else "")
-    return (f"{shared}gloo 的集合通信由 CPU 线程执行、经本机的回环网络（loopback）传输，"
-            "要占用与计算相同的核，而不是像 GPU 上那样走 NVLink、由专门的硬件搬运数据")
+    if cores is not None and ranks > cores:
+        return text("tensor_parallel.crowded_cores", ranks=ranks, cores=cores)
+    return text("tensor_parallel.crowded")
 
 
 def interpret_layerwise(busy: Sequence[float]) -> str:
@@ -259,17 +262,14 @@ def interpret_layerwise(busy: Sequence[float]) -> str:
     to at most 100 % and each is about 1/n."""
     n, total = len(busy), sum(busy)
     mean = total / n
-    head = (f"{n} 个 rank 的忙碌占比 {'、'.join(f'{b:.0%}' for b in busy)}，合计 {total:.0%}；"
-            f"各 stage 计算量相同时，每个 rank 的理想值是 1/{n} = {1 / n:.0%}。")
+    shares = text("tensor_parallel.list_sep").join(f"{b:.0%}" for b in busy)
+    head = text("tensor_parallel.layerwise_head", n=n, shares=shares, total=total, ideal=1 / n)
     if total > 1 + NOISE:
-        return head + ("\n结论：合计超过 100%，说明有两个 rank 在同一时刻计算。层间并行的依赖链不允许"
-                       "这样，这是计时误差（例如某个 rank 的计时起点晚了），请重新运行这个单元格。")
-    text = head + (f"\n结论：合计不超过 100%，任一时刻至多一个 rank 在计算，平均每个 rank 只忙 "
-                   f"{mean:.0%}：显存分开了，计算没有并行。")
+        return head + "\n" + text("tensor_parallel.layerwise_overlapping")
+    conclusion = text("tensor_parallel.layerwise_serial", mean=mean)
     if total < 0.7:
-        text += (f"其余 {1 - total:.0%} 的时间没有任何 rank 在计算：send/recv、进程间的等待和 "
-                 "Python 的开销在这台机器上和这个小模型的计算一样长。")
-    return text
+        conclusion = text("tensor_parallel.layerwise_idle", conclusion=conclusion, rest=1 - total)
+    return head + "\n" + conclusion
 
 
 def overlap_parts(events) -> dict:
@@ -288,27 +288,25 @@ def interpret_overlap(no_overlap_s: float, overlap_s: float, *, ranks: int, core
     overlapped with the weight gradient. Expected on GPUs: faster, by up to
     min(all-reduce, weight gradient); on a few shared CPU cores: little or nothing."""
     speedup = no_overlap_s / overlap_s
-    text = (f"不重叠 {no_overlap_s * 1e3:.1f} ms，重叠 {overlap_s * 1e3:.1f} ms，"
-            f"加速比 {speedup:.2f}×")
+    times = dict(no_ms=no_overlap_s * 1e3, yes_ms=overlap_s * 1e3, speedup=speedup)
     if comm_s is not None and weight_grad_s is not None:
         hidden = min(comm_s, weight_grad_s)
         best = no_overlap_s / max(no_overlap_s - hidden, 1e-12)
-        text += (f"；重叠最多能藏起 all-reduce（{comm_s * 1e3:.1f} ms）与权重梯度"
-                 f"（{weight_grad_s * 1e3:.1f} ms）中较短的一个，即最多 {best:.2f}×")
-    text += "。\n"
-    if speedup >= 1 + NOISE:
-        text += (f"结论：在这台机器上重叠有效，一步省下了 {1 - 1 / speedup:.0%}："
-                 "all-reduce 在后台进行时，权重梯度的计算没有停下来等它。")
-        if cores is not None and ranks > cores:
-            text += "（这里的核比 rank 少，收益仍可能随机器负载变化。）"
-        return text
-    if speedup > 1 - NOISE:
-        text += "结论：在这台机器上两种方式相差不到 5%，在计时噪声之内：重叠没有带来可见的收益。"
+        head = text("tensor_parallel.overlap_times_bound", **times, comm_ms=comm_s * 1e3,
+                  wgrad_ms=weight_grad_s * 1e3, best=best)
     else:
-        text += f"结论：在这台机器上重叠反而慢了 {1 / speedup - 1:.0%}。"
-    return text + (f"原因：{_crowded(ranks, cores)}，所以\"同时\"通信和计算其实是在抢同一批核。"
-                   "在 GPU 上，NCCL 的通信在单独的 CUDA 流上进行，由 NVLink / 网卡的 DMA 和少量 SM "
-                   "完成，能和计算真正并行，省下的时间接近上面的上限。")
+        head = text("tensor_parallel.overlap_times", **times)
+    if speedup >= 1 + NOISE:
+        conclusion = text("tensor_parallel.overlap_gain", saved=1 - 1 / speedup)
+        if cores is not None and ranks > cores:
+            conclusion = text("tensor_parallel.overlap_gain_fewer_cores", conclusion=conclusion)
+        return head + "\n" + conclusion
+    if speedup > 1 - NOISE:
+        conclusion = text("tensor_parallel.overlap_noise")
+    else:
+        conclusion = text("tensor_parallel.overlap_slower", slower=1 / speedup - 1)
+    return head + "\n" + text("tensor_parallel.overlap_why", conclusion=conclusion,
+                               crowded=_crowded(ranks, cores))
 
 
 def interpret_tp_scaling(degrees: Sequence[int], compute: Sequence[float],
@@ -322,41 +320,35 @@ def interpret_tp_scaling(degrees: Sequence[int], compute: Sequence[float],
     lines = []
     rising = all(b >= a - NOISE for a, b in zip(shares, shares[1:]))
     trend = " → ".join(f"{x:.0%}" for x in shares)
-    if rising:
-        lines.append(f"通信占比随 TP 增大：{trend}，与预期一致（每层 4 次 all-reduce 的字节数不随 t 减少）。")
-    else:
-        lines.append(f"通信占比没有随 TP 单调上升（{trend}），与一般预期不同：这次的计时受机器负载"
-                     "影响较大，可以重新运行。")
+    lines.append(text("tensor_parallel.tp_share_rising" if rising
+                      else "tensor_parallel.tp_share_not_rising", trend=trend))
     for t, c in zip(degrees, compute):
         if t == 1 or degrees[0] != 1:
             continue
         ratio = c / compute[0]
         if ratio > 1 + NOISE:
-            lines.append(f"TP={t} 的计算反而是 TP=1 的 {ratio:.0%}：{t} 个 rank 加上 gloo 的通信线程在这台机器上"
-                         f"（{cores} 个核）分不到各自的核，计时受机器负载影响，可以重新运行。")
+            lines.append(text("tensor_parallel.tp_compute_slower", t=t, ratio=ratio, cores=cores))
         elif ratio <= 1.3 / t:
-            lines.append(f"TP={t} 的计算是 TP=1 的 {ratio:.0%}（理想 1/{t} = {1 / t:.0%}）：按 1/t 缩短了。")
+            lines.append(text("tensor_parallel.tp_compute_scaled", t=t, ratio=ratio, ideal=1 / t))
+        elif cores is not None and t > cores:
+            lines.append(text("tensor_parallel.tp_compute_few_cores", t=t, ratio=ratio,
+                              ideal=1 / t, cores=cores))
         else:
-            why = (f"：{t} 个 rank 只有 {cores} 个核，每个 rank 分不到一个完整的核"
-                   if cores is not None and t > cores else
-                   "：小矩阵的乘法效率更低，固定开销不随 t 缩短")
-            lines.append(f"TP={t} 的计算是 TP=1 的 {ratio:.0%}，没有缩短到 1/{t} = {1 / t:.0%}{why}。")
+            lines.append(text("tensor_parallel.tp_compute_small_matrices", t=t, ratio=ratio, ideal=1 / t))
     if base is not None:
         effs = [base / (t * s) for t, s in zip(degrees, steps)]
         slower = [t for t, s in zip(degrees, steps) if t > 1 and s > base * (1 + NOISE)]
         falling = all(b <= a + NOISE for a, b in zip(effs, effs[1:]))
-        text = "并行效率 T₁/(t·T_t)：" + " → ".join(f"{e:.0%}" for e in effs)
-        text += "，随 TP 下降。" if falling else "，这次没有随 TP 单调下降（计时噪声）。"
+        efficiency = text("tensor_parallel.tp_efficiency_falling" if falling
+                          else "tensor_parallel.tp_efficiency_noisy",
+                        effs=" → ".join(f"{e:.0%}" for e in effs))
         if slower:
-            text += (f"TP={'、'.join(map(str, slower))} 的一步甚至比单进程（TP=1）还慢：{_crowded(max(slower), cores)}。")
-        lines.append(text)
-    if rising:
-        lines.append("结论：TP 不能无限扩展，这台机器上测到的正是这个趋势。在 GPU + NVLink 上通信快得多，"
-                     "曲线更平缓，但字节数不减、占比上升的趋势相同，所以 Megatron 把 TP 限制在一个 NVLink 节点"
-                     "（≤ 8 卡）之内。")
-    else:
-        lines.append("结论：这次的测量没有显示出预期的趋势（见上）；公式（第 3 节）给出的字节数不随 t 减少，"
-                     "在 GPU 上通信占比会随 t 上升。")
+            efficiency = text("tensor_parallel.tp_slower_than_one", efficiency=efficiency,
+                            degrees=text("tensor_parallel.list_sep").join(map(str, slower)),
+                            crowded=_crowded(max(slower), cores))
+        lines.append(efficiency)
+    lines.append(text("tensor_parallel.tp_conclusion_expected" if rising
+                      else "tensor_parallel.tp_conclusion_unexpected"))
     return "\n".join(lines)
 
 
@@ -370,31 +362,26 @@ def interpret_activations(measured: dict, *, cores: int | None) -> str:
     lines = []
     if "TP=2" in measured:
         b2, s2 = measured["TP=2"]
-        lines.append(f"显存：TP=2 每个 rank 的激活值是 TP=1 的 {b2 / b1:.0%}，不是 50%：复制的区域"
-                     "（LayerNorm 输入、残差、完整的 logits）没有切开。")
+        memory = text("tensor_parallel.act_tp2", ratio=b2 / b1)
         if "TP=2 + SP" in measured:
-            lines[-1] += f"加上序列并行是 {measured['TP=2 + SP'][0] / b1:.0%}。"
+            memory = text("tensor_parallel.act_tp2_sp", memory=memory, ratio=measured["TP=2 + SP"][0] / b1)
+        lines.append(memory)
         ratio = s2 / s1
         if ratio > 1 + NOISE:
-            lines.append(f"时间：TP=2 的一步是 TP=1 的 {ratio:.2f}×，反而更慢：{_crowded(2, cores)}，"
-                         "对这么小的层，all-reduce 比省下的计算还贵。在 GPU + NVLink 上，大模型的 TP=2 会更快。")
+            lines.append(text("tensor_parallel.act_time_slower", ratio=ratio, crowded=_crowded(2, cores)))
         elif ratio < 1 - NOISE:
-            lines.append(f"时间：TP=2 的一步是 TP=1 的 {ratio:.2f}×，比单进程快。")
+            lines.append(text("tensor_parallel.act_time_faster", ratio=ratio))
         else:
-            lines.append(f"时间：TP=2 的一步是 TP=1 的 {ratio:.2f}×，差别在计时噪声之内。")
+            lines.append(text("tensor_parallel.act_time_noise", ratio=ratio))
     if "TP=1 + checkpointing" in measured:
         bc, sc = measured["TP=1 + checkpointing"]
         cost_ratio = sc / s1
-        text = (f"检查点：激活值降到 TP=1 的 {bc / b1:.0%}，一步的时间是 {cost_ratio:.2f}×；"
-                "预期约 1.33×（多一次前向，前向约占前向 + 反向的 1/3）")
+        head = text("tensor_parallel.act_ckpt_head", bytes_ratio=bc / b1, cost_ratio=cost_ratio)
         if cost_ratio > 1.6:
-            text += ("。这次比预期贵：重算的前向里还有 Python 与自动求导的固定开销，小模型上它们占比大；"
-                     "这台机器的计时也有噪声（可以重新运行）。")
+            lines.append(text("tensor_parallel.act_ckpt_expensive", head=head))
         elif cost_ratio < 1.15:
-            text += "。这次比预期便宜：计时噪声比一次前向还大，可以重新运行。"
+            lines.append(text("tensor_parallel.act_ckpt_cheap", head=head))
         else:
-            text += "，与预期相符。"
-        lines.append(text)
-    lines.append("结论：激活值要靠序列并行和检查点来省，代价是通信次数不变、多一次前向，"
-                 "所以大模型训练几乎总是 TP + SP + 检查点一起用。")
+            lines.append(text("tensor_parallel.act_ckpt_expected", head=head))
+    lines.append(text("tensor_parallel.act_conclusion"))
     return "\n".join(lines)

@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 import labs
+from labs.messages import text
 from labs.models import causal_attention
 from labs.tensor_parallel.comm import (
     _size,
@@ -58,9 +59,9 @@ def shard(full: Tensor, dim: int, rank: int, world_size: int, *, stride: int = 1
     of q, of k and of v.
     """
     if full.size(dim) % (stride * world_size):
-        raise ValueError(f"cannot split dimension {dim} of size {full.size(dim)} into "
-                         f"{stride} x {world_size} equal parts (tensor-parallel size "
-                         f"{world_size}): make it a multiple of {stride * world_size}")
+        raise ValueError(text("tensor_parallel.shard_dim", dim=dim, size=full.size(dim),
+                              stride=stride, world_size=world_size,
+                              multiple=stride * world_size))
     blocks = full.chunk(stride, dim=dim)
     return torch.cat([b.chunk(world_size, dim=dim)[rank] for b in blocks], dim=dim).clone()
 
@@ -99,9 +100,10 @@ class ColumnParallelLinear(nn.Module):
         super().__init__()
         tp = _size(group)
         if out_features % (tp * stride):
-            raise ValueError(f"ColumnParallelLinear: tensor-parallel size {tp} does not divide "
-                             f"out_features={out_features}" + (f" / {stride}" if stride > 1 else "")
-                             + f"; use a size among the divisors of {out_features // stride}")
+            raise ValueError(text("tensor_parallel.column_out_features_stride" if stride > 1
+                                  else "tensor_parallel.column_out_features", tp=tp,
+                                  out_features=out_features, stride=stride,
+                                  divides=out_features // stride))
         self.group, self.counter, self.tp = group, counter, tp
         self.gather_output, self.sequence_parallel = gather_output, sequence_parallel
         device = labs.device() if device is None else device
@@ -150,9 +152,8 @@ class RowParallelLinear(nn.Module):
         super().__init__()
         tp = _size(group)
         if in_features % tp:
-            raise ValueError(f"RowParallelLinear: tensor-parallel size {tp} does not divide "
-                             f"in_features={in_features}; use a size among the divisors of "
-                             f"{in_features}")
+            raise ValueError(text("tensor_parallel.row_in_features", tp=tp,
+                                  in_features=in_features))
         self.group, self.counter, self.tp = group, counter, tp
         self.input_is_parallel, self.sequence_parallel = input_is_parallel, sequence_parallel
         device = labs.device() if device is None else device
@@ -213,9 +214,9 @@ class ParallelSelfAttention(nn.Module):
         super().__init__()
         tp = _size(group)
         if attn.n_head % tp:
-            raise ValueError(f"tensor-parallel size {tp} does not divide n_head={attn.n_head}: "
-                             f"each rank must run whole heads (n_head/TP); use a TP size among "
-                             f"{[d for d in range(1, attn.n_head + 1) if attn.n_head % d == 0]}")
+            raise ValueError(text("tensor_parallel.heads_not_divisible", tp=tp, n_head=attn.n_head,
+                                  divisors=[d for d in range(1, attn.n_head + 1)
+                                            if attn.n_head % d == 0]))
         kw = dict(group=group, counter=counter, sequence_parallel=sequence_parallel)
         self.n_local_heads, self.head_size = attn.n_head // tp, attn.n_embd // attn.n_head
         self.c_attn = ColumnParallelLinear.from_linear(attn.c_attn, stride=3, **kw)

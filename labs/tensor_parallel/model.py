@@ -25,6 +25,7 @@ import torch.utils.checkpoint
 from torch import Tensor, nn
 
 import labs
+from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig, gpt_embedding, language_model_loss
 from labs.tensor_parallel.comm import _size, all_reduce, scatter_to_sequence_parallel_region
 from labs.tensor_parallel.layers import (ColumnParallelLinear, ParallelMLP, ParallelSelfAttention,
@@ -42,23 +43,22 @@ def validate_tp_layout(config: TinyGPTConfig, tp: int, *, world_size: int | None
                        seq_len: int | None = None) -> None:
     """Raise ValueError, naming the numbers, unless ``tp`` can split this model (and world)."""
     if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
-        raise ValueError(f"tensor-parallel size must be a positive integer, got {tp!r}")
-    problems = [f"{name}={value} ({why}; divisors: {_divisors(value)[:8]})"
+        raise ValueError(text("tensor_parallel.tp_positive", tp=tp))
+    problems = [text("tensor_parallel.layout_problem", name=name, value=value,
+                     why=text(f"tensor_parallel.{why}"), divisors=_divisors(value)[:8])
                 for name, value, why in (
-                    ("n_head", config.n_head, "each rank runs whole heads"),
-                    ("n_embd", config.n_embd, "each rank holds n_embd/TP channels"),
-                    ("vocab_size", config.vocab_size, "lm_head is split over the vocabulary"))
+                    ("n_head", config.n_head, "why_heads"),
+                    ("n_embd", config.n_embd, "why_channels"),
+                    ("vocab_size", config.vocab_size, "why_vocab"))
                 if value % tp]
     if problems:
-        raise ValueError(f"tensor-parallel size {tp} does not divide " + ", nor ".join(problems)
-                         + "; use a TP size that divides all of them")
+        raise ValueError(text("tensor_parallel.layout_not_divisible", tp=tp,
+                              problems=text("tensor_parallel.layout_problem_sep").join(problems)))
     if seq_len is not None and seq_len % tp:
-        raise ValueError(f"sequence parallelism splits the sequence: TP size {tp} does not "
-                         f"divide the sequence length {seq_len}")
+        raise ValueError(text("tensor_parallel.sequence_not_divisible", tp=tp, seq_len=seq_len))
     if world_size is not None and world_size % tp:
-        raise ValueError(f"world size {world_size} cannot be split into tensor-parallel groups "
-                         f"of {tp} ranks: use a world size that is a multiple of {tp}, or a TP "
-                         f"size among {_divisors(world_size)}")
+        raise ValueError(text("tensor_parallel.world_not_divisible", world_size=world_size, tp=tp,
+                              divisors=_divisors(world_size)))
 
 
 def tensor_parallel_group(tp: int):
@@ -68,8 +68,8 @@ def tensor_parallel_group(tp: int):
     """
     world = dist.get_world_size()
     if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1 or world % tp:
-        raise ValueError(f"world size {world} cannot be split into tensor-parallel groups of "
-                         f"{tp} ranks: use a TP size among {_divisors(world)}")
+        raise ValueError(text("tensor_parallel.world_groups", world=world, tp=tp,
+                              divisors=_divisors(world)))
     if tp == world:
         return None
     mine = None
@@ -125,8 +125,7 @@ class ParallelTinyGPT(nn.Module):
         config, tp = model.config, _size(group)
         validate_tp_layout(config, tp)
         if config.dropout:
-            raise ValueError(f"dropout={config.dropout}: the parallel model is compared with the "
-                             "reference, and dropout draws from the global RNG; use 0.0")
+            raise ValueError(text("tensor_parallel.dropout", dropout=config.dropout))
         self.config, self.group, self.counter = config, group, counter
         self.sequence_parallel, self.checkpoint = sequence_parallel, checkpoint
         kw = dict(group=group, counter=counter, sequence_parallel=sequence_parallel)

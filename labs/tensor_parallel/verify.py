@@ -16,6 +16,7 @@ import torch.distributed as dist
 
 import labs
 from labs.data import get_batch
+from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT, local_shards
@@ -24,10 +25,12 @@ from labs.tensor_parallel.model import sync_sequence_parallel_grads
 __all__ = ["tp_step_vs_full", "dtensor_vs_hand"]
 
 
-def _max_diff(expected: dict, got: dict, what: str) -> float:
+def _max_diff(expected: dict, got: dict, what: str | None = None) -> float:
+    """``what``: the message (``tensor_parallel.<what>``) that names a tensor in a failure."""
     worst = 0.0
     for name, value in got.items():
-        assert_close(value, expected[name], msg=f"{what} {name}".strip())
+        assert_close(value, expected[name],
+                     msg=text(f"tensor_parallel.{what}", name=name) if what else name)
         worst = max(worst, (value - expected[name]).abs().max().item())
     return worst
 
@@ -53,10 +56,10 @@ def tp_step_vs_full(config: TinyGPTConfig, batch: int, *, sequence_parallel: boo
         results.append((logits.detach(), loss.detach(), grads,
                         {n: p.detach().clone() for n, p in model.named_parameters()}))
     (l_full, loss_full, g_full, w_full), (l_tp, loss_tp, g_tp, w_tp) = results
-    out["logits"] = _max_diff({"logits": l_full}, {"logits": l_tp}, "")
-    out["loss"] = _max_diff({"loss": loss_full}, {"loss": loss_tp}, "")
-    out["gradients"] = _max_diff(local_shards(tp_model, g_full), g_tp, "gradient of")
-    out["weights after the step"] = _max_diff(local_shards(tp_model, w_full), w_tp, "weight")
+    out["logits"] = _max_diff({"logits": l_full}, {"logits": l_tp})
+    out["loss"] = _max_diff({"loss": loss_full}, {"loss": loss_tp})
+    out["gradients"] = _max_diff(local_shards(tp_model, g_full), g_tp, "check_gradient")
+    out["weights after the step"] = _max_diff(local_shards(tp_model, w_full), w_tp, "check_weight")
     out["parameters on this rank"] = sum(p.numel() for p in tp_model.parameters())
     return out
 
@@ -84,4 +87,5 @@ def dtensor_vs_hand(config: TinyGPTConfig, batch: int) -> dict:
     hand = modules["hand-written"]
     expected = {"output": res["full"]["output"], "input grad": res["full"]["input grad"],
                 **local_shards(hand, {n: g for n, g in res["full"].items()})}
-    return {name: _max_diff(expected, res[name], name) for name in ("hand-written", "DTensor")}
+    return {name: _max_diff(expected, res[name], f"check_{name.replace('-', '_').lower()}")
+            for name in ("hand-written", "DTensor")}
