@@ -21,6 +21,7 @@ import pytest
 import labs.exercises
 from labs.exercises import checks, feedback
 from labs.exercises.checks import ExerciseFailed, case, graded, run_check
+from labs.messages import text
 from labs.runtime.errors import RankError
 
 HERE = Path(__file__).name
@@ -73,7 +74,7 @@ def test_rank_error_shows_the_exercise_rank_and_student_line_first(monkeypatch, 
     assert "练习 1" not in "".join(shown)
 
     full = info.value.full_traceback  # on demand: every frame, the rank's traceback, the logs
-    assert "labs/runtime/launcher.py" in full and "--- traceback on rank 2 ---" in full
+    assert "labs/runtime/launcher.py" in full and text("runtime.traceback_on_rank", rank=2) in full
     assert "return chunks[rank + 7]" in full and GLOO_NOISE in full
     labs.exercises.last_traceback()
     printed = capsys.readouterr().out

@@ -24,6 +24,8 @@ CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
 def test_every_message_in_every_language_with_the_same_fields():
     assert messages.areas(), "no catalogs in labs/messages"
+    clashes = set(messages.areas()) & set(messages.__all__)
+    assert not clashes, f"a catalog named like the package's functions hides them: {clashes}"
     for area in messages.areas():
         for name, entry in messages.catalog(area).items():
             key = f"{area}.{name}"

@@ -1,6 +1,7 @@
 """Graded exercises: the checks' framework, the student-notebook generator and the grader.
 
-- :mod:`labs.exercises.checks` -- what a check function uses (verdict line, Chinese messages);
+- :mod:`labs.exercises.checks` -- what a check function uses (verdict line, comparisons, case
+  labels; every message in the notebook's language, from :mod:`labs.messages`);
   :mod:`labs.exercises.catalog` -- exercise ids (the graders' ``grade_id``) to 练习 n of a
   notebook, as students read them; :mod:`labs.exercises.feedback` -- the student's own line
   first when their code raised; :mod:`labs.exercises.ranks` -- a check's launches on ranks.
@@ -18,23 +19,27 @@ every failed check's error output.
 from .checks import (
     ExerciseFailed,
     ExerciseIncomplete,
+    Message,
     assert_close,
     assert_equal,
     case,
     compare_tensors,
     graded,
     last_traceback,
+    msg,
     run_check,
 )
 
 __all__ = [
     "ExerciseFailed",
     "ExerciseIncomplete",
+    "Message",
     "assert_close",
     "assert_equal",
     "case",
     "compare_tensors",
     "graded",
     "last_traceback",
+    "msg",
     "run_check",
 ]

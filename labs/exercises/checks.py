@@ -1,17 +1,21 @@
 """The framework every exercise check uses.
 
 A check compares the student's function with the lab's reference on several cases, some of
-them hidden (generated inside the check, never printed), and says in plain Chinese what is
-wrong. It is wrapped by :func:`graded` (or called through :func:`run_check`), which prints the
-verdict once and re-raises, so the notebook cell errors and the graders see the failure::
+them hidden (generated inside the check, never printed), and says in plain words, in the
+notebook's language (:mod:`labs.messages`, catalog ``checks``), what is wrong. It is wrapped
+by :func:`graded` (or called through :func:`run_check`), which prints the verdict once and
+re-raises, so the notebook cell errors and the graders see the failure::
 
     @graded("ex2_0_ring", points=3)
     def check_ring_allreduce(student_fn):
-        with case("用例 1：4 个 rank，长度 8"):
-            compare_tensors(expected, student_fn(x), what="all-reduce 的结果", rank=1)
+        with case(msg("checks_2_0.case_ranks_length", n=1, world_size=4, length=8)):
+            compare_tensors(expected, student_fn(x), what=text("checks_2_0.what_result"), rank=1)
         for k, x in enumerate(hidden_inputs()):
-            with case(f"隐藏用例 {k + 1}", hidden=True):
+            with case(msg("checks.case_hidden", n=k + 1), hidden=True):
                 ...
+
+A label is text or a :class:`Message` (:func:`msg`: a key and its fields, formatted when it is
+shown), so module-level case tables stay in the language of the moment.
 
 What the student sees. The verdict names the exercise as the notebook does (``练习 n``, from
 :mod:`labs.exercises.catalog`; the id, the cell's ``grade_id``, stays what graders use) and is
@@ -45,6 +49,7 @@ from typing import Any, Callable
 
 from labs import numerics
 from labs.exercises import catalog, feedback
+from labs.messages import LANGUAGES, text
 
 __all__ = [
     "ExerciseIncomplete",
@@ -57,17 +62,71 @@ __all__ = [
     "assert_equal",
     "last_traceback",
     "FULL_TRACEBACK_ENV",
+    "Message",
+    "msg",
+    "stub_markers",
 ]
 
-#: Prefix of the message every generated stub raises (see labs.exercises.generate).
-STUB_MARKER = "练习未完成"
 #: Set to 1 to see the full traceback of a failed check in its error output.
 FULL_TRACEBACK_ENV = "LABS_FULL_TRACEBACK"
-#: The last line of a verdict whose failure has a full traceback to show.
-TRACEBACK_NOTE = ("（只显示了你自己的代码；完整的报错，包括检查程序和 torch 内部的调用："
-                  "运行 labs.exercises.last_traceback()）")
+# Module attributes whose text is the language of the moment (PEP 562 __getattr__):
+# STUB_MARKER, the prefix of the message every generated stub raises (labs.exercises.generate),
+# and TRACEBACK_NOTE, the last line of a verdict whose failure has a full traceback to show.
+_LAZY = {"STUB_MARKER": "checks.stub_marker", "TRACEBACK_NOTE": "checks.traceback_note"}
 
 _last: dict = {"exercise": None, "text": None}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return text(_LAZY[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def stub_markers() -> tuple[str, ...]:
+    """The stub marker in every language: a stub of either edition is detected."""
+    return tuple(text("checks.stub_marker", lang=lang) for lang in LANGUAGES)
+
+
+class Message:
+    """A message to show later: a catalog key and its fields, formatted (in the language of the
+    moment) when it is shown -- ``str()``, ``format()``, or as a field of another message."""
+
+    __slots__ = ("key", "fields")
+
+    def __init__(self, key: str, /, **fields):
+        self.key = key
+        self.fields = fields
+
+    def __str__(self) -> str:
+        return text(self.key, **self.fields)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return f"msg({self.key!r}, **{self.fields!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Message) and (self.key, self.fields) == (other.key, other.fields)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+def msg(key: str, /, **fields) -> Message:
+    """The lazy message ``key`` with ``fields`` (see :class:`Message`), e.g. a case label."""
+    return Message(key, **fields)
+
+
+class _Text:
+    """A class attribute whose value is the message ``key`` in the language of the moment."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def __get__(self, obj, owner=None) -> str:
+        return text(self.key)
 
 
 class _ShortTraceback:
@@ -84,7 +143,7 @@ class _ShortTraceback:
     kind = "wrong"
     full_traceback: str | None = None
     announced = False
-    SHORT = "检查没有通过，原因见上方 ❌ 开头的说明"
+    SHORT = _Text("checks.short_failed")
 
     def _render_traceback_(self) -> list[str]:
         lines: list[str] = []
@@ -97,7 +156,7 @@ class _ShortTraceback:
 class ExerciseIncomplete(_ShortTraceback, Exception):
     """The student's code still raises NotImplementedError (the stub was not replaced)."""
 
-    SHORT = "练习还没有完成，见上方 ❌ 开头的说明"
+    SHORT = _Text("checks.short_incomplete")
 
 
 class ExerciseFailed(_ShortTraceback, AssertionError):
@@ -136,22 +195,33 @@ def _is_incomplete(exc: BaseException) -> bool:
     Errors coming back from other processes (``labs.launch``) may carry the remote traceback
     only as text, so the messages are searched as well.
     """
+    markers = stub_markers()
     return any(isinstance(e, (NotImplementedError, ExerciseIncomplete))
-               or STUB_MARKER in str(e) or "NotImplementedError" in str(e) for e in _chain(exc))
+               or any(m in str(e) for m in markers) or "NotImplementedError" in str(e)
+               for e in _chain(exc))
+
+
+def _stub_rest(message: str) -> str | None:
+    """What a stub's message (of either edition) says after its marker, or None."""
+    for lang in LANGUAGES:
+        prefix = text("checks.stub_marker", lang=lang) + text("checks.stub_separator", lang=lang)
+        at = message.find(prefix)
+        if at >= 0:
+            rest = message[at + len(prefix):].splitlines()[0].strip()
+            if rest.endswith(('")', "')")):  # found in the stub's source line, not its message
+                rest = rest[:-2]
+            return rest
+    return None
 
 
 def _incomplete_message(exc: BaseException) -> str:
     if isinstance(exc, ExerciseIncomplete):
         return str(exc)
     for e in _chain(exc):
-        text = str(e)
-        at = text.find(STUB_MARKER + "：")
-        if at >= 0:
-            rest = text[at + len(STUB_MARKER) + 1:].splitlines()[0].strip()
-            if rest.endswith(('")', "')")):  # found in the stub's source line, not its message
-                rest = rest[:-2]
-            return f"练习代码还没有写（仍是抛出 NotImplementedError 的占位代码）：{rest}"
-    return f"练习代码还没有写完（抛出了 NotImplementedError：{_first_line(exc)}）"
+        rest = _stub_rest(str(e))
+        if rest is not None:
+            return text("checks.stub_not_written", rest=rest)
+    return text("checks.stub_not_finished", first_line=_first_line(exc))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -188,10 +258,11 @@ def _what_to_do(exercise_id: str, exc: BaseException) -> str | None:
         return None  # the stub's own message already points to the hints
     kind = getattr(exc, "kind", "wrong")
     number = catalog.hint(exercise_id, kind)
-    hint = f"需要思路时，点开上方的「{catalog.label(exercise_id)} · 提示 {number}」。" if number else ""
+    hint = (text("checks.hint_pointer", exercise=catalog.label(exercise_id), number=number)
+            if number else "")
     if kind == "error":
-        return "怎么办：按上面的报错改正你的代码，重新运行定义函数的单元格，再运行这个检查。" + hint
-    return f"怎么办：{hint}" if hint else None
+        return text("checks.todo_fix_error", hint=hint).rstrip()
+    return text("checks.todo_hint", hint=hint) if hint else None
 
 
 def run_check(exercise_id: str, points: int | float, fn: Callable[..., Any], *args, **kwargs):
@@ -211,14 +282,14 @@ def run_check(exercise_id: str, points: int | float, fn: Callable[..., Any], *ar
     except BaseException as exc:
         final = _verdict_exception(exc)
         if isinstance(final, ExerciseIncomplete):
-            lines = [f"❌ {name} 未完成（0 分）：{final}"]
+            lines = [text("checks.verdict_incomplete", exercise=name, message=final)]
         else:
-            lines = [f"❌ {name} 未通过（0/{points:g} 分）：{final}"]
+            lines = [text("checks.verdict_failed", exercise=name, points=points, message=final)]
         advice = _what_to_do(exercise_id, final)
         if advice:
             lines.append(advice)
         if final.full_traceback:
-            lines.append(TRACEBACK_NOTE)
+            lines.append(text("checks.traceback_note"))
         print("\n".join(lines), flush=True)
         final.announced = True
         _last.update(exercise=name, text=final.full_traceback)
@@ -227,7 +298,7 @@ def run_check(exercise_id: str, points: int | float, fn: Callable[..., Any], *ar
         raise final from exc
     finally:
         feedback.clear_hidden_logs()
-    print(f"✅ {name} 通过：{points:g}/{points:g} 分", flush=True)
+    print(text("checks.verdict_passed", exercise=name, points=points), flush=True)
     return result
 
 
@@ -236,11 +307,11 @@ def last_traceback(file=None) -> None:
     the torch/gloo log lines hidden while it ran)."""
     out = sys.stdout if file is None else file
     if not _last["text"]:
-        why = (f"上一次没有通过的检查（{_last['exercise']}）不是因为代码抛出异常，没有更多的报错信息。"
-               if _last["exercise"] else "还没有运行过没有通过的检查。")
+        why = (text("checks.last_not_an_exception", exercise=_last["exercise"])
+               if _last["exercise"] else text("checks.last_none"))
         print(why, file=out)
         return
-    print(f"=== {_last['exercise']}：完整的报错 ===\n{_last['text']}", file=out)
+    print(text("checks.last_header", exercise=_last["exercise"]) + "\n" + _last["text"], file=out)
 
 
 def graded(exercise_id: str, points: int | float = 1):
@@ -260,20 +331,23 @@ def graded(exercise_id: str, points: int | float = 1):
 
 
 @contextlib.contextmanager
-def case(label: str, *, hidden: bool = False):
+def case(label: "str | Message", *, hidden: bool = False):
     """Name the case being checked, so a failure says which one.
 
+    ``label`` is text or a :class:`Message` (formatted now, in the language of the moment).
     ``hidden=True`` marks a case whose inputs are not shown; the label should not reveal them.
     Errors raised by the student's code inside the case become ExerciseFailed naming the
     rank, the student's line and the case; NotImplementedError passes through (the exercise is
     unfinished, not wrong).
     """
     __tracebackhide__ = True  # noqa: F841
-    name = f"{label}（隐藏用例）" if hidden and "隐藏" not in label else label
+    name = str(label)
+    if hidden and not _says_hidden(name):
+        name = text("checks.case_hidden_suffix", label=name)
     try:
         yield
     except ExerciseFailed as exc:
-        raise _failure(f"{name}：{exc}", like=exc) from None
+        raise _failure(text("checks.case_failed", case=name, message=exc), like=exc) from None
     except (ExerciseIncomplete, KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
@@ -285,8 +359,13 @@ def case(label: str, *, hidden: bool = False):
         raise _student_error(exc, name) from exc
 
 
+def _says_hidden(label: str) -> bool:
+    """Whether a case's label already says it is hidden (in any language)."""
+    return any(text("checks.hidden_word", lang=lang) in label.lower() for lang in LANGUAGES)
+
+
 def _where(what: str, rank: int | None) -> str:
-    return f"rank {rank} 上的{what}" if rank is not None else what
+    return text("checks.on_rank", what=what, rank=rank) if rank is not None else str(what)
 
 
 def _fmt(value: Any) -> str:
@@ -310,12 +389,14 @@ def compare_tensors(expected, got, *, what: str, rank: int | None = None,
     where = _where(what, rank)
     expected = torch.as_tensor(expected)
     if not isinstance(got, torch.Tensor):
-        raise ExerciseFailed(f"{where}应该是 torch.Tensor，实际得到 {type(got).__name__}：{_fmt(got)}")
+        raise ExerciseFailed(text("checks.wrong_kind", where=where, wanted="torch.Tensor",
+                                  got_type=type(got).__name__, got=_fmt(got)))
     if tuple(got.shape) != tuple(expected.shape):
-        raise ExerciseFailed(
-            f"{where}形状不对：期望 {tuple(expected.shape)}，实际 {tuple(got.shape)}")
+        raise ExerciseFailed(text("checks.wrong_shape", where=where,
+                                  expected=tuple(expected.shape), got=tuple(got.shape)))
     if check_dtype and got.dtype != expected.dtype:
-        raise ExerciseFailed(f"{where}数据类型不对：期望 {expected.dtype}，实际 {got.dtype}")
+        raise ExerciseFailed(text("checks.wrong_dtype", where=where, expected=expected.dtype,
+                                  got=got.dtype))
     expected_cpu = expected.detach().cpu()
     got_cpu = got.detach().cpu().to(expected_cpu.dtype)
     default_rtol, default_atol = numerics.tolerances(expected_cpu.dtype if dtype is None else dtype)
@@ -330,10 +411,10 @@ def compare_tensors(expected, got, *, what: str, rank: int | None = None,
     bad = (~close).nonzero()
     index = tuple(int(i) for i in bad[0])
     exp_value, got_value = expected_cpu[index].item(), got_cpu[index].item()
-    at = f"下标 {index}" if index else "（标量）"
-    raise ExerciseFailed(
-        f"{where}不对：第一个不一致的元素在{at}，期望 {_num(exp_value)}，实际 {_num(got_value)}"
-        f"（共 {len(bad)}/{close.numel()} 个元素不一致，atol={atol:g}，rtol={rtol:g}）")
+    at = text("checks.at_index", index=index) if index else text("checks.at_scalar")
+    raise ExerciseFailed(text("checks.wrong_elements", where=where, at=at,
+                              expected=_num(exp_value), got=_num(got_value), bad=len(bad),
+                              total=close.numel(), atol=atol, rtol=rtol))
 
 
 def _num(value: Any) -> str:
@@ -361,32 +442,38 @@ def assert_close(expected, got, *, what: str, rank: int | None = None,
         compare_tensors(expected, got, what=what, rank=rank, atol=atol, rtol=rtol, dtype=dtype)
     elif isinstance(expected, dict):
         if not isinstance(got, dict):
-            raise ExerciseFailed(f"{where}应该是 dict，实际得到 {type(got).__name__}：{_fmt(got)}")
+            raise ExerciseFailed(text("checks.wrong_kind", where=where, wanted="dict",
+                                      got_type=type(got).__name__, got=_fmt(got)))
         if set(expected) != set(got):
             missing, extra = set(expected) - set(got), set(got) - set(expected)
-            raise ExerciseFailed(
-                f"{where}的键不对：缺少 {sorted(map(repr, missing))}，多出 {sorted(map(repr, extra))}")
+            raise ExerciseFailed(text("checks.wrong_keys", where=where,
+                                      missing=sorted(map(repr, missing)),
+                                      extra=sorted(map(repr, extra))))
         for key in expected:
             assert_close(expected[key], got[key], what=f"{what}[{key!r}]", rank=rank,
                          atol=atol, rtol=rtol, dtype=dtype)
     elif isinstance(expected, (list, tuple)):
         if not isinstance(got, (list, tuple)):
-            raise ExerciseFailed(
-                f"{where}应该是 {type(expected).__name__}，实际得到 {type(got).__name__}：{_fmt(got)}")
+            raise ExerciseFailed(text("checks.wrong_kind", where=where,
+                                      wanted=type(expected).__name__,
+                                      got_type=type(got).__name__, got=_fmt(got)))
         if len(got) != len(expected):
-            raise ExerciseFailed(f"{where}长度不对：期望 {len(expected)}，实际 {len(got)}")
+            raise ExerciseFailed(text("checks.wrong_length", where=where, expected=len(expected),
+                                      got=len(got)))
         for i, (e, g) in enumerate(zip(expected, got)):
             assert_close(e, g, what=f"{what}[{i}]", rank=rank, atol=atol, rtol=rtol, dtype=dtype)
     elif isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
         if not numerics.is_close(got, expected, dtype=dtype, rtol=rtol, atol=atol, equal_nan=True):
-            raise ExerciseFailed(f"{where}不对：期望 {expected!r}，实际 {got!r}")
+            raise ExerciseFailed(text("checks.wrong_value", where=where, expected=repr(expected),
+                                      got=repr(got)))
     elif type(got) is not type(expected) and not (
             isinstance(expected, int) and isinstance(got, int) and not isinstance(got, bool)):
-        raise ExerciseFailed(
-            f"{where}类型不对：期望 {type(expected).__name__}（{_fmt(expected)}），"
-            f"实际 {type(got).__name__}（{_fmt(got)}）")
+        raise ExerciseFailed(text("checks.wrong_type", where=where,
+                                  expected_type=type(expected).__name__, expected=_fmt(expected),
+                                  got_type=type(got).__name__, got=_fmt(got)))
     elif got != expected:
-        raise ExerciseFailed(f"{where}不对：期望 {_fmt(expected)}，实际 {_fmt(got)}")
+        raise ExerciseFailed(text("checks.wrong_value", where=where, expected=_fmt(expected),
+                                  got=_fmt(got)))
 
 
 def assert_equal(expected, got, *, what: str, rank: int | None = None) -> None:

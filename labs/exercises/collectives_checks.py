@@ -17,8 +17,10 @@ import contextlib
 from dataclasses import dataclass
 
 from labs import numerics
-from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded
+from labs.exercises.checks import (ExerciseFailed, Message, assert_close, case, compare_tensors,
+                                   graded, msg)
 from labs.exercises.ranks import CHECK_TIMEOUT, as_number, run_on_ranks
+from labs.messages import text
 
 __all__ = ["check_ring_all_reduce", "check_all_reduce_from_rs_ag", "check_ring_bytes",
            "CHECK_TIMEOUT"]
@@ -38,7 +40,7 @@ ALL_GATHERS = ("all_gather_single", "all_gather_into_tensor", "all_gather")
 
 @dataclass(frozen=True)
 class Case:
-    label: str
+    label: Message  # shown in the language of the moment
     world_size: int
     shape: tuple
     dtype: str = "float32"
@@ -49,13 +51,16 @@ class Case:
 
 # Shown in the notebook's markdown: small integer values, so a message reads easily.
 ALL_REDUCE_CASES = (
-    Case("用例 1：4 个 rank，长度 8", 4, (8,)),
-    Case("用例 2：2 个 rank，长度 6", 2, (6,), seed=1),
-    Case("隐藏用例 1：3 个 rank，长度不能被 3 整除", 3, (10,), hidden=True, seed=2),
-    Case("隐藏用例 2：4 个 rank，二维张量，float64", 4, (3, 5), "float64", hidden=True, seed=3),
-    Case("隐藏用例 3：4 个 rank，int64", 4, (9,), "int64", hidden=True, seed=4),
-    Case("隐藏用例 4：4 个 rank，元素比 rank 少", 4, (2,), hidden=True, seed=5),
-    Case("隐藏用例 5：3 个 rank，较长的随机张量", 3, (1001,), hidden=True, seed=6, values="normal"),
+    Case(msg("checks_2_0.case_ranks_length", n=1, world_size=4, length=8), 4, (8,)),
+    Case(msg("checks_2_0.case_ranks_length", n=2, world_size=2, length=6), 2, (6,), seed=1),
+    Case(msg("checks_2_0.case_hidden_uneven", n=1, world_size=3), 3, (10,), hidden=True, seed=2),
+    Case(msg("checks_2_0.case_hidden_2d", n=2, world_size=4, dtype="float64"), 4, (3, 5),
+         "float64", hidden=True, seed=3),
+    Case(msg("checks_2_0.case_hidden_dtype", n=3, world_size=4, dtype="int64"), 4, (9,), "int64",
+         hidden=True, seed=4),
+    Case(msg("checks_2_0.case_hidden_few", n=4, world_size=4), 4, (2,), hidden=True, seed=5),
+    Case(msg("checks_2_0.case_hidden_long", n=5, world_size=3), 3, (1001,), hidden=True, seed=6,
+         values="normal"),
 )
 
 
@@ -83,7 +88,7 @@ def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str):
 
     def forbid(module, name, shown):
         def refuse(*args, **kwargs):
-            raise ExerciseFailed(f"本练习不能调用 {shown}：{why}")
+            raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=shown, why=why))
         saved.append((module, name, getattr(module, name)))
         setattr(module, name, refuse)
 
@@ -148,7 +153,7 @@ def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required
             for rank, (got, calls) in enumerate(results):
                 if required is not None:
                     required(calls, rank)
-                compare_tensors(total, got, what="all-reduce 的结果", rank=rank)
+                compare_tensors(total, got, what=text("checks_2_0.what_result"), rank=rank)
 
 
 @graded("ex2_0_ring_all_reduce", points=3)
@@ -156,7 +161,7 @@ def check_ring_all_reduce(student_fn):
     """``student_fn(tensor)`` sums ``tensor`` over the ranks in place with send/recv only."""
     _check_sum_on_ranks(
         student_fn, ALL_REDUCE_CASES, forbidden=COLLECTIVES, recorded=(),
-        why="这个练习要用点对点通信（dist.isend / dist.irecv）自己实现 ring all-reduce。")
+        why=text("checks_2_0.why_ring"))
 
 
 @graded("ex2_0_rs_ag_all_reduce", points=2)
@@ -166,15 +171,14 @@ def check_all_reduce_from_rs_ag(student_fn):
     def required(calls, rank):
         for names, what in ((REDUCE_SCATTERS, "reduce-scatter"), (ALL_GATHERS, "all-gather")):
             if not any(name in calls for name in names):
-                raise ExerciseFailed(
-                    f"rank {rank} 没有调用 {what}（例如 dist.{names[0]}）：这个练习要求先 "
-                    "reduce-scatter 再 all-gather。")
+                raise ExerciseFailed(text("checks_2_0.missing_call", rank=rank, what=what,
+                                          example=names[0]))
 
     _check_sum_on_ranks(
         student_fn, ALL_REDUCE_CASES,
         forbidden=tuple(n for n in COLLECTIVES if n not in REDUCE_SCATTERS + ALL_GATHERS),
         recorded=REDUCE_SCATTERS + ALL_GATHERS, required=required,
-        why="这个练习要用 reduce-scatter 加 all-gather 组合出 all-reduce。")
+        why=text("checks_2_0.why_rs_ag"))
 
 
 # (size in bytes, world size, hidden)
@@ -192,18 +196,19 @@ def check_ring_bytes(student_fn):
     hidden_count = 0
     for size, n, hidden in BYTES_CASES:
         hidden_count += hidden
-        label = f"隐藏用例 {hidden_count}" if hidden else f"用例 S={size} 字节，N={n}"
+        label = (text("checks.case_hidden", n=hidden_count) if hidden
+                 else text("checks_2_0.case_bytes", size=size, n=n))
+        returned = text("checks.what_returned")
         with case(label, hidden=hidden):
-            got = as_number(student_fn(size, n), "返回值")
-            assert_close(float(ring_all_reduce_bytes_per_rank(size, n)), got, what="返回值",
+            got = as_number(student_fn(size, n), returned)
+            assert_close(float(ring_all_reduce_bytes_per_rank(size, n)), got, what=returned,
                          dtype="float64")
     for n, numel, dtype in MEASURED_CASES:
-        with case(f"实测：{n} 个 rank 上用 ByteCounter 数出的字节数"):
+        with case(text("checks_2_0.case_measured", n=n)):
             sent = run_on_ranks(_count_ring_bytes, n, (numel, dtype))
             size = numel * (4 if dtype == "float32" else 8)
-            got = as_number(student_fn(size, n), "返回值")
+            got = as_number(student_fn(size, n), text("checks.what_returned"))
             for rank, measured in enumerate(sent):
                 if not numerics.is_close(got, float(measured), dtype="float64"):
-                    raise ExerciseFailed(
-                        f"rank {rank} 实测发送了 {measured} 字节（S={size} 字节，N={n}），"
-                        f"你的公式给出 {got:g}")
+                    raise ExerciseFailed(text("checks_2_0.measured_mismatch", rank=rank,
+                                              measured=measured, size=size, n=n, got=got))

@@ -15,8 +15,9 @@ from __future__ import annotations
 import random
 
 from labs import numerics
-from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
+from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded, msg
 from labs.exercises.ranks import run_on_ranks
+from labs.messages import text
 
 __all__ = ["check_average_gradients", "check_buckets", "check_model_state_bytes",
            "check_warmup_lr", "check_hours_per_epoch", "check_zero1", "CHECK_TIMEOUT"]
@@ -52,10 +53,12 @@ def _expected_grads(sizes, batch, seed):
 
 @graded("ex2_1_average_gradients", points=3)
 def check_average_gradients(student_fn):
-    cases = [("用例 1：2 个 rank，MLP [8, 16, 4]，全局 batch 8", 2, [8, 16, 4], 8, 0, False),
-             ("用例 2：4 个 rank，MLP [8, 16, 4]，全局 batch 8", 4, [8, 16, 4], 8, 1, False),
-             ("隐藏用例 1", 3, [5, 7, 7, 3], 12, 2, True),
-             ("隐藏用例 2", 4, [16, 32, 2], 16, 3, True)]
+    cases = [(msg("checks_2_1.case_grads", n=1, world_size=2, sizes=[8, 16, 4], batch=8),
+              2, [8, 16, 4], 8, 0, False),
+             (msg("checks_2_1.case_grads", n=2, world_size=4, sizes=[8, 16, 4], batch=8),
+              4, [8, 16, 4], 8, 1, False),
+             (msg("checks.case_hidden", n=1), 3, [5, 7, 7, 3], 12, 2, True),
+             (msg("checks.case_hidden", n=2), 4, [16, 32, 2], 16, 3, True)]
     for label, world_size, sizes, batch, seed, hidden in cases:
         with case(label, hidden=hidden):
             expected = _expected_grads(sizes, batch, seed)
@@ -63,11 +66,12 @@ def check_average_gradients(student_fn):
                                    timeout=CHECK_TIMEOUT)
             for rank, grads in enumerate(results):
                 if grads == {} or any(g is None for g in grads.values()):
-                    raise ExerciseFailed(f"rank {rank} 上有参数的 .grad 变成了 None")
+                    raise ExerciseFailed(text("checks_2_1.grad_is_none", rank=rank))
                 for name, value in expected.items():
                     # the ranks sum in another order than one process: float32 rounding only,
                     # so the policy's float32 tolerances (labs.numerics)
-                    assert_close(value, grads[name], what=f"参数 {name} 的梯度", rank=rank)
+                    assert_close(value, grads[name], what=text("checks_2_1.what_grad", name=name),
+                                 rank=rank)
 
 
 # --- exercise 2: bucketing ---------------------------------------------------------------
@@ -78,22 +82,24 @@ def check_buckets(student_fn):
 
     shown = [([4, 4, 4, 4], 8), ([4, 100, 4], 8), ([1, 2, 3], 1000)]
     for sizes, cap in shown:
-        with case(f"用例 make_buckets({sizes}, {cap})"):
-            assert_equal(assign_buckets(sizes, cap), student_fn(list(sizes), cap), what="分桶结果")
+        with case(text("checks.case_call", call=f"make_buckets({sizes}, {cap})")):
+            assert_equal(assign_buckets(sizes, cap), student_fn(list(sizes), cap),
+                         what=text("checks_2_1.what_buckets"))
     rng = random.Random(21)
     for k in range(6):
         sizes = [rng.choice([4, 16, 64, 256, 1024]) * rng.randint(1, 8)
                  for _ in range(rng.randint(1, 12))]
         cap = rng.choice([64, 512, 2048, 8192])
-        with case(f"隐藏用例 {k + 1}", hidden=True):
-            assert_equal(assign_buckets(sizes, cap), student_fn(list(sizes), cap), what="分桶结果")
-    with case("用例：make_buckets([4], 0) 应抛出 ValueError"):
+        with case(text("checks.case_hidden", n=k + 1), hidden=True):
+            assert_equal(assign_buckets(sizes, cap), student_fn(list(sizes), cap),
+                         what=text("checks_2_1.what_buckets"))
+    with case(text("checks_2_1.case_zero_cap")):
         try:
             student_fn([4], 0)
         except ValueError:
             pass
         else:
-            raise ExerciseFailed("bucket_bytes <= 0 时应该抛出 ValueError（桶的大小必须为正）")
+            raise ExerciseFailed(text("checks_2_1.zero_cap_accepted"))
 
 
 # --- exercise 3: memory estimator --------------------------------------------------------
@@ -107,11 +113,12 @@ def check_model_state_bytes(student_fn):
               (3e8, "sgd_momentum", "mixed")]
     for k, args in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if is_hidden else f"用例 model_state_bytes{args}"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
+                 else text("checks.case_call", call=f"model_state_bytes{args}"))
         with case(label, hidden=is_hidden):
             got = student_fn(*args)
-            assert_close(float(model_state_bytes(*args).total), float(got), what="总字节数",
-                         dtype="float64")
+            assert_close(float(model_state_bytes(*args).total), float(got),
+                         what=text("checks_2_1.what_total_bytes"), dtype="float64")
 
 
 # --- exercise 4: linear scaling with warmup ----------------------------------------------
@@ -127,12 +134,14 @@ def check_warmup_lr(student_fn):
                                                               (7, 0.1, 32, 256, 0)]
     for k, (step, lr, b0, b, warm) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        label = (f"隐藏用例 {k - len(shown) + 1}" if is_hidden else
-                 f"用例 step={step}, base_lr={lr}, base_batch={b0}, batch={b}, warmup_steps={warm}")
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden else
+                 text("checks.case_call", call=f"step={step}, base_lr={lr}, base_batch={b0}, "
+                                               f"batch={b}, warmup_steps={warm}"))
         with case(label, hidden=is_hidden):
             expected = warmup_lr(step, base_lr=lr, base_batch=b0, batch=b, warmup_steps=warm)
             got = student_fn(step, base_lr=lr, base_batch=b0, batch=b, warmup_steps=warm)
-            assert_close(float(expected), float(got), what="学习率", dtype="float64")
+            assert_close(float(expected), float(got), what=text("checks_2_1.what_lr"),
+                         dtype="float64")
 
 
 # --- exercise 5: the case study's epoch time ---------------------------------------------
@@ -147,14 +156,15 @@ def check_hours_per_epoch(student_fn):
     hidden = [(1_000_000, 32, 0.5), (100, 7, 36.0), (5_000_000, 64, 0.8)]
     for k, args in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        label = f"隐藏用例 {k}" if is_hidden else f"用例 hours_per_epoch{args}（本章的案例）"
+        label = (text("checks.case_hidden", n=k) if is_hidden
+                 else text("checks_2_1.case_case_study", call=f"hours_per_epoch{args}"))
         with case(label, hidden=is_hidden):
             got = student_fn(*args)
             expected = _hours(*args)
             if not is_hidden and numerics.is_close(float(got), expected / 10, dtype="float64"):
-                raise ExerciseFailed(f"得到 {got:.3g} 小时：这是 10 个 epoch 的时间除以 10 吗？"
-                                     "请算一个 epoch 的迭代次数 × 每次迭代的秒数")
-            assert_close(float(expected), float(got), what="每个 epoch 的小时数", dtype="float64")
+                raise ExerciseFailed(text("checks_2_1.ten_epochs", got=got))
+            assert_close(float(expected), float(got), what=text("checks_2_1.what_hours"),
+                         dtype="float64")
 
 
 # --- exercise 6: ZeRO-1 by hand, on real ranks -------------------------------------------
@@ -188,8 +198,7 @@ class _refused:
             shown = f"{module_name}.{name}"
 
             def refuse(self_, *args, _shown=shown, **kwargs):
-                raise ExerciseFailed(f"本练习不能使用现成的 {_shown}：要自己写出参数的划分、"
-                                     "本地优化器和 broadcast（看提示 2）")
+                raise ExerciseFailed(text("checks_2_1.ready_made_optimizer", shown=_shown))
             self.saved.append((cls, cls.__init__))
             cls.__init__ = refuse
         return self
@@ -283,56 +292,51 @@ def _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs):
         for rank in members:
             for name, value in expected.items():
                 assert_close(value, results[rank]["weights"][name],
-                             what=f"{ZERO1_STEPS} 步之后参数 {name} 的值", rank=rank)
+                             what=text("checks_2_1.what_weight_after", steps=ZERO1_STEPS,
+                                       name=name), rank=rank)
         for rank in members[1:]:
             for name, value in results[members[0]]["weights"].items():
                 if not torch.equal(value, results[rank]["weights"][name]):
-                    raise ExerciseFailed(
-                        f"rank {rank} 与 rank {members[0]} 的参数 {name} 不是逐位相同：每个参数"
-                        "更新后要由它的持有者（owner）broadcast 给组里的所有 rank（看提示 2）")
+                    raise ExerciseFailed(text("checks_2_1.not_bitwise_equal", rank=rank,
+                                              first=members[0], name=name))
         numels = results[members[0]]["numels"]
         owners: dict = {}
         for rank in members:
             states = results[rank]["states"]
             if states is None:
-                raise ExerciseFailed(f"rank {rank} 上找不到本地优化器：请把它存在 self.optim 中"
-                                     "（看提示 2）")
+                raise ExerciseFailed(text("checks_2_1.no_local_optimizer", rank=rank))
             if -1 in states:
-                raise ExerciseFailed(f"rank {rank} 的本地优化器里有不属于模型的张量：它应该直接"
-                                     "更新模型自己的参数（看提示 2）")
+                raise ExerciseFailed(text("checks_2_1.foreign_tensor", rank=rank))
             held = sum(states.values())
             if held >= per_state * sum(numels):
-                raise ExerciseFailed(
-                    f"rank {rank} 的优化器状态有 {held} 个元素，覆盖了全部 {sum(numels)} 个参数："
-                    "ZeRO-1 中每个 rank 只为自己那一片参数保存优化器状态（看提示 1）")
+                raise ExerciseFailed(text("checks_2_1.full_state", rank=rank, held=held,
+                                          total=sum(numels)))
             for i in states:
                 owners.setdefault(i, []).append(rank)
         shared = {i: r for i, r in owners.items() if len(r) > 1}
         if shared:
             i, ranks = next(iter(shared.items()))
-            raise ExerciseFailed(f"第 {i} 个参数张量在 rank {ranks} 上都有优化器状态：每个参数"
-                                 "只能由一个 rank 持有和更新（看提示 1）")
+            raise ExerciseFailed(text("checks_2_1.shared_owner", index=i, ranks=ranks))
         missing = [i for i in range(len(numels)) if i not in owners]
         if missing:
-            raise ExerciseFailed(f"第 {missing[0]} 个参数张量在哪个 rank 上都没有优化器状态："
-                                 "每个参数都要分给一个 rank（看提示 1）")
+            raise ExerciseFailed(text("checks_2_1.no_owner", index=missing[0]))
         loads = [sum(numels[i] for i, r in owners.items() if r == [rank]) for rank in members]
         if max(loads) > _greedy_max_load(numels, len(members)):
-            raise ExerciseFailed(
-                f"各 rank 持有的参数元素数是 {loads}，不够均衡：请按大小划分，从大到小把每个张量"
-                "分给目前元素最少的 rank（看提示 1）")
+            raise ExerciseFailed(text("checks_2_1.unbalanced", loads=loads))
 
 
 @graded("ex2_1_zero1", points=4)
 def check_zero1(student_cls):
-    cases = [("用例 1：2 个 rank，Adam，MLP [8, 16, 4]", 2, [8, 16, 4], "adam", False, False),
-             ("用例 2：4 个 rank，带动量的 SGD，MLP [8, 16, 4]", 4, [8, 16, 4], "sgd_momentum",
-              False, False),
+    cases = [(msg("checks_2_1.case_zero1", n=1, world_size=2, optimizer="Adam", sizes=[8, 16, 4]),
+              2, [8, 16, 4], "adam", False, False),
+             (msg("checks_2_1.case_zero1", n=2, world_size=4,
+                  optimizer=msg("checks_2_1.sgd_momentum"), sizes=[8, 16, 4]),
+              4, [8, 16, 4], "sgd_momentum", False, False),
              # 57 parameters in tensors of 30, 6, 18, 3: no even split on 2 or 4 ranks
-             ("隐藏用例 1", 2, [5, 6, 3], "sgd_momentum", False, True),
-             ("隐藏用例 2", 4, [5, 7, 7, 3], "adam", False, True),
+             (msg("checks.case_hidden", n=1), 2, [5, 6, 3], "sgd_momentum", False, True),
+             (msg("checks.case_hidden", n=2), 4, [5, 7, 7, 3], "adam", False, True),
              # 4 ranks, two groups {0, 1} and {2, 3}: broadcast's src is a global rank
-             ("隐藏用例 3", 4, [5, 6, 3], "adam", True, True)]
+             (msg("checks.case_hidden", n=3), 4, [5, 6, 3], "adam", True, True)]
     for label, world_size, sizes, optimizer, pairs, hidden in cases:
         with case(label, hidden=hidden):
             _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs)

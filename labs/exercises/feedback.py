@@ -22,6 +22,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 
+from labs.messages import text as _t
 from labs.runtime import stacks as _stacks
 
 __all__ = ["NOISE", "Frame", "rank_error", "student_frame", "exception_text", "describe",
@@ -52,8 +53,10 @@ class Frame:
     text: str
 
     def lines(self, indent: str = "    ") -> list[str]:
-        head = f"{indent}{self.place}，第 {self.line} 行，函数 {self.func}："
-        return [head, f"{indent}    {self.text}"] if self.text else [head.rstrip("：")]
+        where = dict(place=self.place, line=self.line, func=self.func)
+        if not self.text:
+            return [indent + _t("checks.frame", **where)]
+        return [indent + _t("checks.frame_with_source", **where), f"{indent}    {self.text}"]
 
 
 def _place(filename: str) -> str:
@@ -193,15 +196,17 @@ def describe(exc: BaseException, case: str | None = None) -> tuple[str, bool]:
 
     remote = rank_error(exc)
     frame = student_frame(exc)
-    where = f"（{case}）" if case else ""
     original = getattr(remote, "original", None) if remote is not None else None
     if isinstance(original, ExerciseFailed):
-        lines = [f"rank {remote.rank} 上{where}：{original}"]
+        lines = [_t("checks.rank_check_failed_in_case", rank=remote.rank, case=case,
+                      message=original) if case else
+                 _t("checks.rank_check_failed", rank=remote.rank, message=original)]
         if frame:
             lines += frame.lines()
         return "\n".join(lines), frame is not None
-    on = f"rank {remote.rank} 上" if remote is not None else ""
-    lines = [f"{on}你的代码出错了{where}" if frame else f"{on}出错了{where}"]
+    key = ("checks.your_code_raised" if frame else "checks.error") \
+        + ("_on_rank" if remote is not None else "") + ("_in_case" if case else "")
+    lines = [_t(key, rank=getattr(remote, "rank", None), case=case)]
     if frame:
         lines += frame.lines()
     lines.append("    " + exception_text(exc).replace("\n", "\n    "))
@@ -213,8 +218,7 @@ def full_traceback(exc: BaseException) -> str:
     RankError's message), and the torch log lines hidden while the check ran."""
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip()
     if _hidden:
-        text += ("\n\n--- ranks 输出的 torch/gloo 日志（检查时没有显示）---\n"
-                 + "\n".join(_hidden))
+        text += "\n\n" + _t("checks.hidden_logs") + "\n" + "\n".join(_hidden)
     return text
 
 

@@ -4,7 +4,7 @@ In a solution code cell, exercise code sits between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION`` (nbgrader's markers). An ``### EXERCISE: <n>`` line directly before
 ``### BEGIN SOLUTION`` names the exercise (练习 n, as the notebook's heading numbers it). The
 student version replaces each block with ``raise NotImplementedError("练习未完成：练习 n。…")``
-at the same indentation: the message names the exercise and says where its hints are (the
+(English edition: ``"Exercise not done yet: Exercise n. …"``) at the same indentation: the message names the exercise and says where its hints are (the
 collapsible ``<details><summary>练习 n · 提示 k</summary>`` blocks in the markdown above), and
 never gives code or a formula. The old ``### HINT: <text>`` line, which put the hint (too often
 the answer) into the stub, is refused. The student version also clears outputs and
@@ -12,6 +12,10 @@ execution counts, drops cells tagged ``solution-only``, and tags every graded ch
 (``metadata.nbgrader.grade``) with ``raises-exception`` so that "Run All" and nbval go on past an
 unfinished exercise. A cell whose stub sits at top level (not inside a function) would itself
 raise on "Run All", so it gets the tag too. The output is deterministic byte for byte.
+
+The stubs speak the notebook's language (:mod:`labs.messages`, catalog ``checks``):
+``metadata.course.language`` if the solution notebook has it, else its edition folder
+(``solutions/en/`` is English), else Chinese -- never the language of the shell that runs this.
 
     python -m labs.exercises.generate [--src solutions] [--dst notebooks] [--check] [--prune]
 """
@@ -27,17 +31,22 @@ from pathlib import Path
 
 import nbformat
 
-from .checks import STUB_MARKER
+from labs.messages import DEFAULT_LANGUAGE, EDITION_FOLDERS, LANGUAGES, text
 
-__all__ = ["stub_message", "is_graded", "graded_cells", "strip_solutions", "make_student_notebook", "dumps",
+__all__ = ["stub_message", "notebook_language",
+           "is_graded", "graded_cells", "strip_solutions", "make_student_notebook", "dumps",
            "render", "out_of_sync", "generate", "main"]
 
 BEGIN_RE = re.compile(r"^(?P<indent>[ \t]*)#+\s*BEGIN SOLUTION\s*$")
 END_RE = re.compile(r"^[ \t]*#+\s*END SOLUTION\s*$")
 EXERCISE_RE = re.compile(r"^[ \t]*#+\s*EXERCISE:\s*(?P<number>\d+)\s*$")
 HINT_RE = re.compile(r"^[ \t]*#+\s*HINT:")
-DEFAULT_HINT = "请在这里写下你的代码（替换这一行）"
-MARKDOWN_STUB = "_（在这里写下你的回答）_"
+# Module attributes in the language of the moment (PEP 562 __getattr__): STUB_MARKER, the
+# prefix of every stub's message (labs.exercises.checks detects it, in either language);
+# DEFAULT_HINT, what a stub without an exercise number says after it; MARKDOWN_STUB, what
+# replaces a solution in a markdown cell.
+_LAZY = {"STUB_MARKER": "checks.stub_marker", "DEFAULT_HINT": "checks.stub_default_hint",
+         "MARKDOWN_STUB": "checks.stub_markdown"}
 SOLUTION_ONLY_TAG = "solution-only"
 RAISES_TAG = "raises-exception"
 # Notebook metadata kept in the student version (everything else is editor state).
@@ -46,11 +55,30 @@ KEEP_NB_METADATA = ("kernelspec", "language_info", "course")
 DROP_CELL_METADATA = ("execution", "ExecuteTime", "collapsed", "scrolled")
 
 
-def stub_message(number: int | str | None) -> str:
-    """The text a stub raises: names exercise ``number`` and points to its hints, nothing more."""
+def __getattr__(name: str):
+    if name in _LAZY:
+        return text(_LAZY[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def stub_message(number: int | str | None, lang: str | None = None) -> str:
+    """The text a stub raises: names exercise ``number`` and points to its hints, nothing more
+    (in ``lang``, default the language of the moment)."""
+    marker = text("checks.stub_marker", lang=lang)
     if number is None:
-        return f"{STUB_MARKER}：{DEFAULT_HINT}"
-    return f"{STUB_MARKER}：练习 {number}。写好这里的代码再运行检查；卡住了就点开上方的「练习 {number} · 提示」。"
+        return text("checks.stub_default", lang=lang, marker=marker)
+    return text("checks.stub", lang=lang, marker=marker, number=number)
+
+
+def notebook_language(nb, path: str | Path | None = None) -> str:
+    """The language of solution notebook ``nb`` (at ``path``): ``metadata.course.language``,
+    else its edition folder (``solutions/en/``), else the course's first language."""
+    chosen = nb.metadata.get("course", {}).get("language")
+    if chosen in LANGUAGES:
+        return chosen
+    if path is not None:
+        return EDITION_FOLDERS.get(Path(path).parent.name, DEFAULT_LANGUAGE)
+    return DEFAULT_LANGUAGE
 
 
 def is_graded(cell) -> bool:
@@ -76,8 +104,9 @@ def _py_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def strip_solutions(source: str, *, markdown: bool = False) -> tuple[str, bool]:
-    """Replace every BEGIN/END SOLUTION block of ``source`` with a stub.
+def strip_solutions(source: str, *, markdown: bool = False,
+                    lang: str | None = None) -> tuple[str, bool]:
+    """Replace every BEGIN/END SOLUTION block of ``source`` with a stub (in ``lang``).
 
     Returns the new source and whether a stub sits at top level (indentation zero).
     Raises ValueError on unbalanced markers.
@@ -95,9 +124,10 @@ def strip_solutions(source: str, *, markdown: bool = False) -> tuple[str, bool]:
         if end:
             raise ValueError(f"line {number}: END SOLUTION without BEGIN SOLUTION")
         if HINT_RE.match(line):
+            summary = text("checks.hint_summary_example", lang=lang)
             raise ValueError(f"line {number}: '### HINT:' is retired (a stub must not carry the "
                              "answer): mark the block with '### EXERCISE: <n>' and put the hints "
-                             "in <details><summary>练习 n · 提示 k</summary> markdown")
+                             f"in <details><summary>{summary}</summary> markdown")
         if not begin:
             out.append(line)
             continue
@@ -107,9 +137,10 @@ def strip_solutions(source: str, *, markdown: bool = False) -> tuple[str, bool]:
             exercise = EXERCISE_RE.match(out.pop()).group("number")
         indent = begin.group("indent")
         if markdown:
-            out.append(MARKDOWN_STUB)
+            out.append(text("checks.stub_markdown", lang=lang))
         else:
-            out.append(f"{indent}raise NotImplementedError({_py_string(stub_message(exercise))})")
+            message = stub_message(exercise, lang=lang)
+            out.append(f"{indent}raise NotImplementedError({_py_string(message)})")
             top_level = top_level or indent == ""
     if inside:
         raise ValueError("BEGIN SOLUTION without END SOLUTION")
@@ -122,13 +153,15 @@ def _add_tag(cell, tag: str) -> None:
         cell.metadata["tags"] = tags + [tag]
 
 
-def make_student_notebook(nb, name: str | None = None):
+def make_student_notebook(nb, name: str | None = None, lang: str | None = None):
     """Return the student version of solution notebook ``nb`` (``nb`` is not modified).
 
     ``name`` (the file name) is recorded as ``metadata.course.notebook`` so the grader finds
-    the source of a renamed submission.
+    the source of a renamed submission. The stubs speak ``lang`` (default:
+    :func:`notebook_language` of ``nb``).
     """
     graded_cells(nb)  # validates grade ids
+    lang = lang or notebook_language(nb)
     nb = copy.deepcopy(nb)
     nb.nbformat, nb.nbformat_minor = 4, max(int(nb.get("nbformat_minor", 0)), 5)
     metadata = {key: nb.metadata[key] for key in KEEP_NB_METADATA if key in nb.metadata}
@@ -145,7 +178,8 @@ def make_student_notebook(nb, name: str | None = None):
             continue
         where = f"{name or 'notebook'} cell #{index}"
         try:
-            source, top_level = strip_solutions(cell.source, markdown=cell.cell_type != "code")
+            source, top_level = strip_solutions(cell.source, markdown=cell.cell_type != "code",
+                                                lang=lang)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         if is_graded(cell) and source != cell.source:
@@ -185,7 +219,7 @@ def dumps(nb) -> bytes:
 def render(path: Path) -> bytes:
     """The bytes of the student notebook generated from solution notebook ``path``."""
     nb = nbformat.read(str(path), as_version=4)
-    return dumps(make_student_notebook(nb, name=path.name))
+    return dumps(make_student_notebook(nb, name=path.name, lang=notebook_language(nb, path)))
 
 
 def _notebooks(folder: Path) -> dict[str, Path]:

@@ -15,16 +15,17 @@ broken f/g pairing is reported as exactly the gradient it breaks::
 """
 from __future__ import annotations
 
-from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded
+from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded, msg
 from labs.exercises.ranks import as_number, run_on_ranks
+from labs.messages import text
 
 __all__ = ["check_conjugate_ops", "check_column_parallel", "check_row_parallel",
            "check_parallel_mlp", "check_qkv_shard", "check_tp_bytes", "check_sequence_parallel_mlp"]
 
-# (label, world size, tp group size, tokens, in, out, hidden)
-CASES = (("用例 1：2 个 rank", 2, 2, 4, 8, 12, False),
-         ("用例 2：4 个 rank", 4, 4, 3, 8, 16, False),
-         ("隐藏用例 1：4 个 rank 分成两个 TP 组 {0,1} {2,3}", 4, 2, 5, 6, 10, True))
+# (label, world size, tp group size, tokens, in, out, hidden); labels are lazy messages
+CASES = ((msg("checks_2_2.case_ranks", n=1, world_size=2), 2, 2, 4, 8, 12, False),
+         (msg("checks_2_2.case_ranks", n=2, world_size=4), 4, 4, 3, 8, 16, False),
+         (msg("checks_2_2.case_hidden_two_groups", n=1, world_size=4), 4, 2, 5, 6, 10, True))
 
 
 def _data(seed, tokens, n_in, n_out, world):
@@ -77,13 +78,13 @@ def check_conjugate_ops(copy_cls, reduce_cls):
                 total_cot = torch.stack([per_rank[(m + 1) % world] for m in members]).sum(0)
                 cot = per_rank[(rank + 1) % world]
                 compare_tensors(per_rank[rank], f_out, rank=rank,
-                                what="CopyToRegion 的前向输出（f 的前向应是恒等）")
+                                what=text("checks_2_2.what_copy_forward"))
                 compare_tensors(total_cot, f_grad, rank=rank,
-                                what="CopyToRegion 反向传回的梯度（f 的反向应是组内 all-reduce）")
+                                what=text("checks_2_2.what_copy_backward"))
                 compare_tensors(total_x, g_out, rank=rank,
-                                what="ReduceFromRegion 的前向输出（g 的前向应是组内 all-reduce）")
+                                what=text("checks_2_2.what_reduce_forward"))
                 compare_tensors(cot, g_grad, rank=rank,
-                                what="ReduceFromRegion 反向传回的梯度（g 的反向应是恒等）")
+                                what=text("checks_2_2.what_reduce_backward"))
 
 
 def _on_rank_linear(student_fn, kind, tp, x, weight, bias, cot):
@@ -122,9 +123,9 @@ def _check_linear(student_fn, kind):
             for rank, r, t, y, gx, gw, gb in results:
                 if kind == "column":
                     compare_tensors(shard(y_full.detach(), -1, r, t), y, rank=rank,
-                                    what="输出（应是完整输出的第 r 块列）")
+                                    what=text("checks_2_2.what_column_output"))
                     compare_tensors(xf.grad, gx, rank=rank,
-                                    what="输入 x 的梯度（每个 rank 只算了部分和：是不是少了 f？）")
+                                    what=text("checks_2_2.what_column_input_grad"))
                     expected_w = torch.zeros_like(wf.grad)
                     rows = torch.arange(n_out).chunk(t)[r]
                     expected_w[rows] = wf.grad[rows]
@@ -132,18 +133,18 @@ def _check_linear(student_fn, kind):
                     expected_b[rows] = bf.grad[rows]
                 else:
                     compare_tensors(y_full.detach(), y, rank=rank,
-                                    what="输出（应等于完整线性层的输出；bias 只能加一次）")
+                                    what=text("checks_2_2.what_row_output"))
                     compare_tensors(shard(xf.grad, -1, r, t), gx, rank=rank,
-                                    what="输入分片 x_r 的梯度")
+                                    what=text("checks_2_2.what_row_input_grad"))
                     expected_w = torch.zeros_like(wf.grad)
                     cols = torch.arange(n_in).chunk(t)[r]
                     expected_w[:, cols] = wf.grad[:, cols]
                     expected_b = bf.grad
                 compare_tensors(expected_w, gw if gw is not None else torch.zeros_like(wf),
-                                rank=rank, what="完整 weight 上的梯度（只有本 rank 的分片非零）")
+                                rank=rank, what=text("checks_2_2.what_weight_grad"))
                 if gb is None:
-                    raise ExerciseFailed(f"rank {rank} 上 bias 没有梯度：输出里要用到 bias")
-                compare_tensors(expected_b, gb, rank=rank, what="bias 的梯度")
+                    raise ExerciseFailed(text("checks_2_2.no_bias_grad", rank=rank))
+                compare_tensors(expected_b, gb, rank=rank, what=text("checks_2_2.what_bias_grad"))
 
 
 @graded("ex2_2_column_linear", points=2)
@@ -181,7 +182,8 @@ def check_parallel_mlp(student_fn):
 
     from labs.tensor_parallel.layers import shard
 
-    names = ("输入 x", "c_fc.weight", "c_fc.bias", "c_proj.weight", "c_proj.bias")
+    names = (text("checks_2_2.name_input_x"), "c_fc.weight", "c_fc.bias", "c_proj.weight",
+             "c_proj.bias")
     for label, world, tp, tokens, n_in, _, hidden in CASES:
         with case(label, hidden=hidden):
             g = torch.Generator().manual_seed(3)
@@ -193,12 +195,12 @@ def check_parallel_mlp(student_fn):
             y_full.backward(cot)
             results = run_on_ranks(_on_rank_mlp, world, (student_fn, tp, x, *full, cot))
             for rank, r, t, y, grads in results:
-                compare_tensors(y_full.detach(), y, rank=rank, what="MLP 的输出")
+                compare_tensors(y_full.detach(), y, rank=rank,
+                                what=text("checks_2_2.what_mlp_output"))
                 expected = [xf.grad, shard(pf[0].grad, 0, r, t), shard(pf[1].grad, 0, r, t),
                             shard(pf[2].grad, 1, r, t), pf[3].grad]
-                _compare_gradients(rank, names, expected, grads, "前向输出正确",
-                                   "检查 f（进入并行区域：前向恒等、反向 all-reduce）和 g"
-                                   "（离开并行区域：前向 all-reduce、反向恒等）是否放对了位置")
+                _compare_gradients(rank, names, expected, grads, text("checks_2_2.forward_correct"),
+                                   text("checks_2_2.advice_f_g"))
 
 
 def _compare_gradients(rank, names, expected, grads, correct_so_far: str, advice: str):
@@ -207,14 +209,17 @@ def _compare_gradients(rank, names, expected, grads, correct_so_far: str, advice
     for name, exp, got in zip(names, expected, grads):
         try:
             if got is None:
-                raise ExerciseFailed(f"{name} 没有梯度（None）")
-            compare_tensors(exp, got, what=f"{name} 的梯度")
+                raise ExerciseFailed(text("checks_2_2.no_grad", name=name))
+            compare_tensors(exp, got, what=text("checks_2_2.what_named_grad", name=name))
             right.append(name)
         except ExerciseFailed as exc:
             wrong.append(str(exc))
     if wrong:
-        raise ExerciseFailed(f"rank {rank}：{correct_so_far}，但这些梯度不对：" + "；".join(wrong)
-                             + "。正确的梯度：" + ("、".join(right) or "无") + "。" + advice)
+        raise ExerciseFailed(text(
+            "checks_2_2.wrong_gradients", rank=rank, correct_so_far=correct_so_far,
+            wrong=text("checks.clause_separator").join(wrong),
+            right=text("checks.list_separator").join(right) or text("checks_2_2.none"),
+            advice=advice))
 
 
 @graded("ex2_2_attention_heads", points=2)
@@ -228,20 +233,22 @@ def check_qkv_shard(student_fn):
     hidden = ((48, 16, 3, 4), (96, 32, 1, 8), (12, 4, 0, 1))
     for k, (rows, cols, rank, tp) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
-        label = f"隐藏用例 {k - len(shown) + 1}" if is_hidden else f"用例 3C={rows}, rank={rank}, TP={tp}"
+        label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
+                 else text("checks_2_2.case_qkv", rows=rows, rank=rank, tp=tp))
         with case(label, hidden=is_hidden):
             w = torch.arange(rows * cols, dtype=torch.float32).view(rows, cols)
             b = torch.arange(rows, dtype=torch.float32)
             got = student_fn(w, b, rank, tp)
             if not isinstance(got, (tuple, list)) or len(got) != 2:
-                raise ExerciseFailed("应该返回 (weight 分片, bias 分片) 两个张量")
+                raise ExerciseFailed(text("checks_2_2.return_two_tensors"))
             if tp > 1 and torch.equal(torch.as_tensor(got[0]), w.chunk(tp)[rank]):
-                raise ExerciseFailed(
-                    f"rank {rank} 拿到的是融合权重中连续的一块（第 {rank * rows // tp} 到 "
-                    f"{(rank + 1) * rows // tp - 1} 行）：这样有的 rank 只有 q，有的只有 v。"
-                    "每个 rank 要从 q、k、v 三段中各取自己的那几个头")
-            compare_tensors(shard(w, 0, rank, tp, stride=3), got[0], what="weight 分片")
-            compare_tensors(shard(b, 0, rank, tp, stride=3), got[1], what="bias 分片")
+                raise ExerciseFailed(text("checks_2_2.contiguous_block", rank=rank,
+                                          first=rank * rows // tp,
+                                          last=(rank + 1) * rows // tp - 1))
+            compare_tensors(shard(w, 0, rank, tp, stride=3), got[0],
+                            what=text("checks_2_2.what_weight_shard"))
+            compare_tensors(shard(b, 0, rank, tp, stride=3), got[1],
+                            what=text("checks_2_2.what_bias_shard"))
 
 
 def _measured_block_bytes(tp, batch, seq, hidden):
@@ -270,28 +277,32 @@ def check_tp_bytes(student_fn):
     cases = ((8, 1024, 1600, 8, 2, False), (4, 16, 32, 2, 4, False), (1, 2048, 12288, 8, 2, True),
              (2, 64, 64, 1, 4, True), (3, 5, 8, 4, 4, True))
     for k, (b, s, h, t, e, hidden) in enumerate(cases):
-        label = f"隐藏用例 {k - 1}" if hidden else f"用例 b={b}, s={s}, h={h}, TP={t}, {e} 字节/元素"
+        label = (text("checks.case_hidden", n=k - 1) if hidden
+                 else text("checks_2_2.case_tp_bytes", b=b, s=s, h=h, t=t, e=e))
+        returned = text("checks.what_returned")
         with case(label, hidden=hidden):
-            got = as_number(student_fn(b, s, h, t, e), "返回值")
+            got = as_number(student_fn(b, s, h, t, e), returned)
             expected = tp_layer_comm(batch=b, seq_len=s, hidden=h, tp=t, bytes_per_element=e)
-            assert_close(float(expected["sent_bytes_per_rank"]), float(got), what="返回值",
+            assert_close(float(expected["sent_bytes_per_rank"]), float(got), what=returned,
                          dtype="float64")
-    with case("实测：2 个 rank 上一个 TP block 的前向 + 反向（CommCounter）"):
+    with case(text("checks_2_2.case_measured_block")):
         sent, count = run_on_ranks(_measured_block_bytes, 2, (2, 4, 8, 32))[0]
-        got = as_number(student_fn(4, 8, 32, 2, 4), "返回值")
-        assert_close(float(sent), float(got), what=f"实测的 {count} 次 all-reduce 的发送字节数",
-                     dtype="float64")
+        got = as_number(student_fn(4, 8, 32, 2, 4), text("checks.what_returned"))
+        assert_close(float(sent), float(got),
+                     what=text("checks_2_2.what_measured_bytes", count=count), dtype="float64")
 
 
 # --- exercise 7: the sequence-parallel MLP, written end to end on real ranks ----------------
 
-# (label, world size, tp group size, batch, sequence length, hidden size, hidden case)
-SP_CASES = (("用例 1：2 个 rank，序列长 4", 2, 2, 2, 4, 8, False),
-            ("用例 2：4 个 rank，序列长 8", 4, 4, 2, 8, 8, False),
-            ("隐藏用例 1", 2, 2, 3, 6, 4, True),  # 6 positions: a multiple of t = 2, not of 4
-            ("隐藏用例 2", 4, 4, 1, 12, 12, True),  # 3 positions per rank
+# (label, world size, tp group size, batch, sequence length, hidden size, hidden case);
+# labels are lazy messages
+SP_CASES = ((msg("checks_2_2.case_sp", n=1, world_size=2, seq=4), 2, 2, 2, 4, 8, False),
+            (msg("checks_2_2.case_sp", n=2, world_size=4, seq=8), 4, 4, 2, 8, 8, False),
+            # 6 positions: a multiple of t = 2, not of 4
+            (msg("checks.case_hidden", n=1), 2, 2, 3, 6, 4, True),
+            (msg("checks.case_hidden", n=2), 4, 4, 1, 12, 12, True),  # 3 positions per rank
             # 4 ranks, two TP groups {0, 1} {2, 3}, each on its own data; 10 positions
-            ("隐藏用例 3", 4, 2, 2, 10, 6, True))
+            (msg("checks.case_hidden", n=3), 4, 2, 2, 10, 6, True))
 
 #: what the student may not call inside the check: the course's sequence-parallel operators and
 #: its gather/scatter helpers, and torch's autograd-aware collectives (``torch.distributed.nn``)
@@ -318,8 +329,7 @@ class _SpRefused:
                 shown = f"{module_name}.{name}"
 
                 def refuse(*args, _shown=shown, **kwargs):
-                    raise ExerciseFailed(f"本练习不能使用现成的 {_shown}：两个 autograd Function 里"
-                                         "的通信要自己用 dist 的集合通信写出来（看提示 2）")
+                    raise ExerciseFailed(text("checks_2_2.ready_made_sp", shown=_shown))
                 if name in classes:
                     cls = getattr(module, name)
                     self.saved.append((cls, "forward", vars(cls)["forward"]))
@@ -412,8 +422,8 @@ def _require_tensor(value, what, rank):
     import torch
 
     if not isinstance(value, torch.Tensor):
-        raise ExerciseFailed(f"rank {rank} 上{what}应该返回 torch.Tensor，实际得到 "
-                             f"{type(value).__name__}")
+        raise ExerciseFailed(text("checks_2_2.not_a_tensor", rank=rank, what=what,
+                                  got_type=type(value).__name__))
 
 
 def _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, hidden):
@@ -431,48 +441,42 @@ def _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, h
         data, y_full, grads_full = _sp_expected(tp, batch, seq, hidden, rank)
         pieces = [data["pieces"][k] for k in range(t)]
         # SeqAllGather: forward all-gather along dim 1, backward reduce-scatter along dim 1
-        _require_tensor(res["gather"], "SeqAllGather 的前向", rank)
+        _require_tensor(res["gather"], text("checks_2_2.what_gather_forward_call"), rank)
         compare_tensors(pieces[0][0], res["gather"], rank=rank,
-                        what="SeqAllGather 的前向输出（组内各 rank 的序列分片沿第 1 维按 rank 顺序拼成"
-                             "完整序列，看提示 1）")
+                        what=text("checks_2_2.what_gather_forward"))
         expected = shard(torch.stack([p[1] for p in pieces]).sum(0), 1, r, t)
         if res["gather_grad"] is None:
-            raise ExerciseFailed(f"rank {rank} 上 SeqAllGather 没有把梯度传回输入：backward 要为 "
-                                 "x 返回梯度（看提示 2）")
+            raise ExerciseFailed(text("checks_2_2.gather_no_grad", rank=rank))
         compare_tensors(expected, res["gather_grad"], rank=rank,
-                        what="SeqAllGather 反向传回的梯度（应是 reduce-scatter：组内各 rank 的梯度求和后"
-                             "本 rank 那一段序列；只切出自己那段而不求和就不对，看提示 1）")
+                        what=text("checks_2_2.what_gather_backward"))
         # SeqReduceScatter: forward reduce-scatter along dim 1, backward all-gather along dim 1
-        _require_tensor(res["scatter"], "SeqReduceScatter 的前向", rank)
+        _require_tensor(res["scatter"], text("checks_2_2.what_scatter_forward_call"), rank)
         expected = shard(torch.stack([p[0] for p in pieces]).sum(0), 1, r, t)
         compare_tensors(expected, res["scatter"], rank=rank,
-                        what="SeqReduceScatter 的前向输出（应是组内求和后本 rank 那一段序列，看提示 1）")
+                        what=text("checks_2_2.what_scatter_forward"))
         if res["scatter_grad"] is None:
-            raise ExerciseFailed(f"rank {rank} 上 SeqReduceScatter 没有把梯度传回输入：backward "
-                                 "要为 x 返回梯度（看提示 2）")
+            raise ExerciseFailed(text("checks_2_2.scatter_no_grad", rank=rank))
         expected = torch.cat([shard(p[1], 1, k, t) for k, p in enumerate(pieces)], dim=1)
         compare_tensors(expected, res["scatter_grad"], rank=rank,
-                        what="SeqReduceScatter 反向传回的梯度（应是 all-gather：组内各 rank 的梯度分片"
-                             "沿序列拼起来，看提示 1）")
+                        what=text("checks_2_2.what_scatter_backward"))
         # the block against the full MLP
         y = res["y"]
         _require_tensor(y, "sp_mlp_forward", rank)
         want = tuple(shard(y_full, 1, r, t).shape)
         if tuple(y.shape) != want:
-            raise ExerciseFailed(
-                f"rank {rank} 上 sp_mlp_forward 的输出形状是 {tuple(y.shape)}，应是本 rank 的序列分片 "
-                f"{want}：离开并行区域时用 SeqReduceScatter，而不是 all-reduce（看提示 1）")
+            raise ExerciseFailed(text("checks_2_2.sp_wrong_shape", rank=rank, got=tuple(y.shape),
+                                      want=want))
         compare_tensors(shard(y_full, 1, r, t), y, rank=rank,
-                        what="sp_mlp_forward 的输出（完整 MLP 输出中本 rank 的那段序列；proj_b 只能在 "
-                             "reduce-scatter 之后加一次，看提示 1）")
+                        what=text("checks_2_2.what_sp_output"))
         expected = [shard(grads_full[0], 1, r, t), shard(grads_full[1], 0, r, t),
                     shard(grads_full[2], 0, r, t), shard(grads_full[3], 1, r, t),
                     shard(data["cot"], 1, r, t).sum((0, 1))]
-        names = ("输入分片 x_shard", "c_fc.weight 分片", "c_fc.bias 分片", "c_proj.weight 分片",
-                 "c_proj.bias（只含本 rank 那段序列的贡献）")
-        _compare_gradients(rank, names, expected, res["grads"], "输出正确",
-                           "检查 sp_mlp_forward 是否让梯度经过你的两个 Function"
-                           "（不要 detach，也不要绕过它们直接通信，看提示 2）")
+        names = (text("checks_2_2.name_x_shard"),
+                 *(text("checks_2_2.name_shard", name=name)
+                   for name in ("c_fc.weight", "c_fc.bias", "c_proj.weight")),
+                 text("checks_2_2.name_proj_bias"))
+        _compare_gradients(rank, names, expected, res["grads"], text("checks_2_2.output_correct"),
+                           text("checks_2_2.advice_sp_grads"))
 
 
 @graded("ex2_2_sequence_parallel_mlp", points=4)

@@ -1,0 +1,107 @@
+"""Messages of the checks of notebook 2.1, data parallelism (labs.exercises.data_parallel_checks)."""
+
+MESSAGES = {
+    "case_grads": {
+        "zh": "用例 {n}：{world_size} 个 rank，MLP {sizes}，全局 batch {batch}",
+        "en": "Case {n}: {world_size} ranks, MLP {sizes}, global batch {batch}",
+    },
+    "grad_is_none": {
+        "zh": "rank {rank} 上有参数的 .grad 变成了 None",
+        "en": "on rank {rank}, a parameter's .grad became None",
+    },
+    "what_grad": {
+        "zh": "参数 {name} 的梯度",
+        "en": "the gradient of parameter {name}",
+    },
+    "what_buckets": {
+        "zh": "分桶结果",
+        "en": "the buckets",
+    },
+    "case_zero_cap": {
+        "zh": "用例：make_buckets([4], 0) 应抛出 ValueError",
+        "en": "Case: make_buckets([4], 0) should raise ValueError",
+    },
+    "zero_cap_accepted": {
+        "zh": "bucket_bytes <= 0 时应该抛出 ValueError（桶的大小必须为正）",
+        "en": "bucket_bytes <= 0 should raise ValueError (a bucket's size must be positive)",
+    },
+    "what_total_bytes": {
+        "zh": "总字节数",
+        "en": "the total bytes",
+    },
+    "what_lr": {
+        "zh": "学习率",
+        "en": "the learning rate",
+    },
+    "case_case_study": {
+        "zh": "用例 {call}（本章的案例）",
+        "en": "Case {call} (this chapter's case study)",
+    },
+    "ten_epochs": {
+        "zh": "得到 {got:.3g} 小时：这是 10 个 epoch 的时间除以 10 吗？"
+              "请算一个 epoch 的迭代次数 × 每次迭代的秒数",
+        "en": "got {got:.3g} hours: is that the time of 10 epochs divided by 10? Compute the "
+              "iterations of one epoch × the seconds per iteration",
+    },
+    "what_hours": {
+        "zh": "每个 epoch 的小时数",
+        "en": "the hours per epoch",
+    },
+    "ready_made_optimizer": {
+        "zh": "本练习不能使用现成的 {shown}：要自己写出参数的划分、本地优化器和 broadcast（看提示 2）",
+        "en": "This exercise may not use the ready-made {shown}: write the partition of the "
+              "parameters, the local optimizer and the broadcast yourself (see hint 2)",
+    },
+    "what_weight_after": {
+        "zh": "{steps} 步之后参数 {name} 的值",
+        "en": "the value of parameter {name} after {steps} steps",
+    },
+    "not_bitwise_equal": {
+        "zh": "rank {rank} 与 rank {first} 的参数 {name} 不是逐位相同：每个参数"
+              "更新后要由它的持有者（owner）broadcast 给组里的所有 rank（看提示 2）",
+        "en": "parameter {name} is not bitwise equal on rank {rank} and rank {first}: after its "
+              "update, each parameter must be broadcast by its owner to every rank of the group "
+              "(see hint 2)",
+    },
+    "no_local_optimizer": {
+        "zh": "rank {rank} 上找不到本地优化器：请把它存在 self.optim 中（看提示 2）",
+        "en": "no local optimizer found on rank {rank}: keep it in self.optim (see hint 2)",
+    },
+    "foreign_tensor": {
+        "zh": "rank {rank} 的本地优化器里有不属于模型的张量：它应该直接更新模型自己的参数（看提示 2）",
+        "en": "the local optimizer of rank {rank} holds tensors that are not the model's: it "
+              "should update the model's own parameters (see hint 2)",
+    },
+    "full_state": {
+        "zh": "rank {rank} 的优化器状态有 {held} 个元素，覆盖了全部 {total} 个参数："
+              "ZeRO-1 中每个 rank 只为自己那一片参数保存优化器状态（看提示 1）",
+        "en": "the optimizer state of rank {rank} has {held} elements, covering all {total} "
+              "parameters: in ZeRO-1 each rank keeps optimizer state only for its own shard of "
+              "the parameters (see hint 1)",
+    },
+    "shared_owner": {
+        "zh": "第 {index} 个参数张量在 rank {ranks} 上都有优化器状态：每个参数只能由一个 rank 持有和更新（看提示 1）",
+        "en": "parameter tensor {index} has optimizer state on ranks {ranks}: each parameter "
+              "must be held and updated by one rank only (see hint 1)",
+    },
+    "no_owner": {
+        "zh": "第 {index} 个参数张量在哪个 rank 上都没有优化器状态：每个参数都要分给一个 rank（看提示 1）",
+        "en": "parameter tensor {index} has optimizer state on no rank: every parameter must be "
+              "given to one rank (see hint 1)",
+    },
+    "unbalanced": {
+        "zh": "各 rank 持有的参数元素数是 {loads}，不够均衡：请按大小划分，从大到小把每个张量"
+              "分给目前元素最少的 rank（看提示 1）",
+        "en": "the ranks hold {loads} parameter elements, not balanced enough: partition by "
+              "size, giving each tensor, largest first, to the rank with the fewest elements so "
+              "far (see hint 1)",
+    },
+    "case_zero1": {
+        "zh": "用例 {n}：{world_size} 个 rank，{optimizer}，MLP {sizes}",
+        "en": "Case {n}: {world_size} ranks, {optimizer}, MLP {sizes}",
+    },
+    "sgd_momentum": {
+        "zh": "带动量的 SGD",
+        "en": "SGD with momentum",
+    },
+}
