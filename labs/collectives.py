@@ -10,9 +10,9 @@ rank therefore sends 2(N-1)/N·S bytes, below 2S however large N is
 sends to rank 0, rank 0 sends the sum back) makes rank 0 send (N-1)·S.
 
 :func:`interpret_sweep` and :func:`interpret_ring_vs_library` read a measured sweep and say in
-words (Chinese, the notebooks' language) what this machine shows -- where latency turns into
-bandwidth, which implementation won -- including where it disagrees with the usual picture and
-why; notebook 2.0 prints them under its measurements.
+words (in the notebook's language, :mod:`labs.messages`) what this machine shows -- where
+latency turns into bandwidth, which implementation won -- including where it disagrees with the
+usual picture and why; notebook 2.0 prints them under its measurements.
 
 Every function takes the process group as ``group=None`` (None: the default group) and an
 optional :class:`CommCounter` (also named ``ByteCounter``: the course's one counter of sends,
@@ -42,6 +42,7 @@ from labs.cost import (  # the byte formulas live in labs.cost; re-exported for 
     naive_all_reduce_bytes_busiest_rank,
     ring_all_reduce_bytes_per_rank,
 )
+from labs.messages import language, text
 
 __all__ = [
     "CommEvent",
@@ -218,8 +219,7 @@ def _recv_buffer(like: torch.Tensor, numel: int) -> torch.Tensor:
 
 def _check_contiguous(tensor: torch.Tensor) -> None:
     if not tensor.is_contiguous():
-        raise ValueError("these collectives work in place on a contiguous tensor: pass "
-                         "tensor.contiguous() (and use that tensor afterwards).")
+        raise ValueError(text("collectives.not_contiguous"))
 
 
 # --- the ring ----------------------------------------------------------------------------
@@ -357,7 +357,7 @@ def bandwidth_sweep(sizes_bytes, implementations: dict, *, repeats: int = 3, war
 #
 # The notebook states the general picture; these functions print what *this* machine measured,
 # including when it disagrees with that picture and why (few cores shared by several ranks,
-# loopback instead of NVLink). They return Chinese text, the notebooks' language.
+# loopback instead of NVLink). They return text in the notebook's language (labs.messages).
 
 SAME_WITHIN = 0.15  # two timings closer than 15 % are a tie on a shared, noisy machine
 
@@ -374,7 +374,7 @@ def latency_bandwidth_fit(sizes_bytes, seconds) -> dict:
     """
     sizes, times = [float(s) for s in sizes_bytes], [float(t) for t in seconds]
     if len(sizes) != len(times) or len(sizes) < 2:
-        raise ValueError("need a time for each of at least two sizes")
+        raise ValueError(text("collectives.fit_needs_two_sizes"))
     alpha = min(times)
     grow = times[-1] - alpha
     beta = (sizes[-1] - sizes[0]) / grow if grow > 0 else math.inf
@@ -382,14 +382,20 @@ def latency_bandwidth_fit(sizes_bytes, seconds) -> dict:
 
 
 def orders_of_magnitude(ratio: float) -> str:
-    """12 -> '一到两个数量级', 390 -> '两到三个数量级' (the decade the ratio falls in)."""
+    """12 -> '一到两个数量级', 390 -> '两到三个数量级' (the decade the ratio falls in; in English
+    'one to two orders of magnitude')."""
     if not ratio > 0 or math.isinf(ratio):
-        raise ValueError(f"ratio={ratio} must be a positive finite number")
+        raise ValueError(text("collectives.ratio_not_positive", ratio=ratio))
     if ratio < 10:
-        return "不到一个数量级"
-    words = "一两三四五六七八九十"  # 两个数量级, not 二个
+        return text("collectives.under_one_order")
+    words = text("collectives.numerals").split()  # one .. ten
     decade = min(int(math.log10(ratio)), len(words) - 1)
-    return f"{words[decade - 1]}到{words[decade]}个数量级"
+    return text("collectives.orders_between", low=words[decade - 1], high=words[decade])
+
+
+def _sentences(*parts: str) -> str:
+    """Sentences run together as the language writes them: no space in Chinese, one in English."""
+    return ("" if language() == "zh" else " ").join(p for p in parts if p)
 
 
 def _duration(seconds: float) -> str:
@@ -403,20 +409,18 @@ def _window_reading(sizes, times, i, j, fit, size) -> str:
     k, r = sizes[j] / sizes[i], times[j] / times[i]
     model = [alpha + s / beta for s in (sizes[i], sizes[j])]  # beta = inf: alpha alone
     predicted, fixed = model[1] / model[0], alpha / model[0]  # fixed: alpha's share at the start
-    head = f"{size(sizes[i])} → {size(sizes[j])}：大小 ×{k:.0f}，用时 ×{r:.1f}"
+    window = dict(start=size(sizes[i]), end=size(sizes[j]), k=k, r=r)
     if r >= 0.7 * k:
-        text = head + f"，接近 ×{k:.0f}：从 {size(sizes[i])} 起已是带宽受限。"
+        reading = text("collectives.window_bandwidth_bound", **window)
     elif sizes[j] <= crossover:
-        text = head + (f"，远小于 ×{k:.0f}：整段都在转折点以下，{size(sizes[i])} 的用时里约 "
-                       f"{fixed:.0%} 是固定开销，这一段是延迟受限。")
+        reading = text("collectives.window_latency_bound", fixed=fixed, **window)
     else:
-        where = "还在转折点以下" if sizes[i] < crossover else "刚过转折点"
-        text = head + (f"，小于 ×{k:.0f}：起点 {size(sizes[i])} {where}，按 α-β 估算它的用时里约 "
-                       f"{fixed:.0%} 是固定开销，这一段从延迟受限过渡到带宽受限。")
+        where = text("collectives.still_below_crossover" if sizes[i] < crossover
+                     else "collectives.just_past_crossover")
+        reading = text("collectives.window_transition", where=where, fixed=fixed, **window)
     if not 0.5 * predicted <= r <= 2 * predicted:
-        text += (f"（α-β 模型预计 ×{predicted:.1f}，实测差得较多：这一段的测量受到了干扰，"
-                 "比如别的程序在抢核，可以再运行一次。）")
-    return text
+        reading += text("collectives.window_disturbed", predicted=predicted)
+    return reading
 
 
 def interpret_sweep(sizes_bytes, sweep: dict, world_size: int, *, windows=((0, 3), (5, 8)),
@@ -438,42 +442,35 @@ def interpret_sweep(sizes_bytes, sweep: dict, world_size: int, *, windows=((0, 3
         alpha, crossover = fit["latency_s"], fit["crossover_bytes"]
         crossovers.append(crossover)
         busbw = bus_bandwidth(sizes[-1], times[-1], world_size)
-        cross = (f"α 与 S/β 相等的消息大小 α·β ≈ {size(crossover)}" if math.isfinite(crossover)
-                 else "用时没有随大小增长，测不出带宽")
-        lines.append(f"{name}：固定开销 α ≈ {_duration(alpha)}（测到的最短用时），"
-                     f"{size(sizes[-1])} 时的总线带宽 {busbw / 1e9:.2f} GB/s；{cross}。")
+        line = dict(name=name, alpha=_duration(alpha), size=size(sizes[-1]), busbw=busbw / 1e9)
+        lines.append(text("collectives.sweep_line", crossover=size(crossover), **line)
+                     if math.isfinite(crossover)
+                     else text("collectives.sweep_line_no_bandwidth", **line))
         for i, j in windows:
             if 0 <= i < j < len(sizes):
                 lines.append("  " + _window_reading(sizes, times, i, j, fit, size))
     low, high = min(crossovers), max(crossovers)
     if low >= sizes[-1]:
-        lines.append(f"结论：这台机器上直到 {size(sizes[-1])} 用时都以固定开销为主，没有测到"
-                     "带宽受限的一段，与通常的图景不符：多半是机器太忙（别的程序在抢核），"
-                     "请在空闲时重跑。")
+        lines.append(text("collectives.conclusion_no_bandwidth_region", size=size(sizes[-1])))
     elif high >= sizes[-1]:
-        lines.append(f"结论：在这台机器上，约 {size(low)} 以下是延迟受限，以上才是带宽受限"
-                     "（至少对其中一种实现；另一种到最大的消息仍以固定开销为主）。")
+        lines.append(text("collectives.conclusion_one_latency_bound", size=size(low)))
     else:
-        where = size(low) if size(low) == size(high) else f"{size(low)} 到 {size(high)}"
-        lines.append(f"结论：在这台机器上，约 {where} 以下是延迟受限，以上才是带宽受限。")
+        where = (size(low) if size(low) == size(high)
+                 else text("collectives.size_range", low=size(low), high=size(high)))
+        lines.append(text("collectives.conclusion_crossover", where=where))
     if world_size > cores:
-        lines.append(f"为什么在这里：{world_size} 个 rank 共用 {cores} 个 CPU 核，经本机回环网络"
-                     "通信，每一步都要等操作系统把进程调度上来，所以固定开销 α 很大，转折点"
-                     "也被推向大消息。换一台机器（或 GPU 上的 nccl），α、β 和转折点的位置都会"
-                     "不同，但曲线仍是先平、后升。")
+        lines.append(text("collectives.why_here_crowded", world_size=world_size, cores=cores))
     else:
-        lines.append("换一台机器（或 GPU 上的 nccl），α、β 和转折点的位置都会不同，但曲线仍是"
-                     "先平、后升。")
+        lines.append(text("collectives.why_elsewhere"))
     return "\n".join(lines)
 
 
 def _ratio_words(ratio: float, tolerance: float, library: str) -> str:
-    measured = f"ring / {library} = {ratio:.2f}"
     if abs(ratio - 1) <= tolerance:
-        return f"两者相差不到 {tolerance:.0%}（{measured}）"
+        return text("collectives.ratio_tie", tolerance=tolerance, library=library, ratio=ratio)
     if ratio > 1:
-        return f"手写 ring 更慢，用时是 {library} 的 {ratio:.2f} 倍"
-    return f"手写 ring 反而更快，用时只有 {library} 的 {ratio:.2f}"
+        return text("collectives.ratio_ring_slower", library=library, ratio=ratio)
+    return text("collectives.ratio_ring_faster", library=library, ratio=ratio)
 
 
 def interpret_ring_vs_library(sizes_bytes, ring_s, library_s, *, world_size: int,
@@ -490,35 +487,28 @@ def interpret_ring_vs_library(sizes_bytes, ring_s, library_s, *, world_size: int
         cores = labs.cpu_count()
     small, large = ring_s[0] / library_s[0], ring_s[-1] / library_s[-1]
     steps = 2 * (world_size - 1)
-    lines = [f"{size(sizes_bytes[-1])}：{_ratio_words(large, tolerance, library)}。"]
-    if abs(large - 1) <= tolerance:
-        lines[-1] += (f"符合预期：大消息上两者每个 rank 都发送 2(N−1)/N·S 字节（下限），用时由"
-                      "带宽决定。")
-    else:
-        lines[-1] += ("两者发送的字节数相同，差距只来自实现的细节（拷贝、线程、每一步的调用"
-                      "开销），不是算法的差别。")
-    lines.append(f"{size(sizes_bytes[0])}：{_ratio_words(small, tolerance, library)}。")
+    large_reading = text("collectives.large_expected" if abs(large - 1) <= tolerance
+                         else "collectives.large_implementation")
     if small > 1 + tolerance:
-        lines[-1] += (f"符合预期：ring 要走 2(N−1) = {steps} 步，每一步都付一次固定开销，外加"
-                      "每步一次 Python 调用；通信库可以为小消息换用步数更少的算法。")
+        small_reading = text("collectives.small_expected", steps=steps)
     else:
-        crowded = (f"{world_size} 个 rank 共用 {cores} 个 CPU 核，" if world_size > cores else "")
-        lines[-1] += ("和通常的图景（ring 在小消息上吃亏）不符。原因在这台机器：" + crowded +
-                      "小消息的用时几乎全是等待进程调度的固定开销")
-        if small >= 1 - tolerance:
-            lines[-1] += "，两种实现的差别淹没在其中。"
-        else:
-            lines[-1] += ("；gloo 的集合通信要交给它自己的工作线程（worker thread）执行，点对点"
-                          "的 send/recv 则由调用它的线程直接发出，核不够用时每多一次线程切换就"
-                          "多等一次调度。")
-        lines[-1] += "这说明的是本机的固定开销，不是算法的优劣；GPU 上的 nccl 为小消息另有低延迟的算法与协议。"
-    return "\n".join(lines)
+        crowded = (text("collectives.crowded_cores", world_size=world_size, cores=cores)
+                   if world_size > cores else "")
+        small_reading = text("collectives.small_disagrees_tie" if small >= 1 - tolerance
+                             else "collectives.small_disagrees_faster", crowded=crowded)
+    return "\n".join([
+        text("collectives.ratio_line", size=size(sizes_bytes[-1]),
+             words=_ratio_words(large, tolerance, library), reading=large_reading),
+        text("collectives.ratio_line", size=size(sizes_bytes[0]),
+             words=_ratio_words(small, tolerance, library), reading=small_reading)])
 
 
 def describe_link_gap(measured_bytes_per_s: float, link_bytes_per_s: float, *,
-                      link: str = "NVLink", here: str = "本机实测") -> str:
-    """'NVLink 每个方向 300 GB/s，是本机实测 0.75 GB/s 的约 400 倍（两到三个数量级）'."""
+                      link: str = "NVLink", here: str | None = None) -> str:
+    """'NVLink 每个方向 300 GB/s，是本机实测 0.75 GB/s 的约 400 倍（两到三个数量级）'
+    (``here`` names the measurement; default "measured here" in the notebook's language)."""
     ratio = link_bytes_per_s / measured_bytes_per_s
-    return (f"{link} 每个方向 {link_bytes_per_s / 1e9:.0f} GB/s，是{here} "
-            f"{measured_bytes_per_s / 1e9:.2f} GB/s 的约 {ratio:,.0f} 倍"
-            f"（{orders_of_magnitude(ratio)}）")
+    return text("collectives.link_gap", link=link, link_gbps=link_bytes_per_s / 1e9,
+                here=here if here is not None else text("collectives.here_measured"),
+                measured_gbps=measured_bytes_per_s / 1e9, ratio=ratio,
+                orders=orders_of_magnitude(ratio))

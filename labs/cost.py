@@ -31,6 +31,7 @@ from typing import Sequence
 
 from labs import memory
 from labs.memory import GiB
+from labs.messages import text
 
 __all__ = [
     "ring_all_reduce_bytes_per_rank", "naive_all_reduce_bytes_busiest_rank", "bus_bandwidth",
@@ -162,7 +163,7 @@ def pipeline_step_seconds(microbatch_s: float, m: int, p: int, v: int = 1) -> fl
 def min_microbatches(p: int, target: float, v: int = 1) -> int:
     """The smallest m whose bubble_fraction(p, m, v) is at most ``target``."""
     if not 0 < target < 1:
-        raise ValueError(f"target={target} must lie strictly between 0 and 1")
+        raise ValueError(text("cost.target_out_of_range", target=target))
     m = 1
     while bubble_fraction(p, m, v) > target:
         m += 1
@@ -293,14 +294,12 @@ class FitDecision:
     def _one_card(self) -> str:
         states, total = self.model_state_bytes / memory.GB, \
             (self.model_state_bytes + self.activation_bytes) / memory.GB
-        head = (f"model states {states:.2f} GB = {self.model_state_bytes / self.card_bytes:.0%} "
-                f"of the {self.card_bytes / memory.GB:.0f} GB card (budget {self.budget:.0%})")
-        if self.activation_bytes:
-            head += f"; with activations {total:.2f} GB"
-        if self.fits:
-            return head + " -> fits: plain data parallelism (DDP) works"
-        return head + (" -> does not fit: shard the states (ZeRO/FSDP), split the model "
-                       "(TP/PP) or cut activations (checkpointing, smaller micro-batch)")
+        numbers = dict(states=states, share=self.model_state_bytes / self.card_bytes,
+                       card=self.card_bytes / memory.GB, budget=self.budget)
+        head = (text("cost.one_card_head_activations", total=total, **numbers)
+                if self.activation_bytes else text("cost.one_card_head", **numbers))
+        return text("cost.one_card_fits" if self.fits else "cost.one_card_does_not_fit",
+                    head=head)
 
     @property
     def min_shards(self) -> int:
@@ -309,40 +308,34 @@ class FitDecision:
         return max(1, math.ceil(self.model_state_bytes / (self.budget * self.card_bytes)))
 
     def _tensor_parallel(self) -> str:
-        share = self.model_state_bytes / self.card_bytes
-        text = (f"model states {self.model_state_bytes / GiB:.1f} GiB = {share:.0%} of the "
-                f"{self.card_bytes / GiB:.0f} GiB card (budget {self.budget:.0%}); one layer's "
-                f"model states {self.layer_state_bytes / GiB:.2f} GiB")
+        head = text("cost.tp_head", states=self.model_state_bytes / GiB,
+                    share=self.model_state_bytes / self.card_bytes, card=self.card_bytes / GiB,
+                    budget=self.budget, layer=self.layer_state_bytes / GiB)
         if self.tp == 1 and self.fits:
-            return text + " -> TP not needed: one card holds it (DDP, 2.1)"
+            return text("cost.tp_not_needed", head=head)
         per_gpu = self.states_per_gpu_bytes / GiB
         if not self.fits:
-            return text + (f" -> even TP={self.tp} (the search stops where the heads no longer "
-                           f"split) leaves {per_gpu:.1f} GiB per GPU: the model states alone need "
-                           f">= {self.min_shards}-way sharding, i.e. TP inside the node "
-                           f"(<= {self.gpus_per_node} GPUs) times pipeline stages (2.3) or ZeRO")
+            return text("cost.tp_not_enough", head=head, tp=self.tp, per_gpu=per_gpu,
+                        min_shards=self.min_shards, gpus_per_node=self.gpus_per_node)
         if self.tp > self.gpus_per_node:
-            return text + (f" -> TP={self.tp} fits ({per_gpu:.1f} GiB per GPU) but leaves the "
-                           f"node ({self.gpus_per_node} GPUs): keep TP inside the node, add "
-                           "pipeline stages (2.3) or ZeRO")
-        return text + (f" -> smallest TP that fits: {self.tp} (states/TP = {per_gpu:.1f} GiB); "
-                       "more only costs communication")
+            return text("cost.tp_leaves_node", head=head, tp=self.tp, per_gpu=per_gpu,
+                        gpus_per_node=self.gpus_per_node)
+        return text("cost.tp_smallest", head=head, tp=self.tp, per_gpu=per_gpu)
 
     def _pipeline(self) -> str:
-        text = (f"one layer's model states {self.layer_state_bytes / GiB:.1f} GiB, budget "
-                f"{self.budget:.0%} of the {self.card_bytes / GiB:.0f} GiB card -> TP at least "
-                f"{self.tp_needed}")
+        head = text("cost.pp_head", layer=self.layer_state_bytes / GiB, budget=self.budget,
+                    card=self.card_bytes / GiB, tp_needed=self.tp_needed)
         if self.pp is None:
-            return text + f"; with TP={self.tp} not even one layer fits a GPU"
-        return text + (f"; with TP={self.tp}: {self.layers_per_gpu} layers per GPU, PP stages "
-                       f">= {self.pp}")
+            return text("cost.pp_no_layer_fits", head=head, tp=self.tp)
+        return text("cost.pp_stages", head=head, tp=self.tp, layers_per_gpu=self.layers_per_gpu,
+                    pp=self.pp)
 
 
 def _check_card(card_bytes: float, budget: float) -> None:
     if card_bytes <= 0:
-        raise ValueError(f"card_bytes={card_bytes} must be > 0 (e.g. 40e9 for an A100-40GB)")
+        raise ValueError(text("cost.card_bytes_not_positive", card_bytes=card_bytes))
     if not 0 < budget <= 1:
-        raise ValueError(f"budget={budget} must lie in (0, 1]")
+        raise ValueError(text("cost.budget_out_of_range", budget=budget))
 
 
 def fits_on_one_card(n_params: float, card_bytes: float, *, optimizer: str = "adam",

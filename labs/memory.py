@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from labs.messages import text
+
 __all__ = ["ModelStateBytes", "bytes_per_param", "model_state_bytes", "model_state_bytes_per_gpu",
            "ZERO_STAGES", "measured_model_state_bytes", "TransformerShape",
            "transformer_layer_params", "transformer_params", "layer_weight_bytes",
@@ -66,10 +68,10 @@ class ModelStateBytes:
 
 def _check_recipe(optimizer: str, precision: str) -> None:
     if optimizer not in OPTIMIZER_STATES:
-        raise ValueError(f"optimizer={optimizer!r} is unknown; use one of {sorted(OPTIMIZER_STATES)}")
+        raise ValueError(text("memory.unknown_optimizer", optimizer=optimizer,
+                              choices=sorted(OPTIMIZER_STATES)))
     if precision not in PRECISIONS:
-        raise ValueError(f"precision={precision!r} is unknown; use 'fp32' or 'mixed' "
-                         "(fp16/bf16 weights and grads with an fp32 master copy)")
+        raise ValueError(text("memory.unknown_precision", precision=precision))
 
 
 def bytes_per_param(optimizer: str = "adam", precision: str = "fp32") -> ModelStateBytes:
@@ -84,7 +86,7 @@ def model_state_bytes(n_params: float, optimizer: str = "adam",
                       precision: str = "fp32") -> ModelStateBytes:
     """Bytes of parameters, gradients, master weights and optimizer states of a model."""
     if n_params < 0:
-        raise ValueError(f"n_params={n_params} must be >= 0")
+        raise ValueError(text("memory.n_params_negative", n_params=n_params))
     per = bytes_per_param(optimizer, precision)
     return ModelStateBytes(*(n_params * v for v in (per.params, per.grads, per.master_params,
                                                     per.optimizer_states)))
@@ -105,9 +107,10 @@ def model_state_bytes_per_gpu(n_params: float, *, tp: int = 1, pp: int = 1, dp: 
     """
     for name, value in (("tp", tp), ("pp", pp), ("dp", dp)):
         if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}={value!r} must be a positive integer")
+            raise ValueError(text("memory.not_positive_integer", name=name, value=value))
     if zero_stage not in ZERO_STAGES:
-        raise ValueError(f"zero_stage={zero_stage!r}: use one of {ZERO_STAGES} (0 = no sharding)")
+        raise ValueError(text("memory.unknown_zero_stage", zero_stage=zero_stage,
+                              stages=ZERO_STAGES))
     full = model_state_bytes(n_params / (tp * pp), optimizer, precision)
     shard = [1, 1, 1, 1]  # divisors of params, grads, master params, optimizer states
     if zero_stage >= 1:
@@ -298,7 +301,7 @@ def layer_activation_bytes(*, seq_len: int, micro_batch: int, hidden: int, n_hea
     - full recomputation: only the layer's input, 2sbh (Table 2).
     """
     if recompute not in RECOMPUTE:
-        raise ValueError(f"recompute={recompute!r} is unknown; use one of {RECOMPUTE}")
+        raise ValueError(text("memory.unknown_recompute", recompute=recompute, choices=RECOMPUTE))
     s, b, h, a, t = seq_len, micro_batch, hidden, n_heads, tp
     f = 4 * h if ffn_hidden is None else ffn_hidden
     kv = a if n_kv_heads is None else n_kv_heads
@@ -339,7 +342,7 @@ def microbatches_in_flight(p: int, m: int, *, v: int = 1, stage: int = 0) -> flo
     pipeline) gradient accumulation keeps one micro-batch.
     """
     if not 0 <= stage < p:
-        raise ValueError(f"stage={stage} must lie in [0, {p})")
+        raise ValueError(text("memory.stage_out_of_range", stage=stage, p=p))
     if v == 1 or stage != 0:
         return float(min(p - stage, m))
     return min(p + (p - 1) / v, float(m))

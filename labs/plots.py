@@ -29,7 +29,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator
 from labs import fonts
 from labs.cost import bus_bandwidth
 from labs.messages import text
-from labs.timeline import Timeline
+from labs.timeline import REAL_COMPUTE, SIMULATED, Timeline
 
 __all__ = ["FIGSIZE", "DPI", "COLORS", "label", "format_number", "format_bytes", "subplots", "finish",
            "plot_collective", "plot_bandwidth", "plot_timeline", "plot_timelines"]
@@ -101,15 +101,18 @@ def _as_rows(tensors) -> np.ndarray:
     return grid
 
 
-def plot_collective(results, *, title: str, stages=("before", "after"), figsize=None):
+def plot_collective(results, *, title: str, stages=None, figsize=None):
     """One row per rank, one panel per stage: the values each rank holds, as labelled cells.
 
     Returns the figure (closed in pyplot, so a notebook shows it once as the cell's value).
 
     ``results`` is what ``labs.launch`` returned from a function that returns a tuple of
-    tensors per rank, e.g. ``(before, after)``; ``stages`` names the tuple's entries. NaN (or a
-    shorter tensor) draws an empty cell: "this rank holds nothing meaningful here".
+    tensors per rank, e.g. ``(before, after)``; ``stages`` names the tuple's entries (default:
+    "before", "after" in the figures' language). NaN (or a shorter tensor) draws an empty cell:
+    "this rank holds nothing meaningful here".
     """
+    if stages is None:
+        stages = (label("stage_before"), label("stage_after"))
     per_stage = [_as_rows([r[k] for r in results]) for k in range(len(stages))]
     n_ranks = len(results)
     finite = np.concatenate([g[~np.isnan(g)] for g in per_stage]) if per_stage else np.zeros(1)
@@ -136,7 +139,7 @@ def plot_collective(results, *, title: str, stages=("before", "after"), figsize=
         ax.set_yticks(range(n_ranks), [f"rank {r}" for r in range(n_ranks)], fontsize=8)
         ax.set_xticks([] if grid.shape[1] > 16 else range(grid.shape[1]))
         ax.tick_params(axis="x", labelsize=7)
-        ax.set_xlabel("element index", fontsize=8)
+        ax.set_xlabel(label("element_index"), fontsize=8)
         ax.set_title(stage, fontsize=9)
         for spine in ax.spines.values():
             spine.set_visible(False)
@@ -151,7 +154,7 @@ def _bytes_axis(ax) -> None:
     ax.xaxis.set_major_locator(LogLocator(base=4))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(x)))
     ax.tick_params(axis="x", labelsize=7, rotation=45)
-    ax.set_xlabel("message size", fontsize=8)
+    ax.set_xlabel(label("message_size"), fontsize=8)
 
 
 def plot_bandwidth(sizes_bytes, seconds: dict, *, title: str = "", world_size: int | None = None):
@@ -169,14 +172,15 @@ def plot_bandwidth(sizes_bytes, seconds: dict, *, title: str = "", world_size: i
         rate = bus_bandwidth(sizes, times, world_size) if world_size else sizes / times
         right.plot(sizes, rate / 1e9, marker="o", markersize=3, label=name)
     left.set_yscale("log")
-    left.set_ylabel("time per all-reduce (ms)", fontsize=8)
+    left.set_ylabel(label("time_per_all_reduce"), fontsize=8)
     right.set_yscale("log")
-    right.set_ylabel(("bus" if world_size else "algorithm") + " bandwidth (GB/s)", fontsize=8)
+    right.set_ylabel(label("bus_bandwidth" if world_size else "algorithm_bandwidth"), fontsize=8)
     for ax in (left, right):
         _bytes_axis(ax)
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(True, which="major", color="0.85", linewidth=0.6)
-    right.legend(fontsize=7, loc="lower right")
+    # upper left of the time panel: the times grow with the size, so that corner stays empty
+    left.legend(fontsize=7, loc="upper left")
     if title:
         fig.suptitle(title, fontsize=10)
     return finish(fig)
@@ -185,13 +189,32 @@ def plot_bandwidth(sizes_bytes, seconds: dict, *, title: str = "", world_size: i
 # --- timelines -----------------------------------------------------------------------------
 
 def _time_unit(timeline: Timeline) -> tuple[float, str]:
+    """Seconds per unit of the time axis, and the axis label's message."""
     forward = timeline.info.get("forward_s", 0.0)
     forward = max(forward) if isinstance(forward, (list, tuple)) else forward
-    return (1.0, "units, t_F = 1") if forward >= 0.5 else (1e-3, "ms")
+    return (1.0, "time_units") if forward >= 0.5 else (1e-3, "time_ms")
+
+
+# The modes and kinds of event that labs names (labs.timeline), drawn in the figures' language;
+# any other mode or kind is drawn as its maker wrote it.
+_MODES = {REAL_COMPUTE: "mode_real_compute", SIMULATED: "mode_simulated"}
+_KINDS = {"forward": "kind_forward", "backward": "kind_backward", "compute": "kind_compute",
+          "communication": "kind_communication", "grad input": "kind_grad_input",
+          "grad weight": "kind_grad_weight", "idle": "kind_idle"}
+
+
+def _mode_text(mode: str) -> str:
+    for name, key in _MODES.items():
+        mode = mode.replace(name, label(key))
+    return mode
+
+
+def _kind_text(kind: str) -> str:
+    return label(_KINDS[kind]) if kind in _KINDS else kind
 
 
 def _draw_timeline(ax, timeline: Timeline, title: str, show_idle: bool | None) -> None:
-    unit, unit_name = _time_unit(timeline)
+    unit, unit_key = _time_unit(timeline)
     rows = timeline.n_ranks
     stages = [e.stage for row in timeline.events for e in row if e.stage is not None]
     n_stages = timeline.info.get("n_stages") or 1 + max(stages, default=0)
@@ -207,20 +230,21 @@ def _draw_timeline(ax, timeline: Timeline, title: str, show_idle: bool | None) -
             legend.add(e.kind)
             ax.barh(r, width, left=e.start / unit, height=0.8, color=COLORS.get(e.kind, GREY),
                     alpha=1.0 - 0.5 * later_chunk, edgecolor="white", linewidth=0.5,
-                    label=e.kind if named else None)
+                    label=_kind_text(e.kind) if named else None)
             if e.mb is not None and width > (t1 - t0) / unit / 60:
                 ax.text((e.start + e.end) / 2 / unit, r, str(e.mb), ha="center", va="center",
                         fontsize=7, color="white")
     labels = timeline.row_labels()
     if show_idle if show_idle is not None else timeline.rows is None:
-        labels = [f"{label}\nidle {idle:.0%}"
-                  for label, idle in zip(labels, timeline.idle_fraction())]
+        labels = [label("row_idle", row=row, idle=idle)
+                  for row, idle in zip(labels, timeline.idle_fraction())]
     ax.set_yticks(range(rows), labels, fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel(f"time ({unit_name})")
-    ax.set_title(f"{title} [{timeline.mode}]".strip() if timeline.mode else title, fontsize=9)
-    if legend - {"F", "B"}:
-        ax.legend(loc="lower right", fontsize=7)
+    ax.set_xlabel(label(unit_key))
+    mode = _mode_text(timeline.mode)
+    ax.set_title(f"{title} [{mode}]".strip() if mode else title, fontsize=9)
+    if legend - {"F", "B"}:  # outside the axes, right of the bars: it covers none of them
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, borderaxespad=0)
 
 
 def plot_timeline(timeline: Timeline, *, title: str = "", show_idle: bool | None = None,

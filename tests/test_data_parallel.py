@@ -169,6 +169,22 @@ def test_assign_buckets():
             dp.assign_buckets([4], bad)
 
 
+def test_bad_input_says_so_in_the_notebooks_language(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(ValueError, match=r"bucket_bytes=0 必须 > 0（DDP 的默认值是 25 MB"):
+        dp.assign_buckets([4], 0)
+    monkeypatch.setenv("LABS_LANG", "en")
+    with pytest.raises(ValueError, match=r"bucket_bytes=0 must be > 0 \(DDP's default is 25 MB"):
+        dp.assign_buckets([4], 0)
+
+
+def test_replicas_that_differ_are_refused_in_chinese(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(labs.RankError, match="副本（replica）不一致") as info:
+        labs.launch(_train, 2, args=("allreduce", 8, 4096, True), timeout=TIMEOUT)
+    assert isinstance(info.value.original, dp.ReplicaMismatchError)
+
+
 def test_learning_rate_rules():
     assert_close(dp.linear_scaling_lr(0.1, 256, 1024), 0.4, dtype="float64")
     assert dp.warmup_lr(0, base_lr=0.1, base_batch=256, batch=1024, warmup_steps=10) == 0.1
@@ -189,19 +205,22 @@ def _train(variant, batch, bucket_bytes, perturb):
     return result.state_dict
 
 
-def test_batch_not_divisible_by_world_size():
+def test_batch_not_divisible_by_world_size(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")  # the ranks inherit it: the English error text
     with pytest.raises(labs.RankError, match="not divisible by world_size=4"):
         labs.launch(_train, 4, args=("allreduce", 10, 4096, False), timeout=TIMEOUT)
 
 
-def test_bucket_size_not_positive():
+def test_bucket_size_not_positive(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")  # the ranks inherit it: the English error text
     for variant in ("bucketed", "ddp"):
         with pytest.raises(labs.RankError, match="bucket_bytes=0 must be > 0"):
             labs.launch(_train, 2, args=(variant, 8, 0, False), timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize("variant", ["allreduce", "bucketed", "overlapped", "parameter_server"])
-def test_replicas_that_differ_are_refused(variant):
+def test_replicas_that_differ_are_refused(variant, monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     with pytest.raises(labs.RankError, match="replicas differ") as info:
         labs.launch(_train, 2, args=(variant, 8, 4096, True), timeout=TIMEOUT)
     assert isinstance(info.value.original, dp.ReplicaMismatchError)

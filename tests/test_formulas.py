@@ -194,7 +194,8 @@ def test_time_and_flops_by_hand():
 
 # --- labs.cost: one decision type -----------------------------------------------------------------
 
-def test_one_decision_type_for_the_three_questions():
+def test_one_decision_type_for_the_three_questions(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     one = cost.fits_on_one_card(110e6, 40e9)
     tp = cost.tp_decision(1.5e9, 32e9, hidden=1600, heads=16)
     stages = cost.pp_decision(96, 12288, 32 * 2**30, tp=8)
@@ -209,6 +210,22 @@ def test_one_decision_type_for_the_three_questions():
     assert cost.pp_decision(96, 12288, 32 * 2**30, tp=1).pp is None  # not one layer fits
     for fn in (cost.fits_on_one_card, cost.tp_decision, cost.pp_decision):
         assert inspect.signature(fn).return_annotation in ("FitDecision", cost.FitDecision)
+
+
+def test_the_verdicts_speak_the_notebooks_language(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    assert cost.fits_on_one_card(110e6, 40e9).verdict == \
+        "模型状态 1.76 GB，占 40 GB 显卡的 4%（预算 70%） -> 放得下：普通的数据并行（DDP）就够了"
+    assert "放得下的最小 TP：2" in cost.tp_decision(1.5e9, 32e9, hidden=1600, heads=16).verdict
+    assert "流水线级数（PP stages）>= 16" in cost.pp_decision(96, 12288, 32 * 2**30, tp=8).verdict
+    with pytest.raises(ValueError, match="zero_stage=4：请用其中之一"):
+        memory.model_state_bytes_per_gpu(1, zero_stage=4)
+    monkeypatch.setenv("LABS_LANG", "en")
+    assert cost.fits_on_one_card(110e6, 40e9).verdict == \
+        "model states 1.76 GB = 4% of the 40 GB card (budget 70%) -> fits: plain data " \
+        "parallelism (DDP) works"
+    with pytest.raises(ValueError, match=r"zero_stage=4: use one of \(0, 1, 2, 3\)"):
+        memory.model_state_bytes_per_gpu(1, zero_stage=4)
 
 
 # --- the planner's formulas (labs.memory, labs.cost) --------------------------------------------

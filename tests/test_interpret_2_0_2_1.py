@@ -253,3 +253,32 @@ def test_gpu_gap_is_computed_from_the_measurement():
     assert f"{busbw / 1e9:.2f} GB/s" in text and f"{flops / 1e9:.0f} GFLOP/s" in text
     assert f"约 {300e9 / busbw:,.0f} 倍（两到三个数量级）" in text
     assert f"约 {312e12 / flops:,.0f} 倍（三到四个数量级）" in text
+
+
+# --- the English edition --------------------------------------------------------------------
+
+def test_the_readings_speak_english_in_the_english_edition(monkeypatch):
+    import re
+
+    cjk = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+    monkeypatch.setenv("LABS_LANG", "en")
+    assert collectives.orders_of_magnitude(390) == "two to three orders of magnitude"
+    assert collectives.orders_of_magnitude(3) == "less than one order of magnitude"
+    gap = collectives.describe_link_gap(0.77e9, GPUS["A100-80GB"].intra_node_bw)
+    assert "300 GB/s" in gap and "about 390 times" in gap and "measured here" in gap
+    sweep = {"ring": alpha_beta_times(3e-3, 0.75e9), "gloo": alpha_beta_times(2.6e-3, 0.75e9)}
+    texts = [collectives.interpret_sweep(SIZES, sweep, 4, windows=WINDOWS, cores=2),
+             collectives.interpret_ring_vs_library(SIZES, *sweep.values(), world_size=4, cores=2),
+             dpx.interpret_speedup(speedup_result(0.242, 0.37, load=3.5)),
+             dpx.interpret_compute_vs_comm({"small": SMALL_CC, "heavy": HEAVY_CC}),
+             dpx.interpret_model_size(speedup_result(1.3e-3, 1.4e-3), speedup_result(0.242, 0.30),
+                                      SMALL_CC, HEAVY_CC),
+             dpx.interpret_gpu_gap(HEAVY_CC)]
+    for text in texts:
+        assert not cjk.search(text), text
+    assert "4 ranks share 2 CPU cores" in texts[0] and "1.24 MiB to 1.43 MiB" in texts[0]
+    assert "scaling efficiency 65%" in texts[2] and "load average 3.5" in texts[2]
+    assert texts[4].splitlines()[-1].startswith("Conclusion: this machine disagrees")
+    assert "small model" in texts[4] and "compute-heavy model" in texts[4]
+    with pytest.raises(ValueError, match="must be a positive finite number"):
+        collectives.orders_of_magnitude(0)

@@ -51,7 +51,8 @@ def test_mixed_precision_with_fp32_master_weights_equals_real_tensor_bytes():
     assert expected.total == 16 * model.num_params()
 
 
-def test_chapter_numbers():
+def test_chapter_numbers(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")  # the verdict's English text
     assert_close(memory.model_state_bytes(110e6, "adam").params, 0.44e9, dtype="float64")
     assert_close(memory.model_state_bytes(110e6, "adam").total, 1.76e9, dtype="float64")  # not 3.5 GB
     assert_close(memory.model_state_bytes(1.5e9, "adam", "mixed").total, 24e9, dtype="float64")
@@ -95,4 +96,17 @@ def test_bad_input():
     with pytest.raises(ValueError, match="precision"):
         memory.model_state_bytes(10, "adam", "fp8")
     with pytest.raises(ValueError, match="card_bytes"):
+        cost.fits_on_one_card(10, 0)
+
+
+def test_bad_input_in_both_languages(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(ValueError, match="optimizer='lion' 未知；请用其中之一"):
+        memory.model_state_bytes(10, "lion")
+    with pytest.raises(ValueError, match=r"card_bytes=0 必须 > 0（例如 A100-40GB 是 40e9）"):
+        cost.fits_on_one_card(10, 0)
+    monkeypatch.setenv("LABS_LANG", "en")
+    with pytest.raises(ValueError, match="optimizer='lion' is unknown; use one of"):
+        memory.model_state_bytes(10, "lion")
+    with pytest.raises(ValueError, match=r"card_bytes=0 must be > 0 \(e.g. 40e9 for an A100-40GB\)"):
         cost.fits_on_one_card(10, 0)

@@ -249,7 +249,8 @@ def test_memory_measured_is_prediction_plus_partition_excess(runs, optimizer):
                        - N_PARAMS / world_size) <= largest
 
 
-def test_sharded_optimizer_on_two_groups_of_two():
+def test_sharded_optimizer_on_two_groups_of_two(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")  # the ranks inherit it: the English error text
     results = labs.launch(_two_groups, 4, backend="gloo", timeout=TIMEOUT)
     expected = [single_process("adamw", seed=0), single_process("adamw", seed=1)]
     for rank, r in enumerate(results):
@@ -262,7 +263,8 @@ def test_sharded_optimizer_on_two_groups_of_two():
 
 # --- bad input (checked before any communication) ----------------------------------------
 
-def test_bad_optimizer_class_says_pass_the_class():
+def test_bad_optimizer_class_says_pass_the_class(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     params = list(MLP(SIZES).parameters())
     with pytest.raises(TypeError, match="pass the class"):
         ShardedOptimizer(params, torch.optim.SGD(params, lr=0.1), lr=0.1)
@@ -273,7 +275,22 @@ def test_bad_optimizer_class_says_pass_the_class():
             Zero3Optimizer(MLP(SIZES), bad, lr=0.1)
 
 
-def test_empty_params_and_no_process_group():
+def test_bad_input_says_so_in_the_notebooks_language(monkeypatch):
+    params = list(MLP(SIZES).parameters())
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(TypeError, match="请传入类本身"):
+        ShardedOptimizer(params, torch.optim.SGD(params, lr=0.1), lr=0.1)
+    with pytest.raises(ValueError, match="params 是空的"):
+        ShardedOptimizer([], torch.optim.SGD, lr=0.1)
+    with pytest.raises(RuntimeError, match="没有进程组.*labs.launch"):
+        ShardedOptimizer(MLP(SIZES).parameters(), torch.optim.SGD, lr=0.1)
+    monkeypatch.setenv("LABS_LANG", "en")
+    with pytest.raises(ValueError, match="params is empty"):
+        ShardedOptimizer([], torch.optim.SGD, lr=0.1)
+
+
+def test_empty_params_and_no_process_group(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     with pytest.raises(ValueError, match="params is empty"):
         ShardedOptimizer([], torch.optim.SGD, lr=0.1)
     used = MLP(SIZES).parameters()

@@ -7,6 +7,8 @@ overlapped variants.
 """
 from __future__ import annotations
 
+from labs.messages import text
+
 __all__ = ["BUCKET_BYTES", "assign_buckets"]
 
 BUCKET_BYTES = 25 * 2**20  # DDP's default bucket_cap_mb=25
@@ -20,8 +22,8 @@ def assign_buckets(sizes_bytes, bucket_bytes: int) -> list[list[int]]:
     a tensor larger than the cap gets a bucket of its own. Returns lists of indices.
     """
     if not bucket_bytes > 0:
-        raise ValueError(f"bucket_bytes={bucket_bytes} must be > 0 (DDP's default is 25 MB, "
-                         f"{BUCKET_BYTES} bytes)")
+        raise ValueError(text("data_parallel.bucket_bytes_not_positive", bucket_bytes=bucket_bytes,
+                              default=BUCKET_BYTES))
     buckets, current, filled = [], [], 0
     for i in reversed(range(len(sizes_bytes))):
         if current and filled + sizes_bytes[i] > bucket_bytes:

@@ -29,6 +29,7 @@ from torch import nn
 import labs
 from labs.data import shard_batch
 from labs.data_parallel.buckets import BUCKET_BYTES, assign_buckets
+from labs.messages import text
 from labs.reference import TrainResult, make_optimizer
 
 __all__ = ["ReplicaMismatchError", "check_replicas_identical", "allreduce_gradients",
@@ -61,11 +62,9 @@ def check_replicas_identical(model: nn.Module, group=None, src: int = 0) -> None
     dist.all_reduce(bad, op=dist.ReduceOp.MAX, group=group)
     if bad.item():
         rank = dist.get_rank(group)
-        raise ReplicaMismatchError(
-            f"the replicas differ: on rank {rank}, {len(names)} parameter(s) differ from rank "
-            f"{src}'s ({', '.join(names[:3]) or 'none here; another rank differs'}). Data "
-            "parallelism needs identical replicas at the start: build the model from the same "
-            "seed on every rank, or broadcast rank 0's parameters first (as DDP does).")
+        raise ReplicaMismatchError(text(
+            "data_parallel.replicas_differ", rank=rank, count=len(names), src=src,
+            names=", ".join(names[:3]) or text("data_parallel.replicas_differ_elsewhere")))
 
 
 # --- step 1: one all-reduce per gradient -------------------------------------------------
@@ -155,10 +154,7 @@ class OverlappedGradReducer:
             for work in self.works:
                 work.wait()
             self._reset()
-            raise RuntimeError(
-                f"buckets {stuck} never completed: some parameters got no gradient in this "
-                "backward (unused in forward), or wait() was called before backward(). "
-                "torch DDP needs find_unused_parameters=True for such models.")
+            raise RuntimeError(text("data_parallel.buckets_never_completed", buckets=stuck))
         for work, buffer, bucket in zip(self.works, self.buffers, self.buckets):
             work.wait()
             buffer.div_(self.world_size)
@@ -246,7 +242,7 @@ def train_data_parallel(model: nn.Module, batches, *, steps: int, lr: float,
     back on the CPU, comparable with the single-process reference wherever it ran.
     """
     if variant not in VARIANTS:
-        raise ValueError(f"variant={variant!r} is unknown; use one of {VARIANTS}")
+        raise ValueError(text("data_parallel.unknown_variant", variant=variant, variants=VARIANTS))
     assign_buckets([], bucket_bytes)  # validates bucket_bytes on every variant
     rank, world_size = dist.get_rank(group), dist.get_world_size(group)
     device = labs.device()

@@ -10,9 +10,9 @@ ranks are measured alternately, in rounds. Speedup is weak scaling, as in the ch
 batch fixed, the global batch grows with the ranks): throughput of N ranks over throughput of
 1 rank = N · t(1) / t(N); scaling efficiency = speedup / N.
 
-The ``interpret_*`` functions turn these measurements into the notebook's conclusions (in
-Chinese), so that the text next to a measurement always follows its numbers, including when
-this machine disagrees with the usual picture.
+The ``interpret_*`` functions turn these measurements into the notebook's conclusions (in the
+notebook's language, :mod:`labs.messages`), so that the text next to a measurement always
+follows its numbers, including when this machine disagrees with the usual picture.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import labs
 from labs.data_parallel.buckets import BUCKET_BYTES
 from labs.data_parallel.ddp import VARIANTS, train_data_parallel
 from labs.data_parallel.scaling import scaling_efficiency
+from labs.messages import language, text
 from labs.models import MLP
 
 __all__ = ["COMPUTE_HEAVY", "SMALL", "step_times", "speedup", "compute_vs_comm",
@@ -125,9 +126,10 @@ def compute_vs_comm(sizes, batch_per_rank, *, repeats=5, threads=1, group=None) 
 
 # --- what the measurements say about this machine ------------------------------------------
 #
-# The notebook states the general expectation; these return, in Chinese (the notebooks'
-# language), what this machine measured -- including where it disagrees and why (a few cores
-# shared by the ranks, the notebook's kernel and other programs; loopback instead of NVLink).
+# The notebook states the general expectation; these return, in the notebook's language
+# (labs.messages), what this machine measured -- including where it disagrees and why (a few
+# cores shared by the ranks, the notebook's kernel and other programs; loopback instead of
+# NVLink).
 
 NEAR_LINEAR = 0.85  # scaling efficiency from which a speedup reads "close to linear"
 NO_GAIN = 0.55  # below this efficiency (1.1x on 2 ranks) data parallelism barely helps
@@ -143,11 +145,15 @@ def _size(n_bytes: float) -> str:
     return format_bytes(n_bytes)
 
 
+def _sentences(*parts: str) -> str:
+    """Sentences run together as the language writes them: no space in Chinese, one in English."""
+    return ("" if language() == "zh" else " ").join(p for p in parts if p)
+
+
 def _busy(sp: dict) -> str:
     """A sentence when the machine was busy while measuring (load average above the cores)."""
     if sp["load_average"] > sp["cores"]:
-        return (f"测量时 load average {sp['load_average']} 高于核数 {sp['cores']}：有别的程序在抢核，"
-                "加速比会偏低，请在空闲时重跑（`python -m labs.bench ddp`）。")
+        return text("data_parallel.busy", load=sp["load_average"], cores=sp["cores"])
     return ""
 
 
@@ -155,20 +161,20 @@ def interpret_speedup(sp: dict) -> str:
     """What :func:`speedup` measured, in words: the speedup against the limit N, whether it is
     close to linear, and what on this machine holds it back."""
     n, s, eff = sp["world_size"], sp["speedup"], sp["efficiency"]
-    head = f"{n} 个 rank 比 1 个 rank 加速 {s:.2f} 倍（上限 {n} 倍），扩展效率 {eff:.0%}"
+    head = text("data_parallel.speedup_head", n=n, speedup=s, efficiency=eff)
+    parts = []
     if eff >= NEAR_LINEAR:
-        text = (head + f"：接近线性。这个模型一步的计算（1 个 rank {_ms(sp['t1'])}）比梯度的 "
-                "all-reduce 长得多，数据并行划算。")
+        parts.append(text("data_parallel.speedup_near_linear", head=head, t1=_ms(sp["t1"])))
     elif eff >= NO_GAIN:
-        text = head + "：有加速，但离线性还有距离。"
+        parts.append(text("data_parallel.speedup_some_gain", head=head))
         if sp["cores"] <= n:
-            text += (f"本机只有 {sp['cores']} 个 CPU 核：{n} 个 rank 各占一个，笔记本内核和别的程序"
-                     "只能挤进同样的核，rank 之间还共用内存带宽和缓存。")
+            parts.append(text("data_parallel.speedup_few_cores", cores=sp["cores"], n=n))
     else:
-        text = head + ("：比 1 个 rank 还慢。" if s < 1 else "：几乎不加速。")
+        parts.append(text("data_parallel.speedup_slower" if s < 1 else "data_parallel.speedup_none",
+                          head=head))
         if not _busy(sp):
-            text += "每一步的通信和等待抵消了多出来的算力。"
-    return text + _busy(sp)
+            parts.append(text("data_parallel.speedup_eaten"))
+    return _sentences(*parts, _busy(sp))
 
 
 def interpret_compute_vs_comm(results: dict) -> str:
@@ -179,18 +185,13 @@ def interpret_compute_vs_comm(results: dict) -> str:
     lines, ratios = [], {}
     for name, r in results.items():
         ratios[name] = r["comm"] / r["compute"]
-        lines.append(f"{name}：一次梯度 all-reduce（{_size(r['bytes'])}）{_ms(r['comm'])}，"
-                     f"前向+反向 {_ms(r['compute'])}，通信/计算 = {ratios[name]:.2f}。")
+        lines.append(text("data_parallel.compute_vs_comm_line", name=name, size=_size(r["bytes"]),
+                          comm=_ms(r["comm"]), compute=_ms(r["compute"]), ratio=ratios[name]))
     by_work = sorted(results, key=lambda k: results[k]["params"] * results[k]["batch_per_rank"])
     light, heavy = by_work[0], by_work[-1]
-    if ratios[light] > ratios[heavy]:
-        lines.append(f"符合规律：通信量只随参数量增长，计算量随参数量 × batch 增长，所以计算少的"
-                     f"{light}通信占比高（{ratios[light]:.2f}），计算多的{heavy}占比低"
-                     f"（{ratios[heavy]:.2f}）。")
-    else:
-        lines.append(f"与规律不符：计算少的{light}通信占比（{ratios[light]:.2f}）反而不高于"
-                     f"{heavy}（{ratios[heavy]:.2f}）。多半是测量受到了干扰（别的程序在抢核），"
-                     "请在空闲时重跑。")
+    rule = dict(light=light, heavy=heavy, light_ratio=ratios[light], heavy_ratio=ratios[heavy])
+    lines.append(text("data_parallel.compute_vs_comm_rule" if ratios[light] > ratios[heavy]
+                      else "data_parallel.compute_vs_comm_against_rule", **rule))
     return "\n".join(lines)
 
 
@@ -200,62 +201,61 @@ def _predicted_speedup(sp: dict, cc: dict) -> float:
 
 
 def interpret_model_size(small_sp: dict, heavy_sp: dict, small_cc: dict, heavy_cc: dict, *,
-                         names=("小模型", "计算量大的模型")) -> str:
+                         names: tuple[str, str] | None = None) -> str:
     """Does a small model gain less from data parallelism than a compute-heavy one, here?
 
     ``*_sp``: :func:`speedup` results; ``*_cc``: :func:`compute_vs_comm` results of the same
     models. Prints the measured step times and speedups, the speedup the all-reduce time
     predicts (N·t1/(t1 + t_comm), no overlap), and a conclusion that follows the numbers: as
     expected, as expected in direction only (the small model still speeds up: say why), or
-    the machine disagrees (say why)."""
-    small, heavy = names
+    the machine disagrees (say why). ``names``: the two models' names in the text (default
+    "small model", "compute-heavy model" in the notebook's language)."""
+    small, heavy = names or (text("data_parallel.small_model"), text("data_parallel.heavy_model"))
     n = small_sp["world_size"]
     s_small, s_heavy = small_sp["speedup"], heavy_sp["speedup"]
     p_small = _predicted_speedup(small_sp, small_cc)
     p_heavy = _predicted_speedup(heavy_sp, heavy_cc)
     lines = [
-        f"{small}：1 个 rank 一步 {_ms(small_sp['t1'])}（其中前向+反向 {_ms(small_cc['compute'])}），"
-        f"一次梯度 all-reduce {_ms(small_cc['comm'])}；按不重叠估算加速比约 {p_small:.2f} 倍，"
-        f"实测 {s_small:.2f} 倍。",
-        f"{heavy}：1 个 rank 一步 {_ms(heavy_sp['t1'])}，一次梯度 all-reduce "
-        f"{_ms(heavy_cc['comm'])}；按不重叠估算约 {p_heavy:.2f} 倍，实测 {s_heavy:.2f} 倍。"]
+        text("data_parallel.model_size_small_line", small=small, t1=_ms(small_sp["t1"]),
+             compute=_ms(small_cc["compute"]), comm=_ms(small_cc["comm"]), predicted=p_small,
+             measured=s_small),
+        text("data_parallel.model_size_heavy_line", heavy=heavy, t1=_ms(heavy_sp["t1"]),
+             comm=_ms(heavy_cc["comm"]), predicted=p_heavy, measured=s_heavy)]
     fixed = small_sp["t1"] - small_cc["compute"]
     share = small_cc["comm"] / small_sp["t1"]
-    why_small = (f"{small}一步 {_ms(small_sp['t1'])}，一次 all-reduce {_ms(small_cc['comm'])}，"
-                 f"t_comm/t₁ = {share:.2f}，按不重叠估算加速比约 {p_small:.2f} 倍")
-    if fixed > 0.3 * small_sp["t1"]:
-        why_small += (f"；这一步里有 {_ms(fixed)} 不是前向和反向，而是与通信无关、每个 rank 各自付"
-                      "的固定开销（Python 调用、DDP 的簿记、优化器更新）：它在 rank 之间并行，不拖慢"
-                      "加速比，反而让通信在一步里显得不那么长")
-    why_small += "。"
-    crowded = (f"{n} 个 rank 共用 {heavy_sp['cores']} 个 CPU 核和同一条内存总线，大矩阵乘法一起跑"
-               "时每个 rank 都变慢，这与通信无关。" if s_heavy < p_heavy - TIE else "")
-    why_heavy = (f"{heavy}按通信估算应有 {p_heavy:.2f} 倍，实测只有 {s_heavy:.2f} 倍：" + crowded
-                 if crowded else "")
+    why = dict(small=small, t1=_ms(small_sp["t1"]), comm=_ms(small_cc["comm"]), share=share,
+               predicted=p_small)
+    why_small = (text("data_parallel.why_small_fixed", fixed=_ms(fixed), **why)
+                 if fixed > 0.3 * small_sp["t1"] else text("data_parallel.why_small", **why))
+    crowded = (text("data_parallel.heavy_crowded", n=n, cores=heavy_sp["cores"])
+               if s_heavy < p_heavy - TIE else "")
+    why_heavy = (text("data_parallel.why_heavy", heavy=heavy, predicted=p_heavy,
+                      measured=s_heavy, crowded=crowded) if crowded else "")
+    heavy_says_fields = dict(heavy=heavy, n=n, measured=s_heavy)
     if heavy_sp["efficiency"] >= NEAR_LINEAR:
-        heavy_says = f"{heavy}接近 {n} 倍的上限（{s_heavy:.2f} 倍）。"
+        heavy_says = text("data_parallel.heavy_near_limit", **heavy_says_fields)
     else:
-        heavy_says = (f"{heavy}也只有 {s_heavy:.2f} 倍（按通信估算应有 {p_heavy:.2f} 倍），离 {n} "
-                      "倍的上限还远" + ("：" + crowded if crowded else "。") + _busy(heavy_sp))
+        heavy_says = _sentences(
+            text("data_parallel.heavy_far_crowded", predicted=p_heavy, crowded=crowded,
+                 **heavy_says_fields) if crowded else
+            text("data_parallel.heavy_far", predicted=p_heavy, **heavy_says_fields),
+            _busy(heavy_sp))
     gap = s_heavy - s_small
     if gap > TIE and small_sp["efficiency"] < NO_GAIN:
-        lines.append(f"结论：符合预期。{small}" +
-                     (f"在 {n} 个 rank 上反而比 1 个 rank 慢" if s_small < 1 else "几乎不加速") +
-                     f"（{s_small:.2f} 倍），加速比低于{heavy}；" + heavy_says +
-                     "计算/通信比决定数据并行是否划算。")
+        lines.append(text("data_parallel.conclusion_expected_slower" if s_small < 1
+                          else "data_parallel.conclusion_expected_flat",
+                          small=small, heavy=heavy, n=n, small_speedup=s_small,
+                          heavy_says=heavy_says))
     elif gap > TIE:
-        lines.append(f"结论：方向符合预期（{small} {s_small:.2f} 倍 < {heavy} {s_heavy:.2f} 倍），"
-                     f"但{small}并非几乎不加速。在本机上，" + why_small +
-                     "只有当一次 all-reduce 和一步的用时相当或更长（链路的延迟更大，或每一步本身"
-                     "更短）时，加速比才会跌向 1 倍。")
+        lines.append(text("data_parallel.conclusion_direction_only", small=small, heavy=heavy,
+                          small_speedup=s_small, heavy_speedup=s_heavy, why_small=why_small))
     else:
-        verdict = (f"两者相差不到 {TIE} 倍，在本机的测量误差之内，看不出模型大小的差别"
-                   if gap >= -TIE else f"{small}反而加速得更多")
-        lines.append(
-            f"结论：这台机器不符合通常的图景（{small} {s_small:.2f} 倍，{heavy} {s_heavy:.2f} "
-            f"倍，{verdict}）。原因在这台机器：" + why_small + why_heavy +
-            _busy(heavy_sp) + _busy(small_sp) +
-            "规律本身不变：计算/通信比越小，数据并行越不划算；在空闲的机器上重跑再比较。")
+        verdict = (text("data_parallel.models_tie", tie=TIE) if gap >= -TIE
+                   else text("data_parallel.small_gains_more", small=small))
+        reasons = _sentences(why_small, why_heavy, _busy(heavy_sp), _busy(small_sp))
+        lines.append(text("data_parallel.conclusion_disagrees", small=small, heavy=heavy,
+                          small_speedup=s_small, heavy_speedup=s_heavy, verdict=verdict,
+                          reasons=reasons))
     return "\n".join(lines)
 
 
@@ -272,9 +272,9 @@ def interpret_gpu_gap(cc: dict, *, gpu: str = "A100-80GB") -> str:
     busbw = bus_bandwidth(cc["bytes"], cc["comm"], cc["world_size"])
     flops = training_flops(cc["params"], cc["batch_per_rank"]) / cc["compute"]
     compute_ratio = card.peak_flops / flops
-    return (f"本机（gloo，回环网络）：梯度 all-reduce 的总线带宽 {busbw / 1e9:.2f} GB/s；"
-            f"一个 rank（1 个 CPU 核）前向+反向 {flops / 1e9:.0f} GFLOP/s。\n"
-            f"{gpu}：{describe_link_gap(busbw, card.intra_node_bw)}；bf16 峰值 "
-            f"{card.peak_flops / 1e12:.0f} TFLOP/s，是本机一个 rank 的约 {compute_ratio:,.0f} 倍"
-            f"（{orders_of_magnitude(compute_ratio)}）。两边都快得多，快的倍数却不同，所以"
-            "计算/通信比要在 GPU 上重新测：规律相同，数字不同。")
+    return "\n".join([
+        text("data_parallel.gpu_gap_here", busbw_gbps=busbw / 1e9, gflops=flops / 1e9),
+        text("data_parallel.gpu_gap_gpu", gpu=gpu,
+             link_gap=describe_link_gap(busbw, card.intra_node_bw),
+             peak_tflops=card.peak_flops / 1e12, ratio=compute_ratio,
+             orders=orders_of_magnitude(compute_ratio))])

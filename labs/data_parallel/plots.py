@@ -1,15 +1,22 @@
 """Figures of notebook 2.1 (data parallel): loss curves, bytes through the busiest rank,
-memory bars, compute vs communication. Labelled in English with units; size, dpi and number
-format come from :mod:`labs.plots` (the default fonts have no CJK glyphs)."""
+memory bars, compute vs communication. Labelled with units, in the figures' language
+(:func:`labs.plots.label`; the axis labels and titles the notebook passes stay as given); size,
+dpi and number format come from :mod:`labs.plots`. Legends sit outside the axes, on the right,
+where they cover no curve or bar."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from labs.plots import finish, format_number, subplots
+from labs.plots import finish, format_number, label, subplots
 
 __all__ = ["plot_curves", "plot_busiest_rank_bytes", "plot_stacked_bars"]
+
+
+def _legend(ax) -> None:
+    """The legend outside the axes, right of them: it covers none of the data."""
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
 
 
 def _finish(fig, ax, title):
@@ -39,7 +46,7 @@ def plot_curves(curves: dict, *, xlabel: str, ylabel: str, title: str = "", logy
         ax.set_yscale("log")
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel(ylabel, fontsize=8)
-    ax.legend(fontsize=7)
+    _legend(ax)
     return _finish(fig, ax, title)
 
 
@@ -47,15 +54,16 @@ def plot_busiest_rank_bytes(world_sizes, measured: dict, formulas: dict, *, titl
     """Measured bytes (markers) and formulas (dashed lines) against the number of ranks."""
     fig, ax = subplots()
     for (name, values), color in zip(measured.items(), ("C0", "C1", "C2", "C3")):
-        ax.plot(world_sizes, np.asarray(values) / 2**20, "o", color=color, label=f"{name} (measured)")
+        ax.plot(world_sizes, np.asarray(values) / 2**20, "o", color=color,
+                label=label("data_parallel.fig_measured", name=name))
         formula = formulas.get(name)
         if formula is not None:
             ax.plot(world_sizes, np.asarray(formula) / 2**20, "--", color=color, linewidth=1,
-                    label=f"{name} (formula)")
+                    label=label("data_parallel.fig_formula", name=name))
     ax.set_xticks(list(world_sizes))
-    ax.set_xlabel("number of ranks N", fontsize=8)
-    ax.set_ylabel("bytes sent + received (MiB)", fontsize=8)
-    ax.legend(fontsize=7)
+    ax.set_xlabel(label("data_parallel.fig_number_of_ranks"), fontsize=8)
+    ax.set_ylabel(label("data_parallel.fig_bytes_sent_received"), fontsize=8)
+    _legend(ax)
     return _finish(fig, ax, title)
 
 
@@ -77,5 +85,5 @@ def plot_stacked_bars(bars: dict, *, ylabel: str, title: str = "", scale: float 
     ax.set_ylim(0, top * 1.15 if top > 0 and math.isfinite(top) else 1)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(axis="x", labelsize=7)
-    ax.legend(fontsize=7)
+    _legend(ax)
     return _finish(fig, ax, title)

@@ -24,6 +24,7 @@ import torch.distributed as dist
 import labs
 from labs.data import get_batch
 from labs.data_parallel.ddp import VARIANTS, train_data_parallel
+from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 from labs.reference import train_reference
@@ -46,8 +47,9 @@ def train_tinygpt(steps: int = 20, batch_size: int = 16, lr: float = 1e-3,
     result = train_data_parallel(model, batches, steps=steps, lr=lr, variant=variant)
     rank, world_size = dist.get_rank(), dist.get_world_size()
     if rank == 0:
-        print(f"{variant} on {world_size} ranks ({dist.get_backend()}), global batch "
-              f"{batch_size}: loss {result.losses[0]:.4f} -> {result.losses[-1]:.4f}", flush=True)
+        print(text("data_parallel.script_result", variant=variant, world_size=world_size,
+                   backend=dist.get_backend(), batch_size=batch_size, first=result.losses[0],
+                   last=result.losses[-1]), flush=True)
         if check:
             ref = train_reference(TinyGPT(CONFIG), batches, steps=steps, lr=lr)
             # Looser than the float32 policy of labs.numerics: the reference runs on this CPU
@@ -58,19 +60,21 @@ def train_tinygpt(steps: int = 20, batch_size: int = 16, lr: float = 1e-3,
             assert_close(result.losses, ref.losses, **tol, msg="losses")
             for name, value in ref.state_dict.items():
                 assert_close(result.state_dict[name].cpu(), value, **tol, msg=name)
-            print("check: same losses and weights as one process on the global batch", flush=True)
+            print(text("data_parallel.script_check_passed"), flush=True)
     return result.losses
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="torchrun ... -m labs.data_parallel.script",
-                                     description=__doc__.splitlines()[0])
+                                     description=text("data_parallel.script_description"))
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--batch-size", type=int, default=16, help="global batch")
-    parser.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate")
+    parser.add_argument("--batch-size", type=int, default=16,
+                        help=text("data_parallel.script_help_batch_size"))
+    parser.add_argument("--lr", type=float, default=1e-3, help=text("data_parallel.script_help_lr"))
     parser.add_argument("--variant", default="ddp", choices=VARIANTS)
     parser.add_argument("--backend", default="auto", choices=["auto", "gloo", "nccl"])
-    parser.add_argument("--check", action="store_true", help="compare with one process")
+    parser.add_argument("--check", action="store_true",
+                        help=text("data_parallel.script_help_check"))
     parser.add_argument("--timeout", type=float, default=300.0)
     args = parser.parse_args(argv)
     init_from_torchrun(backend=args.backend, timeout=args.timeout,

@@ -22,6 +22,7 @@ import torch
 import torch.distributed as dist
 
 from labs.memory import ModelStateBytes
+from labs.messages import text
 
 __all__ = ["partition_by_size", "ShardedOptimizer", "held_bytes", "optimizer_state_tensors"]
 
@@ -47,27 +48,20 @@ def partition_by_size(sizes, world_size: int, loads=None) -> list[list[int]]:
 
 def check_optimizer_class(optimizer_class) -> None:
     if isinstance(optimizer_class, torch.optim.Optimizer):
-        raise TypeError(
-            f"optimizer_class is an instance of {type(optimizer_class).__name__}; pass the class "
-            f"and its options as keywords, e.g. ShardedOptimizer(params, torch.optim."
-            f"{type(optimizer_class).__name__}, lr=1e-3): each rank builds its own over its shard")
+        raise TypeError(text("data_parallel.optimizer_instance",
+                             name=type(optimizer_class).__name__))
     if not (isinstance(optimizer_class, type)
             and issubclass(optimizer_class, torch.optim.Optimizer)):
-        raise TypeError(f"optimizer_class={optimizer_class!r} is not a torch.optim.Optimizer "
-                        "subclass; pass a class such as torch.optim.AdamW or torch.optim.SGD")
+        raise TypeError(text("data_parallel.optimizer_not_a_class", value=optimizer_class))
 
 
 def check_group(group) -> tuple[int, int]:
     """(rank in ``group``, its size); a clear error outside a process group or the group."""
     if not dist.is_initialized():
-        raise RuntimeError("no process group: call this on every rank inside labs.launch(fn, "
-                           "world_size) or after torch.distributed.init_process_group()")
+        raise RuntimeError(text("data_parallel.no_process_group"))
     rank = dist.get_rank(group)
     if rank < 0:
-        raise ValueError(
-            f"this process (global rank {dist.get_rank()}) is not a member of the group passed; "
-            "pass the group this rank belongs to (dist.new_group returns a non-member handle "
-            "on the others) or build the optimizer only on the group's ranks")
+        raise ValueError(text("data_parallel.not_in_group", rank=dist.get_rank()))
     return rank, dist.get_world_size(group)
 
 
@@ -76,9 +70,7 @@ def _param_groups(params) -> list[dict]:
     groups = ([dict(g, params=list(g["params"])) for g in params]
               if params and isinstance(params[0], dict) else [{"params": params}])
     if not any(g["params"] for g in groups):
-        raise ValueError("params is empty: pass the parameters to optimize, e.g. "
-                         "ShardedOptimizer(model.parameters(), torch.optim.AdamW, lr=1e-3) "
-                         "(a generator that was already consumed is empty too)")
+        raise ValueError(text("data_parallel.params_empty"))
     return groups
 
 
@@ -151,7 +143,7 @@ class ShardedOptimizer:
         try:
             return self._owner[id(param)]
         except KeyError:
-            raise KeyError("this tensor is not one of the optimizer's parameters") from None
+            raise KeyError(text("data_parallel.not_a_parameter")) from None
 
     def average_gradients(self) -> None:
         """All-reduce every parameter's gradient over ``group`` and divide by its size: what DDP

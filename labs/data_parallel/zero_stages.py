@@ -38,6 +38,7 @@ from torch import Tensor, nn
 from labs.data_parallel.zero import (check_group, check_optimizer_class, held_bytes,
                                      optimizer_state_tensors)
 from labs.memory import ModelStateBytes
+from labs.messages import text
 
 __all__ = ["FlatShard", "Zero2Optimizer", "Zero3Optimizer"]
 
@@ -49,8 +50,9 @@ class FlatShard:
         self.params, self.group = list(params), group
         self.rank, self.world_size = check_group(group)
         if len({(p.dtype, p.device) for p in self.params}) != 1:
-            raise ValueError("a flat shard needs parameters of one dtype on one device; got "
-                             f"{sorted({(str(p.dtype), str(p.device)) for p in self.params})}")
+            raise ValueError(text("data_parallel.flat_shard_mixed",
+                                  found=sorted({(str(p.dtype), str(p.device))
+                                                for p in self.params})))
         self.numels = [p.numel() for p in self.params]
         self.numel = sum(self.numels)
         self.shard_numel = -(-self.numel // self.world_size)  # S = ceil(numel / N)
@@ -90,7 +92,7 @@ def _checked_params(model: nn.Module, optimizer_class) -> list[nn.Parameter]:
     check_optimizer_class(optimizer_class)
     params = list(model.parameters())
     if not params:
-        raise ValueError(f"{type(model).__name__} has no parameters: there is nothing to shard")
+        raise ValueError(text("data_parallel.model_has_no_parameters", model=type(model).__name__))
     return params
 
 
@@ -196,8 +198,7 @@ class Zero3Optimizer:
                    if next(m.parameters(recurse=False), None) is not None]
         owned = [id(p) for m in modules for p in m.parameters(recurse=False)]
         if len(owned) != len(set(owned)) or len(owned) != len(params):
-            raise ValueError("a parameter belongs to two modules (tied weights): ZeRO-3 by "
-                             "module cannot shard it; untie it or use Zero2Optimizer")
+            raise ValueError(text("data_parallel.tied_weights"))
         self.names = {id(p): name for name, p in model.named_parameters()}
         self.units = [_Unit(m, group) for m in modules]
         self.optim = optimizer_class([u.shard for u in self.units], **defaults)
