@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from labs.messages import text
+
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m labs")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("doctor", help="check the environment and run 2- and 4-rank all-reduces")
-    run = sub.add_parser("run", help="run MODULE:FUNCTION on every rank under torchrun")
-    run.add_argument("target", help="package.module:function or path/to/file.py:function")
+    sub.add_parser("doctor", help=text("doctor.cli_doctor"))
+    run = sub.add_parser("run", help=text("doctor.cli_run"))
+    run.add_argument("target", help=text("doctor.cli_target"))
     run.add_argument("--backend", default="auto", choices=["auto", "gloo", "nccl"])
     run.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)

@@ -6,14 +6,14 @@ the formula and returns what the old function returned. Removed with the old pat
 from __future__ import annotations
 
 from labs import cost, memory
+from labs.messages import text
 
 ADAM_MIXED_BYTES_PER_PARAM = 16  # old labs.pipeline_planning constant
 
 
 def _mixed_adam(bytes_per_param: float) -> None:
     if bytes_per_param != ADAM_MIXED_BYTES_PER_PARAM:
-        raise TypeError("bytes_per_param other than 16 is gone: call labs.memory / labs.cost with "
-                        "optimizer= and precision= instead")
+        raise TypeError(text("runtime.compat_bytes_per_param"))
 
 
 # --- labs.tensor_parallel_planning --------------------------------------------------------------

@@ -21,7 +21,10 @@ import sys
 import types
 import warnings
 
-REMOVED_IN = "labs 0.2, after the current course run"
+from labs.messages import text
+
+#: When the old names go (in English; the warnings say it in the notebook's language).
+REMOVED_IN = text("runtime.removed_in", lang="en")
 
 # old module -> new module
 MOVED_MODULES = {
@@ -142,8 +145,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         new = MOVED_MODULES[spec.name]
-        _warn(f"{spec.name} moved to {new}; import the new name (the old one is removed in "
-              f"{REMOVED_IN}).")
+        _warn(text("runtime.moved_module", old=spec.name, new=new,
+                   removed_in=text("runtime.removed_in")))
         importlib.import_module(new)  # fail here, at import, if the new module is broken
         return MovedModule(spec.name, new)
 
@@ -165,8 +168,8 @@ def moved_attribute(module: str, name: str):
     target = MOVED_ATTRIBUTES.get((module, name))
     if target is None:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    _warn(f"{module}.{name} moved to {target.replace(':', '.')}; use the new name (the old one "
-          f"is removed in {REMOVED_IN}).")
+    _warn(text("runtime.moved_attribute", old=f"{module}.{name}", new=target.replace(":", "."),
+               removed_in=text("runtime.removed_in")))
     return _resolve(target)
 
 

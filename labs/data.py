@@ -18,6 +18,8 @@ from importlib import resources
 import torch
 from torch import Tensor
 
+from labs.messages import text as _t
+
 __all__ = ["SPLITS", "load_corpus", "CharTokenizer", "train_val_split", "corpus_tokens",
            "seeded_generator", "get_batch", "shard_batch", "regression_batch"]
 
@@ -36,7 +38,7 @@ class CharTokenizer:
     def __init__(self, text: str | None = None) -> None:
         self.chars = sorted(set(load_corpus() if text is None else text))
         if any(ord(ch) > 255 for ch in self.chars):
-            raise ValueError("CharTokenizer handles characters with codes up to 255 only")
+            raise ValueError(_t("models.tokenizer_codes"))
         # ids[byte] = token id of that character, -1 for characters outside the vocabulary
         self._ids = torch.full((256,), -1, dtype=torch.long)
         self._ids[torch.tensor([ord(ch) for ch in self.chars], dtype=torch.long)] = torch.arange(len(self.chars))
@@ -49,9 +51,8 @@ class CharTokenizer:
         """str -> LongTensor of token ids, shape (len(text),)."""
         unknown = set(text) - set(self.chars)
         if unknown:
-            raise ValueError(f"characters {sorted(unknown)[:10]} are not in the vocabulary "
-                             f"of {self.vocab_size} symbols; remove them or build the tokenizer "
-                             f"from a text that contains them")
+            raise ValueError(_t("models.unknown_characters", chars=sorted(unknown)[:10],
+                                vocab_size=self.vocab_size))
         codes = torch.frombuffer(bytearray(text.encode("latin-1")), dtype=torch.uint8)  # one byte per character
         return self._ids[codes.long()]
 
@@ -68,7 +69,7 @@ class CharTokenizer:
 def train_val_split(data: Tensor, val_fraction: float = 0.1) -> tuple[Tensor, Tensor]:
     """Split a 1-D token tensor into its first (1 - val_fraction) and its last val_fraction."""
     if not 0.0 < val_fraction < 1.0:
-        raise ValueError(f"val_fraction={val_fraction} must lie strictly between 0 and 1")
+        raise ValueError(_t("models.val_fraction_out_of_range", val_fraction=val_fraction))
     n_train = int(len(data) * (1.0 - val_fraction))
     return data[:n_train], data[n_train:]
 
@@ -76,7 +77,7 @@ def train_val_split(data: Tensor, val_fraction: float = 0.1) -> tuple[Tensor, Te
 def corpus_tokens(split: str = "train") -> Tensor:
     """The encoded corpus, train (first 90 %) or val (last 10 %) part, as a 1-D LongTensor."""
     if split not in SPLITS:
-        raise ValueError(f"split={split!r} is unknown; use one of {SPLITS}")
+        raise ValueError(_t("models.unknown_split", split=split, splits=SPLITS))
     text = load_corpus()
     train, val = train_val_split(CharTokenizer(text).encode(text))
     return train if split == "train" else val
@@ -98,9 +99,10 @@ def get_batch(step: int, batch_size: int, block_size: int, *, seed: int = 0,
     """
     data = corpus_tokens(split)
     if not 1 <= block_size < len(data):
-        raise ValueError(f"block_size={block_size} must lie in [1, {len(data) - 1}] for the {split} split")
+        raise ValueError(_t("models.block_size_out_of_range", block_size=block_size,
+                            most=len(data) - 1, split=split))
     if batch_size < 1:
-        raise ValueError(f"batch_size={batch_size} must be at least 1")
+        raise ValueError(_t("models.batch_size_too_small", batch_size=batch_size))
     generator = seeded_generator("get_batch", seed, split, step)
     starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator)  # (B,)
     offsets = starts[:, None] + torch.arange(block_size)  # (B, 1) + (T,) -> (B, T)
@@ -111,15 +113,14 @@ def shard_batch(x: Tensor, y: Tensor, rank: int, world_size: int) -> tuple[Tenso
     """Rank ``rank``'s contiguous slice of a global batch along dim 0 (batch_size / world_size rows)."""
     batch_size = x.size(0)
     if y.size(0) != batch_size:
-        raise ValueError(f"x has {batch_size} rows but y has {y.size(0)}; they must match")
+        raise ValueError(_t("models.rows_differ", x_rows=batch_size, y_rows=y.size(0)))
     if not 0 <= rank < world_size:
-        raise ValueError(f"rank={rank} must lie in [0, {world_size - 1}] for world_size={world_size}")
+        raise ValueError(_t("models.rank_out_of_range", rank=rank, last=world_size - 1,
+                            world_size=world_size))
     if batch_size % world_size:
-        raise ValueError(
-            f"batch_size={batch_size} is not divisible by world_size={world_size}: every rank must "
-            f"get the same number of rows. Use a batch_size that is a multiple of {world_size} "
-            f"(e.g. {world_size * max(1, batch_size // world_size)})."
-        )
+        raise ValueError(_t("models.batch_not_divisible", batch_size=batch_size,
+                            world_size=world_size,
+                            example=world_size * max(1, batch_size // world_size)))
     rows = batch_size // world_size
     return x[rank * rows:(rank + 1) * rows], y[rank * rows:(rank + 1) * rows]
 

@@ -27,6 +27,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from labs.messages import text
+
 __all__ = ["TinyGPTConfig", "TinyGPT", "MLP", "Block", "CausalSelfAttention", "GPTMLP",
            "causal_attention", "gpt_embedding", "language_model_loss", "init_from_seed",
            "ACTIVATIONS", "INIT_STD"]
@@ -50,17 +52,15 @@ class TinyGPTConfig:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"TinyGPTConfig.{name} must be a positive integer, got {value!r}")
+                raise ValueError(text("models.config_not_positive", name=name, value=value))
         if self.n_embd % self.n_head:
             divisors = [h for h in range(1, self.n_embd + 1) if self.n_embd % h == 0]
-            raise ValueError(
-                f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}: every head gets "
-                f"n_embd / n_head channels. Use an n_embd that is a multiple of {self.n_head} "
-                f"(e.g. {self.n_head * max(1, round(self.n_embd / self.n_head))}) or an n_head "
-                f"among {divisors[:8]}."
-            )
+            raise ValueError(text(
+                "models.n_embd_not_divisible", n_embd=self.n_embd, n_head=self.n_head,
+                example=self.n_head * max(1, round(self.n_embd / self.n_head)),
+                divisors=divisors[:8]))
         if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout={self.dropout} must lie in [0, 1); use 0.0 to switch it off")
+            raise ValueError(text("models.dropout_out_of_range", dropout=self.dropout))
 
 
 def causal_attention(q: Tensor, k: Tensor, v: Tensor, dropout: nn.Module | None = None) -> Tensor:
@@ -214,8 +214,8 @@ def gpt_embedding(wte: nn.Embedding, wpe: nn.Embedding, idx: Tensor, *,
     for TinyGPT, its tensor-parallel version and the first pipeline stage."""
     B, T = idx.size()
     if T > wpe.num_embeddings:
-        raise ValueError(f"sequence length {T} exceeds block_size={wpe.num_embeddings}; "
-                         f"crop the input or build the model with a larger block_size")
+        raise ValueError(text("models.sequence_too_long", length=T,
+                              block_size=wpe.num_embeddings))
     pos = torch.arange(T, dtype=torch.long, device=idx.device)  # (T,)
     x = wte(idx) + wpe(pos)  # (B, T, C) + (T, C) -> (B, T, C)
     return x if drop is None else drop(x)
@@ -243,10 +243,10 @@ class MLP(nn.Module):
         super().__init__()
         sizes = list(sizes)
         if len(sizes) < 2 or any(not isinstance(s, int) or s < 1 for s in sizes):
-            raise ValueError(f"sizes={sizes} must list at least two positive widths, input first "
-                             f"and output last, e.g. [16, 64, 4]")
+            raise ValueError(text("models.mlp_sizes", sizes=sizes))
         if activation not in ACTIVATIONS:
-            raise ValueError(f"activation={activation!r} is unknown; choose one of {sorted(ACTIVATIONS)}")
+            raise ValueError(text("models.unknown_activation", activation=activation,
+                                  choices=sorted(ACTIVATIONS)))
         self.sizes = sizes
         with torch.device("meta"):
             self.layers = nn.ModuleList(nn.Linear(n_in, n_out, bias=bias)

@@ -29,6 +29,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from labs.messages import text
+
 __all__ = ["TOLERANCES", "PYTHON_FLOAT_DTYPE", "tolerances", "assert_close", "is_close"]
 
 #: (rtol, atol) by dtype name; integer and bool dtypes are compared exactly.
@@ -58,8 +60,8 @@ def tolerances(dtype) -> tuple[float, float]:
         return TOLERANCES[name]
     if name in _EXACT:
         return 0.0, 0.0
-    raise ValueError(f"no tolerance for dtype {dtype!r}; use one of "
-                     f"{', '.join([*TOLERANCES, *_EXACT])}")
+    raise ValueError(text("models.no_tolerance", dtype=dtype,
+                          choices=", ".join([*TOLERANCES, *_EXACT])))
 
 
 def _is_tensor(value: Any) -> bool:
@@ -73,11 +75,11 @@ def _is_number(value: Any) -> bool:
 
 def _mismatch(actual, expected, path: str, dtype, rtol, atol, equal_nan: bool) -> str | None:
     """Why ``actual`` differs from ``expected`` (prefixed by ``path``), or None if close."""
-    where = f"{path}: " if path else ""
+    where = text("models.at_path", path=path) if path else ""
     if _is_tensor(actual) or _is_tensor(expected):
         if not (_is_tensor(actual) and _is_tensor(expected)):
-            return (f"{where}expected {type(expected).__name__}, "
-                    f"got {type(actual).__name__}")
+            return text("models.expected_type", where=where, expected=type(expected).__name__,
+                        actual=type(actual).__name__)
         import torch
 
         default_rtol, default_atol = tolerances(expected.dtype if dtype is None else dtype)
@@ -91,10 +93,11 @@ def _mismatch(actual, expected, path: str, dtype, rtol, atol, equal_nan: bool) -
         return None
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
-            return f"{where}expected a mapping, got {type(actual).__name__}"
+            return text("models.expected_mapping", where=where, actual=type(actual).__name__)
         if set(actual) != set(expected):
-            return (f"{where}keys differ: missing {sorted(map(repr, set(expected) - set(actual)))}"
-                    f", extra {sorted(map(repr, set(actual) - set(expected)))}")
+            return text("models.keys_differ", where=where,
+                        missing=sorted(map(repr, set(expected) - set(actual))),
+                        extra=sorted(map(repr, set(actual) - set(expected))))
         for key in expected:
             why = _mismatch(actual[key], expected[key], f"{path}[{key!r}]", dtype, rtol, atol,
                             equal_nan)
@@ -103,9 +106,11 @@ def _mismatch(actual, expected, path: str, dtype, rtol, atol, equal_nan: bool) -
         return None
     if isinstance(expected, (list, tuple)):
         if not isinstance(actual, (list, tuple)):
-            return f"{where}expected a {type(expected).__name__}, got {type(actual).__name__}"
+            return text("models.expected_sequence", where=where,
+                        expected=type(expected).__name__, actual=type(actual).__name__)
         if len(actual) != len(expected):
-            return f"{where}length {len(actual)}, expected {len(expected)}"
+            return text("models.length_differs", where=where, actual=len(actual),
+                        expected=len(expected))
         for i, (a, e) in enumerate(zip(actual, expected)):
             why = _mismatch(a, e, f"{path}[{i}]", dtype, rtol, atol, equal_nan)
             if why:
@@ -120,18 +125,20 @@ def _mismatch(actual, expected, path: str, dtype, rtol, atol, equal_nan: bool) -
         if math.isnan(actual) or math.isnan(expected):
             if equal_nan and math.isnan(actual) and math.isnan(expected):
                 return None
-            return f"{where}expected {expected!r}, got {actual!r}"
+            return text("models.value_differs", where=where, expected=expected, actual=actual)
         if actual == expected or (math.isfinite(actual) and math.isfinite(expected)
                                   and abs(actual - expected) <= atol + rtol * abs(expected)):
             return None
         name = _dtype_name(PYTHON_FLOAT_DTYPE if dtype is None else dtype)
-        return (f"{where}expected {expected!r}, got {actual!r}: |difference| "
-                f"{abs(actual - expected):.3g} > {atol + rtol * abs(expected):.3g} allowed "
-                f"({name}: rtol={rtol:g}, atol={atol:g})")
+        return text("models.float_differs", where=where, expected=expected, actual=actual,
+                    difference=abs(actual - expected), allowed=atol + rtol * abs(expected),
+                    dtype=name, rtol=rtol, atol=atol)
     if type(actual) is not type(expected) and not (_is_number(actual) and _is_number(expected)):
-        return f"{where}expected {type(expected).__name__} {expected!r}, got {type(actual).__name__} {actual!r}"
+        return text("models.typed_value_differs", where=where,
+                    expected_type=type(expected).__name__, expected=expected,
+                    actual_type=type(actual).__name__, actual=actual)
     if actual != expected:
-        return f"{where}expected {expected!r}, got {actual!r}"
+        return text("models.value_differs", where=where, expected=expected, actual=actual)
     return None
 
 
@@ -152,7 +159,7 @@ def assert_close(actual, expected, *, dtype=None, rtol: float | None = None,
     __tracebackhide__ = True  # noqa: F841
     why = _mismatch(actual, expected, "", dtype, rtol, atol, equal_nan)
     if why:
-        raise AssertionError(f"{msg}: {why}" if msg else why)
+        raise AssertionError(text("models.with_context", msg=msg, why=why) if msg else why)
 
 
 def is_close(actual, expected, *, dtype=None, rtol: float | None = None,

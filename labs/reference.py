@@ -19,6 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from labs.data import CharTokenizer, get_batch
+from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig
 
 __all__ = ["Batches", "TrainResult", "make_optimizer", "train_reference", "tinygpt_reference"]
@@ -41,7 +42,7 @@ def make_optimizer(params, name: str, *, lr: float, weight_decay: float = 0.0) -
         return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     if name == "sgd":
         return torch.optim.SGD(params, lr=lr, weight_decay=weight_decay)
-    raise ValueError(f"optimizer={name!r} is unknown; use 'adamw' or 'sgd'")
+    raise ValueError(text("models.unknown_optimizer", name=name))
 
 
 def train_reference(model: nn.Module, batches: Batches, *, steps: int, lr: float,
@@ -53,7 +54,7 @@ def train_reference(model: nn.Module, batches: Batches, *, steps: int, lr: float
     optimizer update. Batches are moved to the model's device.
     """
     if steps < 1:
-        raise ValueError(f"steps={steps} must be at least 1")
+        raise ValueError(text("models.steps_too_small", steps=steps))
     device = next(model.parameters()).device
     opt = make_optimizer(model.parameters(), optimizer, lr=lr, weight_decay=weight_decay)
     model.train()
@@ -79,8 +80,8 @@ def tinygpt_reference(config: TinyGPTConfig, *, steps: int, batch_size: int, lr:
     """Train ``TinyGPT(config, seed)`` with AdamW on ``get_batch(step, batch_size, block_size, seed=seed)``."""
     corpus_vocab = CharTokenizer().vocab_size
     if config.vocab_size < corpus_vocab:
-        raise ValueError(f"config.vocab_size={config.vocab_size} is smaller than the corpus "
-                         f"vocabulary ({corpus_vocab} characters); use vocab_size={corpus_vocab}")
+        raise ValueError(text("models.vocab_too_small", vocab_size=config.vocab_size,
+                              corpus_vocab=corpus_vocab))
     model = TinyGPT(config, seed=seed)
     return train_reference(
         model, lambda step: get_batch(step, batch_size, config.block_size, seed=seed),

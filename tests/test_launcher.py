@@ -1,4 +1,8 @@
-"""The launcher contract (DESIGN.md): results, output, failures, hangs, interrupts, cleanup."""
+"""The launcher contract (DESIGN.md): results, output, failures, hangs, interrupts, cleanup.
+
+The messages are checked in English (LABS_LANG=en, which the subprocesses and the ranks
+inherit); the tests at the end check that they follow the notebook's language, ranks included.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ import torch
 import torch.distributed as dist
 
 import labs
+from labs import messages
+from labs.messages import text
 from labs.runtime import launcher
 from labs.runtime.processes import alive  # a zombie counts as gone
 
@@ -77,6 +83,12 @@ def interrupt_sleeping_cell(km, kc, pid_dir, *, interrupts: int, gap_s: float = 
     assert reply["content"]["ename"] == "KeyboardInterrupt"
     assert wait_until_gone(pids, 10) == []
     assert launcher_tmpdirs(km.provisioner.pid) == set()
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    """The launcher's messages in English, here and in what this test starts."""
+    monkeypatch.setenv(messages.LANG_ENV, "en")
 
 
 @pytest.fixture
@@ -495,3 +507,50 @@ def test_rank_limit_follows_memory_and_cores(monkeypatch):
         labs.launch(environment_of_rank, 4)
     monkeypatch.setenv("LABS_MAX_WORLD_SIZE", "4")
     assert labs.launch(environment_of_rank, 4)[3]["rank"] == "3"
+
+
+# --- the notebook's language, in the launcher and on the ranks -----------------------------
+
+def language_on_rank(folder):
+    os.chdir(folder)  # a folder that, by itself, would give the rank the other language
+    return os.environ.get(messages.LANG_ENV), messages.language()
+
+
+def raise_message_on_rank_1(folder):
+    os.chdir(folder)
+    if dist.get_rank() == 1:
+        raise ValueError(text("runtime.world_size_too_small", world_size=0))
+    return dist.get_rank()
+
+
+@pytest.mark.parametrize("lang", messages.LANGUAGES)
+def test_launcher_errors_speak_the_notebook_language(monkeypatch, lang):
+    monkeypatch.setenv(messages.LANG_ENV, lang)
+    with pytest.raises(ValueError) as info:
+        labs.launch(environment_of_rank, 0)
+    assert str(info.value) == text("runtime.world_size_too_small", lang=lang, world_size=0)
+    assert ("一次运行至少需要一个 rank" in str(info.value)) == (lang == "zh")
+    with pytest.raises(TypeError, match=r"labs\.launch\(train, 4\)" if lang == "en" else "函数本身"):
+        labs.launch(42, 2)
+
+
+@pytest.mark.parametrize("lang", messages.LANGUAGES)
+def test_ranks_speak_the_language_of_the_launch(warm, monkeypatch, tmp_path, lang):
+    """The forkserver (started above under LABS_LANG=en) forks ranks in the language that the
+    launching notebook speaks at launch time, here told by its folder (notebooks/en/ is
+    English); a rank that changes folder keeps it, and so do the messages it raises."""
+    notebook = tmp_path / ("en" if lang == "en" else "notebooks")
+    elsewhere = tmp_path / ("zh" if lang == "en" else "en")  # the other language's folder
+    notebook.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.delenv(messages.LANG_ENV)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(notebook)
+    assert messages.language() == lang
+    assert labs.launch(language_on_rank, 2, args=(str(elsewhere),)) == [(lang, lang)] * 2
+    with pytest.raises(labs.RankError) as info:
+        labs.launch(raise_message_on_rank_1, 2, args=(str(elsewhere),))
+    message = str(info.value)
+    assert text("runtime.world_size_too_small", lang=lang, world_size=0) in message  # the rank's
+    assert message.startswith(text("runtime.rank_raised", lang=lang, rank=1, world_size=2,
+                                   message="ValueError"))  # the launcher's

@@ -1,6 +1,8 @@
 """The launcher under what real kernels do to it: processes a rank starts, interrupts at any
 moment, a helper (forkserver) that dies or freezes, killed kernels, threads, odd errors, a
-full or unwritable temporary folder. Each test here failed before its fix (issue 12)."""
+full or unwritable temporary folder. Each test here failed before its fix (issue 12).
+
+The messages are checked in English (LABS_LANG=en); a few in Chinese too, the course default."""
 
 from __future__ import annotations
 
@@ -21,11 +23,18 @@ import pytest
 import torch.distributed as dist
 
 import labs
+from labs import messages
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import launcher
 from labs.runtime import processes as _processes
 from test_launcher import (ROOT, interrupt_sleeping_cell, launcher_tmpdirs, record_pid,
                            recorded_pids, run_script, wait_for_pids, wait_until_gone)
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    """The launcher's messages in English, here and in what this test starts."""
+    monkeypatch.setenv(messages.LANG_ENV, "en")
 
 
 def signal_helper_once_ranks_run(pid_dir, n: int, signum) -> threading.Thread:
@@ -353,10 +362,24 @@ def test_exception_whose_str_raises_is_still_that_ranks_exception():
     assert "rank 0 of 2 raised StrRaises" in str(info.value)
 
 
+def test_in_chinese_the_rank_and_the_launcher_both_say_it_in_chinese(monkeypatch):
+    monkeypatch.setenv(messages.LANG_ENV, "zh")
+    with pytest.raises(labs.RankError) as info:
+        labs.launch(raises_odd_exception, 2, timeout=30)
+    message = str(info.value)
+    assert message.startswith("rank 0（共 2 个）抛出了 StrRaises: <这个异常的 str() 失败了："
+                              "RuntimeError>"), message  # the launcher's words, then the rank's
+    assert "--- 其余的 rank（1）已被停止 ---" in message
+
+
 def test_nearly_full_temp_folder_is_named_before_starting(monkeypatch):
     monkeypatch.setattr(_processes, "free_bytes", lambda path: 2**20)
     with pytest.raises(labs.LaunchError, match=rf"temporary folder {tempfile.gettempdir()} is "
                                                r"full: 1\.0 MiB free"):
+        labs.launch(quick, 2)
+    monkeypatch.setenv(messages.LANG_ENV, "zh")
+    with pytest.raises(labs.LaunchError, match=rf"临时目录 {tempfile.gettempdir()} 已满：只剩 "
+                                               r"1\.0 MiB.*请在那里腾出一些空间"):
         labs.launch(quick, 2)
 
 
@@ -395,7 +418,9 @@ def test_read_only_temp_folder_is_named(tmp_path, monkeypatch):
             labs.launch(quick, 2)
 
 
-def test_doctor_reports_a_missing_temp_folder_instead_of_crashing():
+@pytest.mark.parametrize("lang", messages.LANGUAGES)
+def test_doctor_reports_a_missing_temp_folder_instead_of_crashing(monkeypatch, lang):
+    monkeypatch.setenv(messages.LANG_ENV, lang)
     proc = run_script("""
         import sys, tempfile
         tempfile._candidate_tempdir_list = lambda: ["/nonexistent-labs-tmp"]
@@ -405,5 +430,9 @@ def test_doctor_reports_a_missing_temp_folder_instead_of_crashing():
     """)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "temp folder NONE USABLE" in proc.stdout
-    assert "no usable temporary folder" in proc.stdout and "TMPDIR" in proc.stdout
+    if lang == "en":
+        assert "temp folder NONE USABLE" in proc.stdout
+        assert "no usable temporary folder" in proc.stdout and "TMPDIR" in proc.stdout
+    else:
+        assert "临时目录    没有可用的\n\n问题：\n- 没有可用的临时目录：" in proc.stdout, proc.stdout
+        assert "TMPDIR" in proc.stdout

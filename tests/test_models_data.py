@@ -14,9 +14,16 @@ from labs.data import (CharTokenizer, get_batch, load_corpus, regression_batch, 
 from labs.models import MLP, TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 from labs.reference import tinygpt_reference, train_reference
+from labs.messages import LANG_ENV
 
 VOCAB = 96
 TINY = TinyGPTConfig(vocab_size=VOCAB, block_size=32, n_layer=2, n_head=2, n_embd=32)
+
+
+@pytest.fixture(autouse=True)
+def english(monkeypatch):
+    """The errors for bad input are checked in English; test_errors_in_chinese checks zh."""
+    monkeypatch.setenv(LANG_ENV, "en")
 
 
 def weights_digest(model: torch.nn.Module) -> str:
@@ -241,3 +248,21 @@ def test_reference_loop_with_mlp_sgd_and_clipping():
     with pytest.raises(ValueError, match="optimizer='adam' is unknown"):
         train_reference(model, lambda step: regression_batch(step, 4, 8, 3), steps=1, lr=0.1,
                         optimizer="adam")
+
+
+def test_errors_in_chinese(monkeypatch):
+    monkeypatch.setenv(LANG_ENV, "zh")
+    fields = dict(vocab_size=VOCAB, block_size=32, n_layer=2, n_head=2, n_embd=32)
+    with pytest.raises(ValueError, match=r"^n_embd=30 不能被 n_head=4 整除：每个头（head）分到 "
+                                         r"n_embd / n_head 个通道。请用 4 的倍数作为 n_embd（例如 32）"):
+        TinyGPTConfig(**fields | dict(n_embd=30, n_head=4))
+    with pytest.raises(ValueError, match="activation='swish' 未知；请从 "):
+        MLP([8, 4], activation="swish")
+    x, y = get_batch(0, 8, 16)
+    with pytest.raises(ValueError, match="batch_size=8 不能被 world_size=3 整除：每个 rank"):
+        shard_batch(x, y, 0, 3)
+    with pytest.raises(ValueError, match="不在这份 .* 个符号的词表中"):
+        CharTokenizer().encode("caf\u00e9")
+    with pytest.raises(ValueError, match="optimizer='adam' 未知"):
+        train_reference(MLP([8, 3]), lambda step: regression_batch(step, 4, 8, 3), steps=1,
+                        lr=0.1, optimizer="adam")

@@ -32,7 +32,8 @@ def _fresh(name: str):
 
 
 @pytest.mark.parametrize("old, new", sorted(_moved.MOVED_MODULES.items()))
-def test_old_module_path_warns_and_resolves_to_the_new_module(old, new):
+def test_old_module_path_warns_and_resolves_to_the_new_module(old, new, monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     with pytest.warns(DeprecationWarning, match=rf"{old} moved to {new}"):
         module = _fresh(old)
     target = importlib.import_module(new)
@@ -44,7 +45,8 @@ def test_old_module_path_warns_and_resolves_to_the_new_module(old, new):
         assert getattr(module, name) is not None
 
 
-def test_the_warning_points_at_the_importing_line():
+def test_the_warning_points_at_the_importing_line(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     sys.modules.pop("labs.plots_pp", None)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -54,7 +56,20 @@ def test_the_warning_points_at_the_importing_line():
     assert _moved.REMOVED_IN in str(warning.message)
 
 
-def test_old_attributes_of_modules_that_stay():
+def test_the_warnings_speak_the_notebook_language(monkeypatch):
+    from labs import memory
+
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.warns(DeprecationWarning, match=r"^labs\.plots_pp 已移到 labs\.pipeline\.plots；"
+                                                r"请导入新的名字（旧名字将在 labs 0\.2（本期课程"
+                                                r"结束之后）移除）。$"):
+        _fresh("labs.plots_pp")
+    with pytest.warns(DeprecationWarning, match="labs.memory.fits_on_one_card 已移到 labs.cost"):
+        memory.fits_on_one_card  # noqa: B018
+
+
+def test_old_attributes_of_modules_that_stay(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     from labs import cost, memory
     from labs.bench import ddp as bench
     from labs.data_parallel import experiments
@@ -67,8 +82,9 @@ def test_old_attributes_of_modules_that_stay():
         memory.no_such_name  # noqa: B018
 
 
-def test_old_signatures_give_the_old_results():
+def test_old_signatures_give_the_old_results(monkeypatch):
     """The adapters of labs._compat: old keywords, old dict keys, old return shapes."""
+    monkeypatch.setenv("LABS_LANG", "en")  # the verdict below in English
     with pytest.warns(DeprecationWarning):
         plan = _fresh("labs.tensor_parallel_planning")
         pplan = _fresh("labs.pipeline_planning")

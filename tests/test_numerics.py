@@ -99,7 +99,8 @@ def test_integers_and_bools_are_exact():
     assert_close(3.0 * (1 + 1e-7), 3)  # an int against a float: the float's tolerance
 
 
-def test_nested_structures_name_the_element_that_differs():
+def test_nested_structures_name_the_element_that_differs(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     expected = {"loss": [1.0, 2.0], "w": (torch.ones(2), torch.zeros(3)), "steps": 3}
     got = {"loss": [1.0 + 1e-7, 2.0], "w": (torch.ones(2), torch.zeros(3)), "steps": 3}
     assert_close(got, expected)
@@ -116,7 +117,8 @@ def test_nested_structures_name_the_element_that_differs():
         assert_close(torch.ones(2), torch.ones(2, dtype=torch.float64))
 
 
-def test_nan_inf_and_explicit_tolerances():
+def test_nan_inf_and_explicit_tolerances(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     nan, inf = float("nan"), float("inf")
     with pytest.raises(AssertionError):
         assert_close(nan, nan)
@@ -126,6 +128,17 @@ def test_nan_inf_and_explicit_tolerances():
     with pytest.raises(AssertionError, match="rtol=0, atol=0.4"):
         assert_close(1.5, 1.0, rtol=0.0, atol=0.4)
     with pytest.raises(ValueError, match="no tolerance for dtype"):
+        tolerances("float8")
+
+
+def test_mismatches_are_told_in_the_notebook_language(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(AssertionError, match=r"^第 2 次：\['loss'\]：长度为 1，期望 2$"):
+        assert_close({"loss": [1.0]}, {"loss": [1.0, 2.0]}, msg="第 2 次")
+    with pytest.raises(AssertionError, match=r"期望 1\.0，实际是 1\.5：\|差值\| 0\.5 > 允许的 0\.4"
+                                             r"（float32：rtol=0，atol=0\.4）"):
+        assert_close(1.5, 1.0, rtol=0.0, atol=0.4)
+    with pytest.raises(ValueError, match="dtype 'float8' 没有对应的容差"):
         tolerances("float8")
 
 
@@ -160,11 +173,15 @@ def test_threads_per_rank_override(monkeypatch):
     for value, threads in (("1", 1), ("3", 3), (" 2 ", 2)):
         monkeypatch.setenv("LABS_THREADS_PER_RANK", value)
         assert _rank.threads_per_rank(64) == threads
+    monkeypatch.setenv("LABS_LANG", "en")
     for bad in ("0", "-1", "two", "1.5"):
         monkeypatch.setenv("LABS_THREADS_PER_RANK", bad)
         with pytest.raises(ValueError, match=f"LABS_THREADS_PER_RANK='{bad}' is not a positive "
                                              "integer: set it to the number of intra-op threads"):
             _rank.threads_per_rank(2)
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(ValueError, match="LABS_THREADS_PER_RANK='1.5' 不是正整数：把它设为每个 rank"):
+        _rank.threads_per_rank(2)
 
 
 def _threads_of_rank():

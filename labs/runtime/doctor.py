@@ -7,6 +7,8 @@ import platform
 import sys
 import time
 
+from labs.messages import text
+
 __all__ = ["doctor", "environment"]
 
 PINNED_TORCH = "2.13.0"
@@ -33,19 +35,19 @@ def doctor(out=None) -> bool:
     def report():
         say()
         if problems:
-            say("PROBLEMS:")
+            say(text("doctor.problems"))
             for p in problems:
                 say(f"- {p}")
             return False
-        say("All good: the course can run here.")
+        say(text("doctor.all_good"))
         return True
 
     # First, before torch: importing torch itself fails without a usable temporary folder.
     try:
         root = _processes.temp_folder()
-        say(f"temp folder {root} ({_processes.free_bytes(root) / 2**30:.1f} GiB free)")
+        say(text("doctor.temp_folder", root=root, free=_processes.free_bytes(root) / 2**30))
     except LaunchError as exc:
-        say("temp folder NONE USABLE")
+        say(text("doctor.temp_folder_none"))
         problems.append(str(exc))
         return report()
 
@@ -55,36 +57,35 @@ def doctor(out=None) -> bool:
     from labs.runtime import examples, launcher
     from labs.runtime import rank as _rank
 
-    say(f"python      {sys.version.split()[0]} ({platform.platform()})")
-    say(f"torch       {torch.__version__}")
+    say(text("doctor.python", version=sys.version.split()[0], platform=platform.platform()))
+    say(text("doctor.torch", version=torch.__version__))
     if torch.__version__.split("+")[0] != PINNED_TORCH:
-        problems.append(f"torch {torch.__version__} is not the course's {PINNED_TORCH}: run "
-                        "`make setup` (or `pip install torch==2.13.0`) so results match.")
+        problems.append(text("doctor.wrong_torch", version=torch.__version__,
+                             pinned=PINNED_TORCH))
     gloo, nccl = dist.is_gloo_available(), dist.is_nccl_available()
-    say(f"backends    gloo={'yes' if gloo else 'no'}  nccl={'yes' if nccl else 'no'}")
+    say(text("doctor.backends", gloo=text("doctor.yes" if gloo else "doctor.no"),
+             nccl=text("doctor.yes" if nccl else "doctor.no")))
     if not gloo:
-        problems.append("this torch build has no gloo backend: install the official "
-                        f"torch=={PINNED_TORCH} wheel.")
+        problems.append(text("doctor.no_gloo", pinned=PINNED_TORCH))
     mem = _memory_gib()
-    say(f"cpu         {_rank.cpu_count()} cores" + (f", {mem:.1f} GiB memory" if mem else ""))
+    say(text("doctor.cpu_and_memory", cores=_rank.cpu_count(), memory=mem) if mem
+        else text("doctor.cpu", cores=_rank.cpu_count()))
     try:
-        say(f"max ranks   {launcher.max_world_size()} CPU ranks at once (LABS_MAX_WORLD_SIZE "
-            "overrides)")
+        say(text("doctor.max_ranks", most=launcher.max_world_size()))
     except ValueError as exc:
         problems.append(str(exc))
         return report()
     gpus = launcher.cuda_device_count()
     if gpus:
         names = ", ".join(torch.cuda.get_device_name(i) for i in range(gpus))
-        say(f"gpus        {gpus}: {names}")
+        say(text("doctor.gpus", count=gpus, names=names))
     else:
-        say("gpus        none (the course runs on CPU with gloo)")
+        say(text("doctor.no_gpus"))
 
     checks = [("gloo", n) for n in (2, 4)] + [("nccl", n) for n in (1, 2, 4, 8) if n <= gpus]
     for backend, n in checks:
         if backend == "gloo" and n > launcher.max_world_size():
-            problems.append(f"{n} CPU ranks do not fit this machine's memory: close other "
-                            "programs or use fewer ranks.")
+            problems.append(text("doctor.ranks_do_not_fit", n=n))
             continue
         try:
             times = []
@@ -95,18 +96,17 @@ def doctor(out=None) -> bool:
                 times.append(time.perf_counter() - start)
             expected = float(n * (n + 1) // 2)
             ok = all(g == expected for g in got)
-            say(f"all_reduce  {backend} x{n}: {'ok' if ok else 'WRONG'} "
-                f"(sum={got[0]:g}, expected {expected:g}); launch {times[0]:.2f} s, then "
-                f"{times[1]:.2f} s warm")
+            say(text("doctor.all_reduce_ok" if ok else "doctor.all_reduce_wrong",
+                     backend=backend, n=n, got=got[0], expected=expected, cold=times[0],
+                     warm=times[1]))
             if not ok:
-                problems.append(f"the {backend} all-reduce on {n} ranks gave {got}, not "
-                                f"{expected}: reinstall torch=={PINNED_TORCH}.")
+                problems.append(text("doctor.all_reduce_gave_wrong", backend=backend, n=n,
+                                     got=got, expected=expected, pinned=PINNED_TORCH))
         except Exception as exc:  # noqa: BLE001
-            say(f"all_reduce  {backend} x{n}: FAILED ({type(exc).__name__})")
-            problems.append(f"the {backend} all-reduce on {n} ranks failed: {exc}\n"
-                            "  If it is a network error, set GLOO_SOCKET_IFNAME=lo (Linux) or "
-                            "lo0 (macOS); check that the temporary folder "
-                            f"({os.environ.get('TMPDIR', '/tmp')}) is writable.")
+            say(text("doctor.all_reduce_failed", backend=backend, n=n,
+                     exc_type=type(exc).__name__))
+            problems.append(text("doctor.all_reduce_raised", backend=backend, n=n, exc=exc,
+                                 tmpdir=os.environ.get("TMPDIR", "/tmp")))
     return report()
 
 
@@ -126,8 +126,10 @@ def environment(world_size: int, backend: str = "auto", out=None) -> str:
     if chosen == "nccl":
         devices = ", ".join(f"cuda:{i}" for i in range(world_size))
     else:
-        devices = f"cpu × {world_size}（每个 rank {_rank.threads_per_rank(world_size)} 个线程）"
-    print(f"torch {torch.__version__} · python {sys.version.split()[0]} · "
-          f"{_rank.cpu_count()} CPU 核 · GPU {gpus} 块", file=out)
-    print(f"本笔记本使用：world_size={world_size}，backend={chosen}，设备：{devices}", file=out)
+        devices = text("doctor.environment_cpu_devices", world_size=world_size,
+                       threads=_rank.threads_per_rank(world_size))
+    print(text("doctor.environment", torch=torch.__version__, python=sys.version.split()[0],
+               cores=_rank.cpu_count(), gpus=gpus), file=out)
+    print(text("doctor.environment_uses", world_size=world_size, backend=chosen,
+               devices=devices), file=out)
     return chosen

@@ -33,6 +33,7 @@ from multiprocessing import forkserver, popen_forkserver, process, reduction, sp
 
 import cloudpickle
 
+from labs.messages import text
 from labs.runtime import processes as _processes
 from labs.runtime.errors import HelperError
 
@@ -45,10 +46,8 @@ COLD_START_S = 120.0  # time the server may take to import torch on a slow lapto
 
 
 def helper_error(what: str, pid) -> HelperError:
-    return HelperError(
-        f"the launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
-        f"{what}. The ranks of this launch were stopped. Run the cell again: the next launch "
-        "starts a fresh helper (a few seconds, it imports torch).")
+    """The error about the helper process ``pid``; ``what`` says what it did (a message)."""
+    return HelperError(text("runtime.helper_error", pid=pid, what=what))
 
 
 class _ForkServer(forkserver.ForkServer):
@@ -78,10 +77,10 @@ class _ForkServer(forkserver.ForkServer):
         return self.started_at
 
     def exit_status(self):
-        """None while the server runs; else how it ended (and it is forgotten)."""
+        """None while the server runs; else how it ended, a message (and it is forgotten)."""
         pid = self._forkserver_pid
         if pid is None:
-            return "is not running"
+            return text("runtime.helper_not_running")
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
@@ -90,8 +89,9 @@ class _ForkServer(forkserver.ForkServer):
             return None
         self.forget()
         if status is not None and os.WIFSIGNALED(status):
-            return f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
-        return "died"
+            return text("runtime.helper_killed_by_signal",
+                        signal=signal.Signals(os.WTERMSIG(status)).name)
+        return text("runtime.helper_died")
 
     def kill(self):
         """End a server that stopped answering; the next launch starts a new one."""
@@ -184,8 +184,8 @@ class _Popen(popen_forkserver.Popen):
             self.sentinel, w = SERVER.connect_to_new_process(self._fds)
         except (OSError, EOFError) as exc:
             SERVER.kill()
-            raise helper_error(f"refused to start a rank ({type(exc).__name__}: {exc})",
-                               server_pid) from None
+            raise helper_error(text("runtime.helper_refused", exc_type=type(exc).__name__,
+                                    exc=exc), server_pid) from None
         _parent_w = os.dup(w)
         self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
         payload = buf.getbuffer()
@@ -201,12 +201,12 @@ class _Popen(popen_forkserver.Popen):
             SERVER.started_at = None  # it answered: warm from now on
         except TimeoutError:
             SERVER.kill()
-            raise helper_error("did not answer in time to start a rank, so it was stopped",
-                               server_pid) from None
+            raise helper_error(text("runtime.helper_no_answer"), server_pid) from None
         except (OSError, EOFError):
-            what = SERVER.exit_status() or "closed its connection"
+            what = SERVER.exit_status() or text("runtime.helper_closed_connection")
             SERVER.kill()
-            raise helper_error(f"{what} while starting a rank", server_pid) from None
+            raise helper_error(text("runtime.helper_while_starting", what=what),
+                               server_pid) from None
         finally:
             os.close(w)
 

@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+from labs import messages
+from labs.messages import text
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import processes as _processes
 from labs.runtime import rank as _rank
@@ -85,8 +87,7 @@ def max_world_size() -> int:
     override = os.environ.get("LABS_MAX_WORLD_SIZE", "").strip()
     if override:
         if not override.isdigit() or int(override) < 1:
-            raise ValueError(f"LABS_MAX_WORLD_SIZE={override!r} is not a whole number of ranks: "
-                             "set it to the most ranks to allow (for example 16), or unset it.")
+            raise ValueError(text("runtime.max_world_size_not_a_number", value=override))
         return int(override)
     by_cores = max(8, 4 * cpu_count())
     available = available_memory_bytes()
@@ -121,47 +122,36 @@ def cuda_device_count() -> int:
 def resolve_backend(backend: str, world_size: int) -> str:
     """Turn "auto" into "nccl" or "gloo"; refuse "nccl" without one GPU per rank."""
     if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r} is not one of {BACKENDS}: use 'auto' to let "
-                         "the launcher choose, 'gloo' for CPU or 'nccl' for GPUs.")
+        raise ValueError(text("runtime.unknown_backend", backend=backend, backends=BACKENDS))
     gpus = cuda_device_count()
     if backend == "auto":
         return "nccl" if gpus >= world_size else "gloo"
     if backend == "nccl" and gpus < world_size:
-        raise ValueError(
-            f"backend='nccl' needs one CUDA GPU per rank: world_size={world_size} but this "
-            f"machine has {gpus} CUDA device(s). Use backend='gloo' (CPU), backend='auto', "
-            f"or world_size <= {gpus}." if gpus else
-            "backend='nccl' needs CUDA GPUs and this machine has none. Use backend='gloo' "
-            "(runs on CPU) or backend='auto'.")
+        raise ValueError(text("runtime.nccl_too_few_gpus", world_size=world_size, gpus=gpus)
+                         if gpus else text("runtime.nccl_no_gpus"))
     return backend
 
 
 def _check_arguments(fn, world_size, args, kwargs, backend, timeout) -> str:
     if not callable(fn):
-        raise TypeError(f"labs.launch needs a function to run, got {type(fn).__name__}: "
-                        "pass the function itself, e.g. labs.launch(train, 4), not train().")
+        raise TypeError(text("runtime.not_a_function", type=type(fn).__name__))
     if isinstance(world_size, bool) or not isinstance(world_size, int):
-        raise TypeError(f"world_size must be an int, got {world_size!r}.")
+        raise TypeError(text("runtime.world_size_not_int", value=world_size))
     if world_size < 1:
-        raise ValueError(f"world_size={world_size}: a run needs at least one rank "
-                         "(world_size >= 1).")
+        raise ValueError(text("runtime.world_size_too_small", world_size=world_size))
     if not isinstance(args, (tuple, list)):
-        raise TypeError(f"args must be a tuple of positional arguments, got "
-                        f"{type(args).__name__}: write args=(x,) for one argument.")
+        raise TypeError(text("runtime.args_not_tuple", type=type(args).__name__))
     if kwargs is not None and not isinstance(kwargs, dict):
-        raise TypeError(f"kwargs must be a dict, got {type(kwargs).__name__}.")
+        raise TypeError(text("runtime.kwargs_not_dict", type=type(kwargs).__name__))
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        raise TypeError(f"timeout={timeout!r}: give the seconds the run may take, as a number.")
+        raise TypeError(text("runtime.timeout_not_number", timeout=timeout))
     if not (0 < timeout <= MAX_TIMEOUT_S):  # also refuses nan and inf
-        raise ValueError(f"timeout={timeout!r}: give the seconds the run may take, > 0 and at "
-                         f"most {MAX_TIMEOUT_S:.0f} (one day); a hung run must end some time.")
+        raise ValueError(text("runtime.timeout_out_of_range", timeout=timeout,
+                              most=MAX_TIMEOUT_S))
     backend = resolve_backend(backend, world_size)
     if backend == "gloo" and world_size > max_world_size():
-        raise ValueError(
-            f"world_size={world_size} is too many CPU ranks for this machine "
-            f"({cpu_count()} cores): at most {max_world_size()} run here. Use a smaller "
-            "world_size (the course uses 2, 4 or 8), or set LABS_MAX_WORLD_SIZE to raise "
-            "the limit.")
+        raise ValueError(text("runtime.world_size_too_large", world_size=world_size,
+                              cores=cpu_count(), most=max_world_size()))
     return backend
 
 
@@ -201,11 +191,9 @@ class _Run:
             payload = _forkserver.dumps((self.fn, self.args, self.kwargs,
                                          _forkserver.notebook_sources(self.fn)))
         except Exception as exc:  # noqa: BLE001
-            raise LaunchError(
-                f"labs.launch could not send {getattr(self.fn, '__name__', self.fn)!r} and its "
-                f"arguments to the ranks ({type(exc).__name__}: {exc}). Objects such as open "
-                "files, locks, sockets or process groups cannot travel: create them inside "
-                "the function instead.") from None
+            raise LaunchError(text("runtime.cannot_send_task",
+                                   name=getattr(self.fn, "__name__", self.fn),
+                                   exc_type=type(exc).__name__, exc=exc)) from None
         try:
             with open(self.path("task.pkl"), "wb") as f:
                 f.write(payload)
@@ -214,6 +202,9 @@ class _Run:
 
     def _start(self):
         env = dict(os.environ)
+        # The ranks speak the language of this launch (the notebook's, resolved now), not that
+        # of the environment the forkserver was started with.
+        env[messages.LANG_ENV] = messages.language()
         self.tails = []
         deadline = time.monotonic() + self.timeout
         for rank in range(self.world_size):
@@ -282,17 +273,16 @@ class _Run:
         what = _forkserver.SERVER.exit_status()
         if what is not None:
             self._stop_all()
-            raise _forkserver.helper_error(f"{what} during the run", pid)
+            raise _forkserver.helper_error(text("runtime.helper_during_run", what=what), pid)
 
     def _result(self, rank):
         try:
             with open(self.path(f"rank{rank}.result"), "rb") as f:
                 return pickle.load(f)
         except Exception as exc:  # noqa: BLE001
-            raise LaunchError(
-                f"rank {rank} of {self.world_size} returned a value that cannot be loaded in "
-                f"this process ({type(exc).__name__}: {exc}). Its type must be importable "
-                "here: return tensors, numbers, strings, or lists/tuples/dicts of them.") from None
+            raise LaunchError(text("runtime.result_unloadable", rank=rank,
+                                   world_size=self.world_size, exc_type=type(exc).__name__,
+                                   exc=exc)) from None
 
     def _errors(self):
         errors = {}
@@ -322,7 +312,8 @@ class _Run:
     def _tail(self, rank, n=10):
         out, err = self.tails[rank]
         lines = (out.lines + err.lines)[-n:]
-        return "\n".join(f"    {line}" for line in lines) or "    (nothing)"
+        return ("\n".join(f"    {line}" for line in lines)
+                or "    " + text("runtime.nothing_printed"))
 
     def _raise_failure(self, errors):
         ws = self.world_size
@@ -330,9 +321,13 @@ class _Run:
                          key=lambda e: e["time"])
         crashed = [r for r, p in enumerate(self.procs)
                    if r not in errors and r not in self.killed and p.exitcode not in (0, None)]
-        others = lambda r: ", ".join(str(o) for o in range(ws) if o != r) or "none"  # noqa: E731
+
+        def stopped(r):
+            others = ", ".join(str(o) for o in range(ws) if o != r)
+            return text("runtime.others_stopped", others=others or text("runtime.no_other_ranks"))
+
         if not primary and self.helper_frozen is not None:
-            raise _forkserver.helper_error("stopped answering during the run, so it was stopped",
+            raise _forkserver.helper_error(text("runtime.helper_frozen_during_run"),
                                            self.helper_frozen)
         if crashed or not primary:  # ranks that die without a word: a full disk, maybe
             _processes.require_free_space(os.path.dirname(self.run_dir))
@@ -343,34 +338,34 @@ class _Run:
                 with contextlib.suppress(Exception):
                     original = pickle.loads(e["original"])
             if e["kind"] == "result":
-                raise LaunchError(
-                    f"rank {e['rank']} of {ws} returned a value that cannot be sent back to "
-                    f"the caller ({e['message']}). Return tensors, numbers, strings, or "
-                    "lists/tuples/dicts of them.")
-            where = " while setting up the process group" if e["kind"] == "setup" else ""
+                raise LaunchError(text("runtime.result_unsendable", rank=e["rank"],
+                                       world_size=ws, message=e["message"]))
+            raised = ("runtime.rank_raised_in_setup" if e["kind"] == "setup"
+                      else "runtime.rank_raised")
             raise RankError(
-                f"rank {e['rank']} of {ws} raised {e['message']}{where}\n\n"
-                f"--- traceback on rank {e['rank']} ---\n{e['traceback'].rstrip()}\n"
-                f"--- the other ranks ({others(e['rank'])}) were stopped ---",
+                text(raised, rank=e["rank"], world_size=ws, message=e["message"]) + "\n\n"
+                + text("runtime.traceback_on_rank", rank=e["rank"]) + "\n"
+                + e["traceback"].rstrip() + "\n" + stopped(e["rank"]),
                 rank=e["rank"], exc_type=e["exc_type"], remote_traceback=e["traceback"],
                 original=original)
         if crashed:
             r = crashed[0]
             code = self.procs[r].exitcode
-            how = (f"was killed by signal {signal.Signals(-code).name}" if code < 0
-                   else f"exited with code {code}")
-            raise RankCrashedError(
-                f"rank {r} of {ws} {how} without a Python exception (a crash in C++, "
-                f"os._exit or a signal). The last lines it printed:\n{self._tail(r)}\n"
-                f"--- the other ranks ({others(r)}) were stopped ---", rank=r, exitcode=code)
+            how = (text("runtime.rank_killed_by_signal", rank=r, world_size=ws,
+                        signal=signal.Signals(-code).name) if code < 0
+                   else text("runtime.rank_exited_with_code", rank=r, world_size=ws, code=code))
+            raise RankCrashedError(f"{how}\n{self._tail(r)}\n{stopped(r)}", rank=r,
+                                   exitcode=code)
         if errors:  # only secondary errors: a peer vanished or a collective timed out
             waiting = sorted(errors)
             first = errors[waiting[0]]
             raise LaunchTimeoutError(
-                f"ranks {waiting} of {ws} failed waiting for a peer: {first['message']}\n"
-                f"--- traceback on rank {waiting[0]} ---\n{first['traceback'].rstrip()}",
+                text("runtime.peers_failed", waiting=waiting, world_size=ws,
+                     message=first["message"]) + "\n"
+                + text("runtime.traceback_on_rank", rank=waiting[0]) + "\n"
+                + first["traceback"].rstrip(),
                 waiting=waiting, in_communication=True)
-        raise LaunchError("the ranks ended without returning results (killed from outside?)")
+        raise LaunchError(text("runtime.no_results"))
 
     def _timed_out(self, elapsed):
         waiting = [r for r, p in enumerate(self.procs)
@@ -382,26 +377,16 @@ class _Run:
         self._pump(final=True)
         detail, in_communication = _stacks.describe_waiting(stacks)
         if self.helper_frozen is not None:
-            detail += (f"\n(The launcher's helper process, pid {self.helper_frozen}, had also "
-                       "stopped answering; it was stopped and the next launch starts a new one.)")
-        if not stacks:
-            why = ("A rank blocked in a collective or a recv that no other rank matches hangs: "
-                   "check that every rank calls the same collectives in the same order, and that "
-                   "each recv has a matching send. If the work is just slow, pass a larger "
-                   "timeout=.")
-        elif in_communication:
-            why = ("Every waiting rank was blocked in communication, waiting for a peer that never "
-                   "came (a deadlock): check that every rank calls the same collectives in the "
-                   "same order, and that each recv has a matching send.")
-        else:
-            why = ("Not every rank was waiting for a peer: a rank still running its own code "
-                   "was either slow (pass a larger timeout=) or in an endless loop.")
+            detail += "\n" + text("runtime.helper_also_frozen", pid=self.helper_frozen)
+        why = text("runtime.hang_unknown" if not stacks else "runtime.hang_deadlock"
+                   if in_communication else "runtime.hang_not_all_waiting")
+        head = text("runtime.timed_out_some_finished" if finished else "runtime.timed_out",
+                    elapsed=elapsed, timeout=self.timeout, waiting=waiting,
+                    world_size=self.world_size, finished=finished)
         raise LaunchTimeoutError(
-            f"timed out after {elapsed:.1f} s (timeout={self.timeout:g}): ranks {waiting} of "
-            f"{self.world_size} were still running"
-            + (f"; ranks {finished} had finished" if finished else "") + f".\n{why}\n" + detail,
+            f"{head}\n{why}\n{detail}",
             waiting=waiting, in_communication=in_communication if stacks else None,
-            stacks={r: _stacks.parse_stack(text) for r, text in stacks.items()})
+            stacks={r: _stacks.parse_stack(dump) for r, dump in stacks.items()})
 
     def _dump_stacks(self, ranks):
         """Ask the waiting ranks for their Python stacks (faulthandler on SIGUSR1)."""

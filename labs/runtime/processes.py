@@ -21,6 +21,7 @@ import signal
 import sys
 import tempfile
 
+from labs.messages import text
 from labs.runtime.errors import LaunchError
 
 __all__ = ["lead_own_group_and_adopt_orphans", "alive", "descendants", "kill_descendants",
@@ -129,8 +130,7 @@ def kill_rank(pid: int) -> None:
 # --- the temporary folder -----------------------------------------------------------------
 
 def _how_to_fix() -> str:
-    return ("Free some space there, or point TMPDIR at a writable folder with room "
-            "(for example `mkdir -p ~/tmp && export TMPDIR=~/tmp`) and restart the kernel.")
+    return text("runtime.temp_how_to_fix")
 
 
 def temp_folder() -> str:
@@ -138,10 +138,8 @@ def temp_folder() -> str:
     try:
         root = tempfile.gettempdir()
     except FileNotFoundError as exc:
-        raise LaunchError(
-            f"no usable temporary folder: {exc.strerror or exc} (tried TMPDIR, /tmp, /var/tmp, "
-            "/usr/tmp and the current folder; each must exist, be writable and have free "
-            "space). torch and labs.launch need one. " + _how_to_fix()) from None
+        raise LaunchError(text("runtime.no_temp_folder", reason=exc.strerror or exc,
+                               fix=_how_to_fix())) from None
     require_free_space(root)
     return root
 
@@ -150,10 +148,8 @@ def require_free_space(folder: str) -> None:
     """A LaunchError naming ``folder`` if it has less than MIN_FREE_BYTES free."""
     free = free_bytes(folder)
     if free is not None and free < MIN_FREE_BYTES:
-        raise LaunchError(
-            f"the temporary folder {folder} is full: {free / 2**20:.1f} MiB free, and "
-            f"labs.launch needs at least {MIN_FREE_BYTES // 2**20} MiB there for its run "
-            "folders. " + _how_to_fix())
+        raise LaunchError(text("runtime.temp_folder_full", folder=folder, free_mib=free / 2**20,
+                               need_mib=MIN_FREE_BYTES // 2**20, fix=_how_to_fix()))
 
 
 def free_bytes(path: str) -> int | None:
@@ -166,13 +162,13 @@ def free_bytes(path: str) -> int | None:
 def temp_folder_error(path: str, exc: OSError) -> LaunchError:
     """Turn an OSError while writing a run folder into an error that names the place."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        why = "is full (no space left on the device)"
+        why = text("runtime.folder_no_space")
     elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        why = "is not writable"
+        why = text("runtime.folder_not_writable")
     else:
-        why = f"could not be written ({exc.strerror or exc})"
-    return LaunchError(f"labs.launch could not write its run folder: {path} {why}. "
-                       + _how_to_fix())
+        why = text("runtime.folder_write_failed", reason=exc.strerror or exc)
+    return LaunchError(text("runtime.run_folder_unwritable", path=path, why=why,
+                            fix=_how_to_fix()))
 
 
 def sweep_stale_folders(root: str | None = None) -> list[str]:

@@ -23,6 +23,7 @@ import torch
 import torch._dynamo  # noqa: F401  (DDP imports it lazily; preload it once in the forkserver)
 import torch.distributed as dist
 
+from labs.messages import text
 from labs.runtime import processes as _processes
 
 __all__ = ["cpu_count", "threads_per_rank", "device", "setup_rank", "rank_main"]
@@ -63,9 +64,7 @@ def threads_per_rank(local_world_size: int) -> int:
         except ValueError:
             threads = 0
         if threads < 1:
-            raise ValueError(f"LABS_THREADS_PER_RANK={override!r} is not a positive integer: set "
-                             "it to the number of intra-op threads each rank should use (e.g. 1), "
-                             "or unset it to share the cores out evenly")
+            raise ValueError(text("runtime.threads_per_rank_invalid", value=override))
         return threads
     return max(1, cpu_count() // max(1, local_world_size))
 
@@ -132,11 +131,11 @@ def _safe_str(exc: BaseException) -> str:
     try:
         return str(exc)
     except Exception as inner:  # noqa: BLE001
-        return f"<str() of this exception failed: {type(inner).__name__}>"
+        return text("runtime.str_failed", type=type(inner).__name__)
 
 
 def _report_error(run_dir: str, rank: int, exc: BaseException, kind: str = "exception") -> None:
-    text = _user_traceback(exc)
+    trace = _user_traceback(exc)
     message = f"{type(exc).__name__}: {_safe_str(exc)}"
     try:
         original = cloudpickle.dumps(exc)
@@ -144,7 +143,7 @@ def _report_error(run_dir: str, rank: int, exc: BaseException, kind: str = "exce
         original = None
     secondary = any(m in message for m in SECONDARY_ERROR_MARKERS)
     record = dict(rank=rank, kind=kind, exc_type=type(exc).__name__, message=message,
-                  traceback=text, time=time.time(), secondary=secondary, original=original)
+                  traceback=trace, time=time.time(), secondary=secondary, original=original)
     _write_atomic(os.path.join(run_dir, f"rank{rank}.error"), cloudpickle.dumps(record))
 
 

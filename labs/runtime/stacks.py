@@ -15,6 +15,8 @@ import re
 import sysconfig
 from dataclasses import dataclass
 
+from labs.messages import text
+
 __all__ = ["Frame", "parse_stack", "short_path", "is_library", "is_communication",
            "first_user_frame", "describe_waiting"]
 
@@ -29,9 +31,9 @@ class Frame:
     func: str
 
 
-def parse_stack(text: str) -> list[Frame]:
+def parse_stack(dump: str) -> list[Frame]:
     """The frames of a faulthandler dump, most recent call first (as faulthandler writes them)."""
-    return [Frame(m["file"], int(m["line"]), m["func"]) for m in _FRAME.finditer(text)]
+    return [Frame(m["file"], int(m["line"]), m["func"]) for m in _FRAME.finditer(dump)]
 
 
 def short_path(filename: str) -> str:
@@ -72,9 +74,10 @@ def _user_line(frames: list[Frame]) -> str | None:
     frame = first_user_frame(frames)
     if frame is None:
         return None
-    text = linecache.getline(frame.file, frame.line).strip()
-    where = f"{short_path(frame.file)} line {frame.line} in {frame.func}"
-    return f"{where}: {text}" if text else where
+    source = linecache.getline(frame.file, frame.line).strip()
+    where = dict(path=short_path(frame.file), line=frame.line, func=frame.func)
+    return (text("runtime.stack_frame_with_source", source=source, **where) if source
+            else text("runtime.stack_frame", **where))
 
 
 def describe_waiting(stacks: dict[int, str]) -> tuple[str, bool]:
@@ -84,21 +87,23 @@ def describe_waiting(stacks: dict[int, str]) -> tuple[str, bool]:
     student's own line, then the library frames (innermost first) with short paths.
     """
     groups: dict[tuple, list[int]] = {}
-    parsed = {rank: parse_stack(text) for rank, text in stacks.items()}
+    parsed = {rank: parse_stack(dump) for rank, dump in stacks.items()}
     for rank, frames in sorted(parsed.items()):
         key = tuple((short_path(f.file), f.line, f.func) for f in frames)
         groups.setdefault(key, []).append(rank)
     blocks = []
     for key, ranks in groups.items():
         frames = parsed[ranks[0]]
-        who = f"rank {ranks[0]}" if len(ranks) == 1 else "ranks " + ", ".join(map(str, ranks))
-        state = ("waiting in communication (" + frames[0].func + ")" if is_communication(frames)
-                 else "still running (not in communication)")
-        lines = [f"--- {who}: {state} ---"]
+        who = (text("runtime.stack_one_rank", rank=ranks[0]) if len(ranks) == 1
+               else text("runtime.stack_ranks", ranks=", ".join(map(str, ranks))))
+        state = (text("runtime.stack_in_communication", func=frames[0].func)
+                 if is_communication(frames) else text("runtime.stack_running"))
+        lines = [text("runtime.stack_header", who=who, state=state)]
         user = _user_line(frames)
         if user:
-            lines.append(f"  your code: {user}")
-        lines += [f"  {path} line {line} in {func}" for path, line, func in key[:6]]
+            lines.append(text("runtime.stack_your_code", where=user))
+        lines += ["  " + text("runtime.stack_frame", path=path, line=line, func=func)
+                  for path, line, func in key[:6]]
         blocks.append("\n".join(lines))
     all_comm = bool(parsed) and all(is_communication(f) for f in parsed.values())
     return "\n".join(blocks), all_comm

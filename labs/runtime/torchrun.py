@@ -14,6 +14,7 @@ import sys
 
 import torch.distributed as dist
 
+from labs.messages import text
 from labs.runtime import rank as _rank
 from labs.runtime.launcher import resolve_backend
 
@@ -24,8 +25,7 @@ def load_function(target: str):
     """``package.module:function`` or ``path/to/file.py:function`` -> the function."""
     module_name, sep, attr = target.partition(":")
     if not sep or not attr:
-        raise SystemExit(f"labs run: expected MODULE:FUNCTION, got {target!r} "
-                         "(for example labs.runtime.examples:all_reduce_demo).")
+        raise SystemExit(text("runtime.torchrun_bad_target", target=target))
     if module_name.endswith(".py"):
         spec = importlib.util.spec_from_file_location("labs_user_script", module_name)
         module = importlib.util.module_from_spec(spec)
@@ -35,7 +35,8 @@ def load_function(target: str):
     try:
         return getattr(module, attr)
     except AttributeError:
-        raise SystemExit(f"labs run: {module_name} has no function {attr!r}.") from None
+        raise SystemExit(text("runtime.torchrun_no_function", module=module_name,
+                              name=attr)) from None
 
 
 def init_from_torchrun(*, backend: str = "auto", timeout: float = 600.0,
@@ -48,8 +49,8 @@ def init_from_torchrun(*, backend: str = "auto", timeout: float = 600.0,
     missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
                if v not in os.environ]
     if missing:
-        raise SystemExit(f"this must be started by torchrun (missing {', '.join(missing)}): "
-                         f"torchrun --standalone --nproc-per-node=2 {command}")
+        raise SystemExit(text("runtime.torchrun_needed", missing=", ".join(missing),
+                              command=command))
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", rank))
     local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
@@ -65,7 +66,8 @@ def run(target: str, *, backend: str = "auto", timeout: float = 600.0) -> object
     rank = init_from_torchrun(backend=backend, timeout=timeout, command=f"-m labs run {target}")
     try:
         result = fn()
-        print(f"[rank {rank}] {fn.__name__} returned {result!r}", flush=True)
+        print(text("runtime.torchrun_returned", rank=rank, name=fn.__name__, result=result),
+              flush=True)
         return result
     finally:
         dist.destroy_process_group()
