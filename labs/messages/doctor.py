@@ -46,6 +46,15 @@ MESSAGES = {
         "zh": "GPU         {count} 块：{names}",
         "en": "gpus        {count}: {names}",
     },
+    "font": {
+        "zh": "中文字体    {family}（{path}）",
+        "en": "CJK font    {family} ({path})",
+    },
+    "font_missing": {
+        "zh": "中文字体    没有 {family}：图中文字会用英文（pip install mplfonts==0.0.11 后重启内核）",
+        "en": "CJK font    no {family}: figure labels fall back to English "
+              "(pip install mplfonts==0.0.11, then restart the kernel)",
+    },
     "no_gpus": {
         "zh": "GPU         无（课程在 CPU 上用 gloo 运行）",
         "en": "gpus        none (the course runs on CPU with gloo)",

@@ -81,6 +81,11 @@ def doctor(out=None) -> bool:
         say(text("doctor.gpus", count=gpus, names=names))
     else:
         say(text("doctor.no_gpus"))
+    from labs import fonts
+
+    font = fonts.font_file()
+    say(text("doctor.font", family=fonts.FAMILY, path=font) if font
+        else text("doctor.font_missing", family=fonts.FAMILY))
 
     checks = [("gloo", n) for n in (2, 4)] + [("nccl", n) for n in (1, 2, 4, 8) if n <= gpus]
     for backend, n in checks:
