@@ -33,6 +33,7 @@ from pathlib import Path
 
 from labs.hybrid import planner as pl
 from labs.hybrid.planner_types import GiB
+from labs.messages import text
 
 __all__ = ["ParadigmRow", "paradigm_table", "format_table", "table_html", "best_config",
            "RunResult", "one_node_command", "two_node_commands", "run_one_node",
@@ -79,8 +80,9 @@ def best_config(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> pl.
     plans = pl.plan(model, cluster, train, top=10**6)
     inside = [e for e in plans if e.config.tp <= cluster.gpus_per_node]
     if not inside:
-        raise ValueError(f"no layout fits {model.n_params / 1e9:.1f}B parameters on "
-                         f"{cluster.n_gpus} × {cluster.gpu.name}: {plans.rejected}")
+        raise ValueError(text("summary.no_layout_fits", params=model.n_params / 1e9,
+                              n_gpus=cluster.n_gpus, gpu=cluster.gpu.name,
+                              rejected=plans.rejected))
     return inside[0]
 
 
@@ -89,7 +91,8 @@ def _estimate(model, cluster, train, tp, pp, dp, *, micro_batch=None, v=1, zero_
         return pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=v,
                            micro_batch=micro_batch, zero_stage=zero_stage)
     except ValueError as exc:
-        raise ValueError(f"TP {tp} × PP {pp} × DP {dp} cannot be laid out: {exc}") from None
+        raise ValueError(text("summary.cannot_lay_out", tp=tp, pp=pp, dp=dp,
+                              error=exc)) from None
 
 
 def _row(name, split, communicates, typical, hardware, est: pl.Estimate) -> ParadigmRow:
@@ -113,7 +116,7 @@ def paradigm_table(model: pl.Model, cluster: pl.Cluster, train: pl.Training, *,
     heads, pp must not exceed the layers, the batch must split over dp)."""
     degree = cluster.gpus_per_node if degree is None else degree
     if not isinstance(degree, int) or isinstance(degree, bool) or degree < 2:
-        raise ValueError(f"degree={degree!r} must be an integer >= 2 (GPUs per paradigm)")
+        raise ValueError(text("summary.degree", degree=degree))
     node = pl.Cluster(cluster.gpu, n_gpus=degree,
                       gpus_per_node=min(degree, cluster.gpus_per_node))
     dp = _estimate(model, node, train, 1, 1, degree)
@@ -126,33 +129,32 @@ def paradigm_table(model: pl.Model, cluster: pl.Cluster, train: pl.Training, *,
                        micro_batch=hybrid.micro_batch, v=hybrid.v, zero_stage=hybrid.zero_stage)
     L, heads, per_node = model.n_layers, model.n_heads, cluster.gpus_per_node
     c = hy.config
-    return [
-        _row("DP（数据并行）", "数据（batch）；每张卡一份完整模型",
-             "梯度 all-reduce（ZeRO：reduce-scatter + all-gather），每步一次，和反向重叠",
-             f"其余所有卡：n/(tp·pp)，这里 {degree}", "跨节点（InfiniBand），最外层", dp),
-        _row("TP（张量并行）", "每层的权重矩阵（注意力头、MLP 列/行）",
-             "激活 all-reduce，每层前向 2 次、反向 2 次，每个 micro-batch，在关键路径上",
-             f"≤ 每节点 {per_node} 卡，且整除 {heads} 个头", "节点内（NVLink），最内层", tp),
-        _row("PP（流水线并行）", "层：每个 stage 连续若干层",
-             "stage 之间点对点 send/recv：每个 micro-batch 一个激活、一个梯度；有 bubble",
-             f"≤ {L} 层；常取 4-16", "跨节点（InfiniBand），中间层", pp),
-        _row("3D 混合", f"TP {c.tp} 切层内 × PP {c.pp} 切层 × DP {c.dp} 切数据",
-             "三者之和：TP 在节点内、PP 与 DP 跨节点", f"TP {c.tp} × PP {c.pp} × DP {c.dp} = "
-             f"{c.tp * c.pp * c.dp}", "TP 在节点内，PP/DP 跨节点", hy),
-    ]
+    values = dict(degree=degree, per_node=per_node, heads=heads, layers=L, tp=c.tp, pp=c.pp,
+                  dp=c.dp, total=c.tp * c.pp * c.dp)
+    return [_row(*(text(f"summary.{kind}_{part}", **values) for part in _ROW_PARTS), est)
+            for kind, est in (("dp", dp), ("tp", tp), ("pp", pp), ("hybrid", hy))]
 
 
-_COLUMNS = ("范式", "切分什么", "通信什么、何时", "并行度", "每卡每步通信", "每卡显存",
-            "放得下", "步时", "典型并行度", "硬件位置")
+# Each row's words are the messages summary.<paradigm>_<part>, the columns summary.column_<name>.
+_ROW_PARTS = ("name", "split", "communicates", "typical", "hardware")
+_COLUMNS = ("paradigm", "split", "communicates", "degree", "comm", "memory", "fits", "step",
+            "typical", "hardware")
+
+
+def _columns() -> list:
+    return [text(f"summary.column_{name}") for name in _COLUMNS]
 
 
 def _cells(row: ParadigmRow) -> tuple:
     dims = ", ".join(f"{k.upper()} {v / GiB:.2f}" for k, v in row.comm_by_dim.items() if v)
-    return (row.name, row.split, row.communicates, f"{row.degree}（{row.n_gpus} 卡）",
-            f"{row.comm_bytes / GiB:.2f} GiB" + (f"（{dims}）" if dims else ""),
+    gib = row.comm_bytes / GiB
+    return (row.name, row.split, row.communicates,
+            text("summary.degree_cell", degree=row.degree, n_gpus=row.n_gpus),
+            text("summary.comm_cell_dims", gib=gib, dims=dims) if dims
+            else text("summary.comm_cell", gib=gib),
             f"{row.memory_bytes / GiB:.1f} / {row.usable_bytes / GiB:.1f} GiB",
-            "是" if row.fits else "否", f"{row.step_time_s:.2f} s", row.typical_degree,
-            row.hardware)
+            text("summary.yes" if row.fits else "summary.no"), f"{row.step_time_s:.2f} s",
+            row.typical_degree, row.hardware)
 
 
 def format_table(rows: list) -> str:
@@ -160,14 +162,15 @@ def format_table(rows: list) -> str:
     blocks = []
     for row in rows:
         cells = _cells(row)
-        blocks.append("\n".join([f"== {cells[0]}"] + [f"  {name}：{value}" for name, value
-                                                      in zip(_COLUMNS[1:], cells[1:])]))
+        blocks.append("\n".join([f"== {cells[0]}"] + [
+            text("summary.table_line", name=name, value=value)
+            for name, value in zip(_columns()[1:], cells[1:])]))
     return "\n".join(blocks)
 
 
 def table_html(rows: list) -> str:
     """The table as HTML (``IPython.display.HTML(table_html(rows))``)."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in _COLUMNS)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in _columns())
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in _cells(r))
                    + "</tr>" for r in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -194,7 +197,7 @@ class RunResult:
             found = _LOSS.search(text)
             if found:
                 return float(found.group(2))
-        raise ValueError("no 'loss A -> B' line in the output:\n" + "\n".join(self.outputs))
+        raise ValueError(text("summary.no_loss_line", output="\n".join(self.outputs)))
 
 
 def free_port() -> int:
@@ -220,7 +223,7 @@ def as_shell(command: list) -> str:
 def _script_args(steps: int, batch_size: int) -> list:
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name}={value!r} must be a positive integer")
+            raise ValueError(text("hybrid.positive_int", name=name, value=value))
     return ["-m", SCRIPT, "--steps", str(steps), "--batch-size", str(batch_size),
             "--backend", "gloo"]
 
@@ -228,7 +231,7 @@ def _script_args(steps: int, batch_size: int) -> list:
 def one_node_command(*, nproc: int = 2, steps: int = 3, batch_size: int = 16) -> list:
     """``torchrun --standalone --nproc-per-node=N -m labs.data_parallel.script ...``."""
     if not isinstance(nproc, int) or nproc < 1:
-        raise ValueError(f"nproc={nproc!r} must be a positive integer")
+        raise ValueError(text("hybrid.positive_int", name="nproc", value=nproc))
     return _torchrun() + ["--standalone", f"--nproc-per-node={nproc}"] + \
         _script_args(steps, batch_size)
 
@@ -240,7 +243,7 @@ def two_node_commands(*, port: int | None = None, steps: int = 3, batch_size: in
     numbers the nodes in order of arrival and says it ignores ``--node-rank``)."""
     port = free_port() if port is None else port
     if not isinstance(port, int) or not 0 < port < 65536:
-        raise ValueError(f"port={port!r} must be a TCP port (1-65535)")
+        raise ValueError(text("summary.port", port=port))
     return [_torchrun() + ["--nnodes=2", f"--node-rank={rank}",
                            f"--nproc-per-node={nproc_per_node}", "--rdzv-backend=c10d",
                            f"--rdzv-endpoint={host}:{port}", "--rdzv-id=labs-summary"]
@@ -275,11 +278,11 @@ def _run_together(commands: list, timeout: float) -> RunResult:
         failed = None
         while failed is None and any(p.poll() is None for p in procs):
             if time.monotonic() - start > timeout:
-                failed = f"did not finish within {timeout:g} s"
-            failed = failed or next((f"command {i} exited with {p.returncode}"
+                failed = text("summary.timed_out", timeout=timeout)
+            failed = failed or next((text("summary.exited", i=i, code=p.returncode)
                                      for i, p in enumerate(procs) if p.poll()), None)
             time.sleep(0.05)
-        failed = failed or next((f"command {i} exited with {p.returncode}"
+        failed = failed or next((text("summary.exited", i=i, code=p.returncode)
                                  for i, p in enumerate(procs) if p.returncode), None)
     finally:
         for proc in procs:
@@ -291,7 +294,7 @@ def _run_together(commands: list, timeout: float) -> RunResult:
         out.close()
     if failed:
         shown = "\n".join(f"$ {' '.join(c)}\n{o[-2000:]}" for c, o in zip(commands, outputs))
-        raise RuntimeError(f"the run failed: {failed}\n{shown}")
+        raise RuntimeError(text("summary.run_failed", failed=failed, shown=shown))
     return RunResult(commands=commands, outputs=outputs,
                      returncodes=[p.returncode for p in procs],
                      seconds=time.monotonic() - start)

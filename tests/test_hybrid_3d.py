@@ -34,7 +34,13 @@ def test_3d_training_equals_one_process(shape):
             assert sum(map(len, held)) == len(all_names)  # no parameter on two stages
 
 
-def test_global_batch_that_cannot_be_split_says_so():
+@pytest.fixture
+def english(monkeypatch):
+    """Messages in English (the words these tests match); the launched ranks inherit it."""
+    monkeypatch.setenv("LABS_LANG", "en")
+
+
+def test_global_batch_that_cannot_be_split_says_so(english):
     run = px.PipelineRun(n_microbatches=2, batch_size=6, steps=1)
     with pytest.raises(labs.RankError, match="multiple of 8"):
         labs.launch(check_3d, 8, args=(run, MeshShape(dp=4, pp=2, tp=1)), timeout=120)
@@ -69,7 +75,7 @@ def test_sequence_parallel_stages_send_the_sequence_shard():
     assert sharded == [(b, T // 2, C)] * 4
 
 
-def test_sequence_parallel_needs_tp_to_divide_the_sequence():
+def test_sequence_parallel_needs_tp_to_divide_the_sequence(english):
     from dataclasses import replace
 
     from labs.hybrid.three_d import check_sequence_parallel

@@ -212,7 +212,13 @@ def _bad_inputs_rank():
     return messages
 
 
-def test_bad_input_gives_clear_errors():
+@pytest.fixture
+def english(monkeypatch):
+    """Messages in English (the words these tests match); the launched ranks inherit it."""
+    monkeypatch.setenv("LABS_LANG", "en")
+
+
+def test_bad_input_gives_clear_errors(english):
     for messages in labs.launch(_bad_inputs_rank, 4, backend="gloo", timeout=TIMEOUT):
         assert len(messages) == 2
         assert "length 10" in messages[0] and "multiple of the CP size 4" in messages[0]
@@ -236,7 +242,7 @@ def _texts(fig):
 
 
 @pytest.mark.parametrize("cp", [1, 2, 4])
-def test_plot_ring(cp):
+def test_plot_ring(english, cp):
     fig = plot_ring(cp, block_bytes=1024)
     assert len(_arrows(fig)) == (cp if cp > 1 else 0)
     assert sum(t.startswith("rank ") for t in _texts(fig)) == cp
@@ -245,7 +251,7 @@ def test_plot_ring(cp):
         assert sum(f"fwd {forward}" in t for t in _texts(fig)) == cp
 
 
-def test_plot_all_to_all():
+def test_plot_all_to_all(english):
     matrix = torch.tensor([[3, 2, 0, 0], [0, 1, 0, 4], [0, 2, 5, 0], [1, 0, 0, 0]])
     fig = plot_all_to_all(matrix, row_bytes=32, n_experts=4)
     assert len(_arrows(fig)) == 4  # the non-zero entries off the diagonal
@@ -272,3 +278,13 @@ def test_notebook_checks_compare_with_one_process_and_count_bytes():
         assert r["traffic"] == expert_parallel_traffic(matrix, r["rank"], row_bytes=16 * 4,
                                                        n_experts=8)
         assert r["loss"] == pytest.approx(r["reference_loss"], rel=1e-5)
+
+
+def test_errors_and_figures_in_chinese(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(ValueError, match="形状相同"):
+        ring_attention(torch.zeros(1, 1, 4, 2), torch.zeros(1, 1, 4, 3), torch.zeros(1, 1, 4, 2))
+    with pytest.raises(ValueError, match="专家数必须是 EP 大小的倍数"):
+        dispatch_matrix([torch.zeros(3, 1, dtype=torch.long)] * 4, 6)
+    fig = plot_ring(2, block_bytes=1024)
+    assert sum(t.startswith(f"前向 {format_bytes(2 * 1024)}") for t in _texts(fig)) == 2

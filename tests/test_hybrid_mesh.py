@@ -45,20 +45,41 @@ def test_hand_computed_positions_2x2x2():
     assert shape.peers(5, "dp") == [1, 5]
 
 
+@pytest.fixture
+def english(monkeypatch):
+    """Messages in English (the words these tests match); the launched ranks inherit it."""
+    monkeypatch.setenv("LABS_LANG", "en")
+
+
 @pytest.mark.parametrize("kwargs, words", [
     (dict(world_size=6), "product is 6"),
     (dict(n_heads=3), "does not divide the 3 attention heads"),
     (dict(n_layers=1), "only 1 layers"),
 ])
-def test_layouts_that_cannot_run_say_what_would(kwargs, words):
+def test_layouts_that_cannot_run_say_what_would(english, kwargs, words):
     with pytest.raises(ValueError, match=words):
         MeshShape(dp=2, pp=2, tp=2).check(**kwargs)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
 def test_degrees_must_be_whole_numbers(bad):
-    with pytest.raises(ValueError, match="whole number"):
+    with pytest.raises(ValueError, match="每个并行度都是 >= 1 的整数"):
         MeshShape(dp=bad)
+
+
+def test_the_mesh_errors_in_english(english):
+    with pytest.raises(ValueError, match="whole number"):
+        MeshShape(dp=0)
+    with pytest.raises(ValueError, match="outside this mesh of 8 ranks"):
+        MeshShape(2, 2, 2).coords(8)
+
+
+def test_the_mesh_errors_in_chinese(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(ValueError, match="请选乘积为 6 的并行度"):
+        MeshShape(dp=2, pp=2, tp=2).check(world_size=6)
+    with pytest.raises(ValueError, match="不整除 3 个注意力头"):
+        MeshShape(dp=2, pp=2, tp=2).check(n_heads=3)
 
 
 def _groups_and_torch_mesh(shape):
@@ -95,6 +116,7 @@ FIGURE_SHAPES = [MeshShape(2, 2, 2), MeshShape(1, 2, 4), MeshShape(2, 1, 4), Mes
 @pytest.mark.parametrize("shape", FIGURE_SHAPES, ids=str)
 def test_mesh_figure_has_one_labelled_cell_per_rank(shape, gpus_per_node):
     from labs.hybrid.plots_mesh import draw_mesh
+    from labs.plots import label
 
     fig = draw_mesh(shape, gpus_per_node=gpus_per_node)
     (ax,) = fig.axes
@@ -105,7 +127,7 @@ def test_mesh_figure_has_one_labelled_cell_per_rank(shape, gpus_per_node):
         c = shape.coords(r)
         assert f"{r}\n({c.dp},{c.pp},{c.tp})" in texts
     n_nodes = -(-shape.world_size // (gpus_per_node or 8))
-    assert {f"node {n}" for n in range(n_nodes)} <= texts
+    assert {label("hybrid.mesh_node", n=n) for n in range(n_nodes)} <= texts
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(line.startswith(f"TP x{shape.tp}") for line in legend)
 

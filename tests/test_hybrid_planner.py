@@ -108,7 +108,13 @@ def test_more_stages_less_memory_and_interleaving_smaller_bubble():
     assert two.comm_bytes["pp"] == pytest.approx(2 * one.comm_bytes["pp"])
 
 
-def test_infeasible_layouts_say_what_to_change():
+@pytest.fixture
+def english(monkeypatch):
+    """The planner's messages in English (the words these tests match)."""
+    monkeypatch.setenv("LABS_LANG", "en")
+
+
+def test_infeasible_layouts_say_what_to_change(english):
     est = pl.estimate(GPT3, CLUSTER, TRAIN, tp=8, pp=1, dp=128)
     assert not est.fits and "raise pp" in est.reasons[1]
     zero = pl.estimate(GPT3, CLUSTER, TRAIN, tp=8, pp=1, dp=128, zero_stage=3)
@@ -125,7 +131,7 @@ def test_infeasible_layouts_say_what_to_change():
     (1024, dict(tp=8, pp=16, dp=8, micro_batch=5), "divisible"),
     (1024, dict(tp=0, pp=16, dp=8), "positive"),
 ])
-def test_bad_layouts_raise(n_gpus, layout, match):
+def test_bad_layouts_raise(english, n_gpus, layout, match):
     with pytest.raises(ValueError, match=match):
         pl.estimate(GPT3, pl.Cluster(A100, n_gpus), TRAIN, **layout)
 
@@ -143,12 +149,12 @@ def test_bad_layouts_raise(n_gpus, layout, match):
     (lambda: pl.Training(global_batch=8, zero_stage=4), "zero_stage"),
     (lambda: pl.Training(global_batch=0), "global_batch"),
 ])
-def test_bad_input_raises(make, match):
+def test_bad_input_raises(english, make, match):
     with pytest.raises(ValueError, match=match):
         make()
 
 
-def test_plan_ranks_fitting_layouts_and_says_why_families_failed():
+def test_plan_ranks_fitting_layouts_and_says_why_families_failed(english):
     plans = pl.plan(GPT3, CLUSTER, TRAIN, top=5)
     assert isinstance(plans, list) and 1 <= len(plans) <= 5
     assert all(e.fits for e in plans)
@@ -170,7 +176,7 @@ def test_plan_finds_nothing_for_an_impossible_job():
     assert len(plans) == 0 and "tp=1" in plans.rejected and "tp=8" in plans.rejected
 
 
-def test_decide_gpt3_ends_with_tp_in_nodes_and_pp_across():
+def test_decide_gpt3_ends_with_tp_in_nodes_and_pp_across(english):
     steps = pl.decide(GPT3, CLUSTER, TRAIN)
     assert [s.number for s in steps] == [1, 2, 3, 4, 5]
     assert "no" in steps[0].answer and steps[0].config is None
@@ -219,3 +225,20 @@ def test_sequence_parallelism_and_overlap_switches():
     # ZeRO-1: the parameter all-gather after the step (half the ring bytes) is exposed
     assert zero1.exposed_s["dp"] >= zero1.comm_s["dp"] / 2
     assert zero1.memory.optimizer == pytest.approx(base.memory.optimizer / 8)
+
+
+def test_the_planner_speaks_the_notebooks_language(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    est = pl.estimate(GPT3, CLUSTER, TRAIN, tp=8, pp=1, dp=128)
+    assert "放不下" in est.summary() and "加大 pp" in est.reasons[1]
+    with pytest.raises(ValueError, match="必须等于 n_gpus"):
+        pl.estimate(GPT3, pl.Cluster(A100, 1024), TRAIN, tp=8, pp=16, dp=4)
+    with pytest.raises(ValueError, match="未知的 GPU"):
+        pl.Cluster("A100-120GB", 8)
+    steps = pl.decide(GPT3, CLUSTER, TRAIN)
+    assert steps[0].question.endswith("吗？") and steps[0].answer.startswith("放不下")
+    assert "不整除" in pl.plan(GPT3, CLUSTER, TRAIN, top=1).rejected["tp=64"]
+    monkeypatch.setenv("LABS_LANG", "en")
+    with pytest.raises(ValueError, match="must equal n_gpus"):
+        pl.estimate(GPT3, pl.Cluster(A100, 1024), TRAIN, tp=8, pp=16, dp=4)
+    assert pl.decide(GPT3, CLUSTER, TRAIN)[0].answer.startswith("no: ")

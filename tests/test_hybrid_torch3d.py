@@ -82,17 +82,23 @@ def test_model_state_memory_per_rank_ddp_vs_fsdp_matches_the_prediction():
             assert sum(fsdp[k]["measured"] for k in ranks) == ddp[ranks[0]]["measured"]
 
 
+@pytest.fixture
+def english(monkeypatch):
+    """Messages in English (the words these tests match); the launched ranks inherit it."""
+    monkeypatch.setenv("LABS_LANG", "en")
+
+
 @pytest.mark.parametrize("shape,world_size,match", [
     (MeshShape(2, 2, 2), 4, "choose degrees whose product is 4"),
     (MeshShape(1, 1, 4), 4, "does not divide the 2 attention heads"),
     (MeshShape(1, 9, 1), 9, "only 8 layers"),
 ])
-def test_bad_shapes_say_what_to_change(shape, world_size, match):
+def test_bad_shapes_say_what_to_change(english, shape, world_size, match):
     with pytest.raises(ValueError, match=match):
         validate(RUN, shape, world_size=world_size)
 
 
-def test_bad_batches_say_what_to_change():
+def test_bad_batches_say_what_to_change(english):
     with pytest.raises(ValueError, match="n_microbatches >= 4"):
         validate(RUN, MeshShape(1, 4, 1), world_size=4)
     with pytest.raises(ValueError, match="multiple of 8"):
@@ -101,12 +107,12 @@ def test_bad_batches_say_what_to_change():
         validate(px.with_(RUN, schedule="interleaved", n_chunks=2), MeshShape(1, 2, 1))
 
 
-def test_bad_shape_on_the_ranks_is_a_clear_error():
+def test_bad_shape_on_the_ranks_is_a_clear_error(english):
     with pytest.raises(labs.RankError, match="choose degrees whose product is 2"):
         labs.launch(check_torch_3d, 2, args=(RUN, MeshShape(2, 2, 2)), timeout=60)
 
 
-def test_benchmark_quick_prints_time_and_memory(capsys):
+def test_benchmark_quick_prints_time_and_memory(english, capsys):
     from labs.bench import hybrid
 
     assert hybrid.main(["--quick", "--shape", "2", "1", "2"]) == 0
@@ -118,3 +124,13 @@ def test_benchmark_quick_prints_time_and_memory(capsys):
     # and within 15% of what the ranks hold.
     ratios = [float(line.rsplit("= ", 1)[1]) for line in out.splitlines() if "planner/measured" in line]
     assert len(ratios) == 2 and all(0.85 <= r <= 1.0 for r in ratios), ratios
+
+
+def test_bad_runs_say_what_to_change_in_chinese(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    with pytest.raises(ValueError, match="请用 n_microbatches >= 4"):
+        validate(RUN, MeshShape(1, 4, 1), world_size=4)
+    with pytest.raises(ValueError, match="请把它设成 8 的倍数"):
+        validate(px.with_(RUN, n_microbatches=4, batch_size=12), MeshShape(2, 2, 1), world_size=4)
+    with pytest.raises(ValueError, match="只支持 schedule 'gpipe' 或 '1f1b'"):
+        validate(px.with_(RUN, schedule="interleaved", n_chunks=2), MeshShape(1, 2, 1))

@@ -68,10 +68,23 @@ def test_bad_degree_is_refused(degree):
         summary.paradigm_table(MODEL, CLUSTER, TRAIN, degree=degree)
 
 
-def test_degree_that_does_not_divide_the_heads_is_refused():
-    with pytest.raises(ValueError, match="TP 3 .* must divide n_heads=40"):
+@pytest.mark.parametrize("lang, words", [("zh", "TP 3 .* 无法布局：tp=3 必须整除 n_heads=40"),
+                                         ("en", "TP 3 .* must divide n_heads=40")])
+def test_degree_that_does_not_divide_the_heads_is_refused(monkeypatch, lang, words):
+    monkeypatch.setenv("LABS_LANG", lang)
+    with pytest.raises(ValueError, match=words):
         summary.paradigm_table(MODEL, pl.Cluster("A100-80GB", 6, gpus_per_node=6),
                                pl.Training(global_batch=513), degree=3)
+
+
+def test_the_table_in_english(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
+    rows = summary.paradigm_table(MODEL, CLUSTER, TRAIN)
+    assert [r.name for r in rows] == ["DP (data parallelism)", "TP (tensor parallelism)",
+                                      "PP (pipeline parallelism)", "3D hybrid"]
+    text = summary.format_table(rows)
+    assert "  what it splits: " in text and "（" not in text and "<th>paradigm</th>" in \
+        summary.table_html(rows)
 
 
 def test_text_and_html_show_every_row(rows):
@@ -212,8 +225,11 @@ def test_one_node_and_two_nodes_give_the_same_training():
     one = summary.run_one_node(steps=3, timeout=180)
     two = summary.run_two_nodes(steps=3, timeout=180)
     assert one.returncodes == [0] and two.returncodes == [0, 0]
-    assert "ddp on 2 ranks" in one.outputs[0]
-    assert sum("ddp on 2 ranks" in out for out in two.outputs) == 1  # rank 0 prints
+    from labs.messages import text  # the script's result line, up to the numbers
+    line = text("data_parallel.script_result", variant="ddp", world_size=2, backend="gloo",
+                batch_size=16, first=0.0, last=0.0).split("loss")[0]
+    assert line in one.outputs[0]
+    assert sum(line in out for out in two.outputs) == 1  # rank 0 prints
     assert one.final_loss == two.final_loss
 
 
@@ -233,13 +249,14 @@ def test_a_failing_node_stops_the_other(tmp_path):
                "time.sleep(60)"]
     failing = [sys.executable, "-c", "import time; time.sleep(1); raise SystemExit(3)"]
     start = time.monotonic()
-    with pytest.raises(RuntimeError, match="command 1 exited with 3"):
+    with pytest.raises(RuntimeError, match="运行失败：第 1 条命令退出，返回码 3"):
         summary._run_together([sleeper, failing], timeout=30)
     assert time.monotonic() - start < 15
     assert not _alive(int(pid_file.read_text()))
 
 
-def test_a_hanging_run_times_out():
+def test_a_hanging_run_times_out(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
     start = time.monotonic()
     with pytest.raises(RuntimeError, match="within 1 s"):
         summary._run_together([[sys.executable, "-c", "import time; time.sleep(60)"]],

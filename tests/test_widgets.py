@@ -36,6 +36,12 @@ def _inputs(model, n_gpus, batch, gpu="A100-80GB"):
 
 
 @pytest.fixture
+def english(monkeypatch):
+    """The planner's and the widget's messages in English (the words these tests match)."""
+    monkeypatch.setenv("LABS_LANG", "en")
+
+
+@pytest.fixture
 def widget():
     return wd.planner_widget(preset="GPT-3 175B", gpu="A100-80GB", n_gpus=1024,
                              global_batch=1536, **TRAIN)
@@ -102,7 +108,7 @@ def test_one_fixed_degree_filters_plans(widget):
     (dict(tp=-1), "tp=-1"),
     (dict(v=3), "v=3"),
 ])
-def test_impossible_inputs_give_a_message_not_an_exception(widget, values, words):
+def test_impossible_inputs_give_a_message_not_an_exception(english, widget, values, words):
     r = widget.set(**values)
     assert words in r["error"]
     assert r["estimate"] is None and r["config"] is None
@@ -112,7 +118,7 @@ def test_impossible_inputs_give_a_message_not_an_exception(widget, values, words
     assert r["error"] is None  # and it recovers
 
 
-def test_nothing_fits_says_so(widget):
+def test_nothing_fits_says_so(english, widget):
     r = widget.set(n_gpus=8, global_batch=8)  # GPT-3 on one node
     assert r["estimate"] is None and "no layout fits" in r["error"]
     assert r["steps"] == pl.decide(*_inputs(GPT3, 8, 8))
@@ -179,7 +185,7 @@ def test_decided_step_is_the_first_with_the_final_shape():
     assert wd.decided_step([]) is None
 
 
-def test_unknown_controls_are_refused(widget):
+def test_unknown_controls_are_refused(english, widget):
     with pytest.raises(ValueError, match="unknown controls"):
         widget.set(tensor_parallel=2)
     with pytest.raises(ValueError, match="unknown controls"):
@@ -200,3 +206,21 @@ def test_bench_quick_prints_the_three_lines(capsys):
     out = capsys.readouterr().out
     for line in ("estimate:", "plan:", "widget update:"):
         assert sum(row.startswith(line) for row in out.splitlines()) == 1, out
+
+
+def test_the_widget_speaks_the_notebooks_language(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "zh")
+    zh = wd.planner_widget()
+    assert zh.controls["n_layers"].description == "层数"
+    assert zh.outputs["plans"].tooltip == "最佳方案"
+    assert "步时" in zh.outputs["summary"].value and "MFU" in zh.outputs["summary"].value
+    r = zh.set(n_gpus=8, global_batch=8)
+    assert "没有放得下的布局" in r["error"] and "无法规划" in zh.outputs["message"].value
+    with pytest.raises(ValueError, match="未知的控件"):
+        zh.set(tensor_parallel=2)
+    monkeypatch.setenv("LABS_LANG", "en")
+    en = wd.planner_widget()
+    assert en.controls["n_layers"].description == "Layers"
+    assert en.outputs["plans"].tooltip == "Top plans"
+    r = en.set(n_gpus=8, global_batch=8)
+    assert "no layout fits" in r["error"] and "Cannot plan this:" in en.outputs["message"].value

@@ -48,6 +48,7 @@ import torch.distributed as dist
 from torch import Tensor
 
 from labs.cost import ring_attention_traffic  # the formula lives in labs.cost; re-exported
+from labs.messages import text
 
 __all__ = ["ring_attention", "sequence_chunk", "causal_block", "ring_attention_traffic"]
 
@@ -65,10 +66,8 @@ def sequence_chunk(x: Tensor, *, group=None, dim: int = 2) -> Tensor:
     """My contiguous chunk of the sequence dimension ``dim`` (default 2: ``(B, nh, T, hs)``)."""
     size, rank = _size_and_rank(group)
     if x.size(dim) % size:
-        raise ValueError(f"cannot split a sequence of length {x.size(dim)} into {size} equal "
-                         f"chunks for context parallelism: make the length a multiple of the CP "
-                         f"size {size} (e.g. {x.size(dim) // size * size or size}), or use "
-                         f"another CP size among its divisors")
+        raise ValueError(text("hybrid.cp_split", length=x.size(dim), size=size,
+                              example=x.size(dim) // size * size or size))
     return x.chunk(size, dim=dim)[rank].contiguous()
 
 
@@ -198,6 +197,6 @@ def ring_attention(q: Tensor, k: Tensor, v: Tensor, *, group=None, counter=None)
     SendCounter`; what it receives is :func:`ring_attention_traffic`.
     """
     if q.dim() != 4 or q.shape != k.shape or q.shape != v.shape:
-        raise ValueError(f"ring_attention needs q, k, v of one shape (B, n_head, T_local, "
-                         f"head_dim); got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+        raise ValueError(text("hybrid.cp_shapes", q=tuple(q.shape), k=tuple(k.shape),
+                              v=tuple(v.shape)))
     return _RingAttention.apply(q, k, v, group, counter)

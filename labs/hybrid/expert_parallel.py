@@ -42,6 +42,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from labs.cost import expert_parallel_traffic  # the formula lives in labs.cost; re-exported
+from labs.messages import text
 from labs.models import init_from_seed
 
 __all__ = ["Expert", "MoE", "ExpertParallelMoE", "route", "dispatch_matrix",
@@ -56,10 +57,8 @@ def _size_and_rank(group) -> tuple[int, int]:
 
 def _experts_per_rank(n_experts: int, ep_size: int) -> int:
     if n_experts % ep_size:
-        raise ValueError(f"cannot spread {n_experts} experts over an expert-parallel group of "
-                         f"{ep_size} ranks: the number of experts must be a multiple of the EP "
-                         f"size (use {ep_size * max(1, n_experts // ep_size)} experts, or an EP "
-                         f"size that divides {n_experts})")
+        raise ValueError(text("hybrid.ep_spread", n_experts=n_experts, ep_size=ep_size,
+                              example=ep_size * max(1, n_experts // ep_size)))
     return n_experts // ep_size
 
 
@@ -95,7 +94,7 @@ class MoE(nn.Module):
                  seed: int = 0) -> None:
         super().__init__()
         if not 1 <= top_k <= n_experts:
-            raise ValueError(f"top_k={top_k} must be between 1 and n_experts={n_experts}")
+            raise ValueError(text("hybrid.top_k", top_k=top_k, n_experts=n_experts))
         self.n_experts, self.top_k = n_experts, top_k
         with torch.device("meta"):
             self.router = nn.Linear(n_embd, n_experts, bias=False)
@@ -166,8 +165,8 @@ class ExpertParallelMoE(nn.Module):
         super().__init__()
         size, rank = _size_and_rank(group)
         if len(experts) != _experts_per_rank(n_experts, size):
-            raise ValueError(f"rank {rank} got {len(experts)} experts, expected "
-                             f"{n_experts}/{size} = {n_experts // size}")
+            raise ValueError(text("hybrid.ep_experts_per_rank", rank=rank, got=len(experts),
+                                  n_experts=n_experts, size=size, want=n_experts // size))
         self.router, self.experts = router, experts
         self.n_experts, self.top_k, self.group, self.counter = n_experts, top_k, group, counter
         self.first_expert = rank * len(experts)  # global id of experts[0]

@@ -29,6 +29,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from labs.messages import text
+
 __all__ = ["FirstFit", "simulate", "measure_cuda"]
 
 
@@ -124,5 +126,5 @@ def measure_cuda(expandable: bool, small: int = 2 << 20, large: int = 48 << 20) 
     proc = subprocess.run([sys.executable, "-c", _PATTERN.format(small=small, large=large)],
                           env=env, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
-        raise RuntimeError(f"the CUDA allocation pattern failed:\n{proc.stderr[-2000:]}")
+        raise RuntimeError(text("hybrid.cuda_pattern_failed", stderr=proc.stderr[-2000:]))
     return json.loads(proc.stdout.strip().splitlines()[-1])

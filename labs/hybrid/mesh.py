@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from labs.messages import text
+
 __all__ = ["DIMS", "Coords", "MeshShape", "new_groups", "device_mesh", "probe_groups"]
 
 DIMS = ("dp", "pp", "tp")  # outermost to innermost
@@ -56,8 +58,7 @@ class MeshShape:
         for dim in DIMS:
             value = getattr(self, dim)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{dim}={value!r}: each parallel degree is a whole number >= 1 "
-                                 "(1 means that dimension is not used).")
+                raise ValueError(text("hybrid.mesh_degree", dim=dim, value=value))
 
     @property
     def world_size(self) -> int:
@@ -69,8 +70,9 @@ class MeshShape:
     def coords(self, rank: int) -> Coords:
         """The (dp, pp, tp) position of ``rank``."""
         if not 0 <= rank < self.world_size:
-            raise ValueError(f"rank {rank} is outside this mesh of {self.world_size} ranks "
-                             f"(dp={self.dp} × pp={self.pp} × tp={self.tp}).")
+            raise ValueError(text("hybrid.mesh_rank_outside", rank=rank,
+                                  world_size=self.world_size, dp=self.dp, pp=self.pp,
+                                  tp=self.tp))
         rest, tp_index = divmod(rank, self.tp)
         dp_index, pp_index = divmod(rest, self.pp)
         return Coords(dp_index, pp_index, tp_index)
@@ -79,13 +81,14 @@ class MeshShape:
         """The rank at position (dp, pp, tp): the inverse of :meth:`coords`."""
         for dim, index in zip(DIMS, (dp, pp, tp)):
             if not 0 <= index < getattr(self, dim):
-                raise ValueError(f"{dim} index {index} is outside 0..{getattr(self, dim) - 1}.")
+                raise ValueError(text("hybrid.mesh_index_outside", dim=dim, index=index,
+                                      last=getattr(self, dim) - 1))
         return (dp * self.pp + pp) * self.tp + tp
 
     def group_ranks(self, dim: str) -> list[list[int]]:
         """Every group of dimension ``dim``: the ranks that differ only in that coordinate."""
         if dim not in DIMS:
-            raise ValueError(f"unknown dimension {dim!r}: use one of {DIMS}.")
+            raise ValueError(text("hybrid.mesh_unknown_dim", dim=dim, choices=DIMS))
         groups: dict[tuple, list[int]] = {}
         for r in range(self.world_size):
             c = self.coords(r)._asdict()
@@ -101,17 +104,14 @@ class MeshShape:
               n_layers: int | None = None) -> "MeshShape":
         """Raise a ValueError that says what would work if this layout cannot run."""
         if world_size is not None and self.world_size != world_size:
-            raise ValueError(
-                f"dp × pp × tp = {self.dp} × {self.pp} × {self.tp} = {self.world_size} ranks, "
-                f"but the run has world_size={world_size}: choose degrees whose product is "
-                f"{world_size}, e.g. {_suggest(world_size)}.")
+            raise ValueError(text("hybrid.mesh_world_size", dp=self.dp, pp=self.pp, tp=self.tp,
+                                  ranks=self.world_size, world_size=world_size,
+                                  example=_suggest(world_size)))
         if n_heads is not None and n_heads % self.tp:
             ok = [t for t in range(1, n_heads + 1) if n_heads % t == 0]
-            raise ValueError(f"tp={self.tp} does not divide the {n_heads} attention heads: each "
-                             f"tensor-parallel rank must hold whole heads; use tp in {ok}.")
+            raise ValueError(text("hybrid.mesh_tp_heads", tp=self.tp, n_heads=n_heads, ok=ok))
         if n_layers is not None and self.pp > n_layers:
-            raise ValueError(f"pp={self.pp} pipeline stages but the model has only {n_layers} "
-                             f"layers: every stage needs at least one layer; use pp <= {n_layers}.")
+            raise ValueError(text("hybrid.mesh_pp_layers", pp=self.pp, n_layers=n_layers))
         return self
 
 
@@ -169,7 +169,7 @@ def probe_groups(shape: MeshShape) -> dict:
         dist.all_reduce(value, group=groups[dim])
         peers = shape.peers(rank, dim)
         if int(value.item()) != sum(peers):
-            raise AssertionError(f"rank {rank}: the {dim} group summed to {int(value.item())}, "
-                                 f"but its peers {peers} sum to {sum(peers)}")
+            raise AssertionError(text("hybrid.mesh_probe_sum", rank=rank, dim=dim,
+                                      got=int(value.item()), peers=peers, want=sum(peers)))
         out[dim] = {"peers": peers, "sum": int(value.item())}
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from labs import cost, memory
+from labs.messages import text
 from labs.hybrid.planner_types import (GiB, Cluster, Config, Efficiency, Estimate,
                                        MemoryBreakdown, Model, Training, check_layout)
 
@@ -68,21 +69,20 @@ def _reasons(mem: MemoryBreakdown, config: Config, train: Training) -> list:
     """What overflows and what to change, largest lever first."""
     if mem.total <= mem.usable:
         return []
-    text = (f"stage {mem.stage} needs {mem.total / GiB:.1f} GiB per GPU but only "
-            f"{mem.usable / GiB:.1f} GiB are usable: model states {mem.states / GiB:.1f} GiB, "
-            f"activations {mem.activations / GiB:.1f} GiB")
+    overflow = text("hybrid.overflow", stage=mem.stage, total=mem.total / GiB,
+                    usable=mem.usable / GiB, states=mem.states / GiB,
+                    activations=mem.activations / GiB)
     hints = []
     if mem.states > mem.usable / 2:
-        hints.append(f"split the model further (tp={config.tp}, pp={config.pp}: raise pp "
-                     "or tp) or shard states with a higher ZeRO stage "
-                     f"(now {config.zero_stage})")
+        hints.append(text("hybrid.hint_split", tp=config.tp, pp=config.pp,
+                          zero_stage=config.zero_stage))
     if mem.activations > mem.usable / 4 or not hints:
         if train.recompute != "full":
-            hints.append(f"recompute activations (recompute='full', now {train.recompute!r})")
+            hints.append(text("hybrid.hint_recompute", now=train.recompute))
         if config.micro_batch > 1:
-            hints.append(f"use a smaller micro-batch (now {config.micro_batch})")
-        hints.append("or a larger tp (activations split over TP with sequence parallelism)")
-    return [text, "to fit: " + "; ".join(hints)]
+            hints.append(text("hybrid.hint_micro_batch", now=config.micro_batch))
+        hints.append(text("hybrid.hint_tp"))
+    return [overflow, text("hybrid.to_fit", hints=text("hybrid.hint_sep").join(hints))]
 
 
 def _link(cluster: Cluster, group_span: int, efficiency: Efficiency) -> tuple[float, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from labs import memory
+from labs.messages import text
 from labs.hybrid.planner_model import estimate, layers_per_stage
 from labs.hybrid.planner_types import GiB, Cluster, Config, Efficiency, Estimate, Model, Training
 
@@ -86,26 +87,26 @@ def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
         if tp > model.n_heads:
             break
         if model.n_heads % tp or model.n_kv_heads % tp:
-            rejected[f"tp={tp}"] = (f"{tp} does not divide n_heads={model.n_heads} / "
-                                    f"n_kv_heads={model.n_kv_heads}")
+            rejected[f"tp={tp}"] = text("hybrid.rejected_tp_heads", tp=tp,
+                                        n_heads=model.n_heads, n_kv_heads=model.n_kv_heads)
             continue
         tp_found = len(found)
         for pp in _divisors(n // tp):
             key = f"tp={tp},pp={pp}"
             if pp > model.n_layers:
-                rejected[key] = f"more stages than the {model.n_layers} layers"
+                rejected[key] = text("hybrid.rejected_pp_layers", n_layers=model.n_layers)
                 break
             family = candidates(model, cluster, train, tp, pp, efficiency)
             considered += len(family)
             fitting = [e for e in family if e.fits]
             found += fitting
             if not family:
-                rejected[key] = (f"global_batch={train.global_batch} cannot be cut into "
-                                 f"dp={n // (tp * pp)} replicas of whole micro-batches")
+                rejected[key] = text("hybrid.rejected_batch", global_batch=train.global_batch,
+                                     dp=n // (tp * pp))
             elif not fitting:
                 rejected[key] = min(family, key=lambda e: e.memory.total).reasons[0]
         if len(found) == tp_found:
-            rejected[f"tp={tp}"] = f"no pipeline depth fits with tp={tp}"
+            rejected[f"tp={tp}"] = text("hybrid.rejected_no_depth", tp=tp)
     found.sort(key=lambda e: e.step_time_s)
     return Plans(found[:top], rejected, considered)
 
@@ -122,14 +123,13 @@ def _step1(model, cluster, train, efficiency) -> tuple[Step, bool]:
     numbers = {"params": model.n_params, "states_GiB": _gib(m.states),
                "activations_GiB": _gib(m.activations), "usable_GiB": _gib(m.usable)}
     if one.fits:
-        answer = (f"yes: {m.total / GiB:.1f} GiB of {m.usable / GiB:.1f} GiB usable -> plain data "
-                  f"parallelism (DDP) on all {cluster.n_gpus} GPUs")
-        return Step(1, "Do params + grads + optimizer + activations fit one GPU?", answer,
+        answer = text("hybrid.step1_yes", total=m.total / GiB, usable=m.usable / GiB,
+                      n_gpus=cluster.n_gpus)
+        return Step(1, text("hybrid.step1_question"), answer,
                     numbers, Config(1, 1, cluster.n_gpus, train.micro_batch)), True
-    answer = (f"no: {m.states / GiB:.0f} GiB of model states + {m.activations / GiB:.1f} GiB "
-              f"of activations > {m.usable / GiB:.0f} GiB usable -> split the model")
-    return Step(1, "Do params + grads + optimizer + activations fit one GPU?", answer, numbers,
-                None), False
+    answer = text("hybrid.step1_no", states=m.states / GiB, activations=m.activations / GiB,
+                  usable=m.usable / GiB)
+    return Step(1, text("hybrid.step1_question"), answer, numbers, None), False
 
 
 def _fits(model, cluster, train, efficiency, tp, pp) -> Estimate | None:
@@ -148,30 +148,26 @@ def _step2(model, cluster, train, efficiency) -> Step:
     tp = alone or in_node[-1]
     numbers = {"layer_state_GiB": _gib(layer), "usable_GiB": _gib(usable), "tp_needed": needed,
                "tp": tp}
-    why = (f"one layer's states are {layer / GiB:.1f} GiB ({'too big' if needed > 1 else 'fine'}"
-           f" for one GPU: tp >= {needed})")
-    if alone:
-        answer = why + f"; tp={tp} inside a node already fits the whole model"
-    else:
-        answer = why + (f"; no TP inside a node fits the whole model, so fill the node: tp={tp}"
-                        " on NVLink (PTD-P: TP up to the GPUs of a server)")
-    return Step(2, "Is one layer too big? -> tensor parallelism first, within a node", answer,
+    why = text("hybrid.step2_too_big" if needed > 1 else "hybrid.step2_fine",
+               gib=layer / GiB, needed=needed)
+    answer = text("hybrid.step2_alone" if alone else "hybrid.step2_fill_node", why=why, tp=tp)
+    return Step(2, text("hybrid.step2_question"), answer,
                 numbers, Config(tp, 1, cluster.n_gpus // tp, train.micro_batch))
 
 
 def _step3(model, cluster, train, efficiency, tp) -> Step:
     depths = [p for p in _divisors(cluster.n_gpus // tp) if p <= model.n_layers]
     pp = next((p for p in depths if _fits(model, cluster, train, efficiency, tp, p)), None)
-    question = "Still too big (deep)? -> pipeline stages across nodes"
+    question = text("hybrid.step3_question")
     if pp is None:
-        return Step(3, question, f"no pipeline depth fits with tp={tp}: raise ZeRO / recompute",
+        return Step(3, question, text("hybrid.step3_none", tp=tp),
                     {"tp": tp, "depths_tried": depths}, None)
     est = _fits(model, cluster, train, efficiency, tp, pp)
     numbers = {"pp": pp, "layers_per_stage": layers_per_stage(model, pp),
                "memory_GiB": _gib(est.memory.total), "usable_GiB": _gib(est.memory.usable)}
-    answer = ("not needed: TP alone fits" if pp == 1 else
-              f"pp={pp}: {layers_per_stage(model, pp)} layers per stage, "
-              f"{est.memory.total / GiB:.1f} GiB per GPU on stage {est.memory.stage}")
+    answer = (text("hybrid.step3_not_needed") if pp == 1 else
+              text("hybrid.step3_pp", pp=pp, layers=layers_per_stage(model, pp),
+                   gib=est.memory.total / GiB, stage=est.memory.stage))
     return Step(3, question, answer, numbers, est.config)
 
 
@@ -180,9 +176,9 @@ def _step4(model, cluster, train, efficiency, config) -> Step:
                    efficiency=efficiency)
     numbers = {"dp": config.dp, "n_microbatches": est.n_microbatches, "bubble": est.bubble,
                "dp_GiB_per_step": _gib(est.comm_bytes["dp"])}
-    answer = (f"dp={config.dp} replicas, {est.n_microbatches} micro-batches each, bubble "
-              f"{est.bubble:.1%}, step {est.step_time_s:.1f} s, MFU {est.mfu:.1%}")
-    return Step(4, "Remaining GPUs? -> data parallelism", answer, numbers, config)
+    answer = text("hybrid.step4_answer", dp=config.dp, m=est.n_microbatches, bubble=est.bubble,
+                  step=est.step_time_s, mfu=est.mfu)
+    return Step(4, text("hybrid.step4_question"), answer, numbers, config)
 
 
 def _step5(model, cluster, train, efficiency, config) -> Step:
@@ -200,15 +196,16 @@ def _step5(model, cluster, train, efficiency, config) -> Step:
                "uneven_layers": model.n_layers % config.pp != 0,
                "planner_best": str(overall[0].config) if overall else None,
                "planner_best_step_s": overall[0].step_time_s if overall else None}
-    answer = (f"micro-batch {best.config.micro_batch}, v={best.config.v}, "
-              f"ZeRO-{best.config.zero_stage}: step {base.step_time_s:.2f} -> "
-              f"{best.step_time_s:.2f} s (bubble {base.bubble:.1%} -> {best.bubble:.1%}, "
-              f"exposed communication {sum(best.exposed_s.values()):.2f} s, DP overlapped "
-              f"{'on' if train.overlap_grad_reduce else 'off'}, recompute {train.recompute!r})")
+    answer = text("hybrid.step5_answer", micro_batch=best.config.micro_batch, v=best.config.v,
+                  zero_stage=best.config.zero_stage, before=base.step_time_s,
+                  after=best.step_time_s, bubble_before=base.bubble, bubble_after=best.bubble,
+                  exposed=sum(best.exposed_s.values()),
+                  overlap=text("hybrid.on" if train.overlap_grad_reduce else "hybrid.off"),
+                  recompute=train.recompute)
     if model.n_layers % config.pp:
-        answer += f"; {model.n_layers} layers over {config.pp} stages are uneven: rebalance"
-    return Step(5, "Fine tuning: overlap, activation memory, load balance, micro-batches and "
-                   "interleaving", answer, numbers, best.config)
+        answer = text("hybrid.step5_uneven", answer=answer, n_layers=model.n_layers,
+                      pp=config.pp)
+    return Step(5, text("hybrid.step5_question"), answer, numbers, best.config)
 
 
 def decide(model: Model, cluster: Cluster, train: Training, *,
@@ -220,9 +217,9 @@ def decide(model: Model, cluster: Cluster, train: Training, *,
     first, fits = _step1(model, cluster, train, efficiency)
     if fits:
         config = first.config
-        skipped = [Step(n, q, "not needed: the whole model fits one GPU", {}, config)
-                   for n, q in ((2, "Is one layer too big? -> tensor parallelism"),
-                                (3, "Still too big? -> pipeline stages"))]
+        skipped = [Step(n, text(q), text("hybrid.step_not_needed"), {}, config)
+                   for n, q in ((2, "hybrid.step2_question_short"),
+                                (3, "hybrid.step3_question_short"))]
         return [first, *skipped, _step4(model, cluster, train, efficiency, config),
                 _step5(model, cluster, train, efficiency, config)]
     second = _step2(model, cluster, train, efficiency)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from labs import memory
+from labs.messages import text
 from labs.hybrid.hardware import GPU, GPUS
 
 __all__ = ["GiB", "PRECISIONS", "Efficiency", "Model", "Cluster", "Training", "Config",
@@ -48,7 +49,7 @@ class Efficiency:
 
 def _positive_int(name: str, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name}={value!r} must be a positive integer")
+        raise ValueError(text("hybrid.positive_int", name=name, value=value))
 
 
 @dataclass(frozen=True)
@@ -75,21 +76,22 @@ class Model:
         for name in ("n_layers", "hidden", "n_heads", "seq_len", "vocab"):
             _positive_int(name, getattr(self, name))
         if self.mlp not in ("gelu", "swiglu"):
-            raise ValueError(f"mlp={self.mlp!r} is unknown; use 'gelu' or 'swiglu'")
+            raise ValueError(text("hybrid.mlp_unknown", mlp=self.mlp))
         if self.hidden % self.n_heads:
-            raise ValueError(f"hidden={self.hidden} must be divisible by n_heads={self.n_heads}")
+            raise ValueError(text("hybrid.hidden_heads", hidden=self.hidden,
+                                  n_heads=self.n_heads))
         object.__setattr__(self, "ffn_hidden", self.ffn_hidden or 4 * self.hidden)
         object.__setattr__(self, "n_kv_heads", self.n_kv_heads or self.n_heads)
         _positive_int("ffn_hidden", self.ffn_hidden)
         _positive_int("n_kv_heads", self.n_kv_heads)
         if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"n_heads={self.n_heads} must be a multiple of "
-                             f"n_kv_heads={self.n_kv_heads}")
+            raise ValueError(text("hybrid.heads_kv", n_heads=self.n_heads,
+                                  n_kv_heads=self.n_kv_heads))
         if self.n_params is None:
             object.__setattr__(self, "n_params", self.n_layers * self.layer_params
                                + self.embedding_params)
         elif self.n_params <= 0:
-            raise ValueError(f"n_params={self.n_params} must be > 0 (or None to derive it)")
+            raise ValueError(text("hybrid.n_params_positive", n_params=self.n_params))
 
     @property
     def gated(self) -> bool:
@@ -120,7 +122,7 @@ class Cluster:
     def __post_init__(self):
         if isinstance(self.gpu, str):
             if self.gpu not in GPUS:
-                raise ValueError(f"unknown GPU {self.gpu!r}; use one of {sorted(GPUS)}")
+                raise ValueError(text("hybrid.unknown_gpu", gpu=self.gpu, choices=sorted(GPUS)))
             object.__setattr__(self, "gpu", GPUS[self.gpu])
         _positive_int("n_gpus", self.n_gpus)
         _positive_int("gpus_per_node", self.gpus_per_node)
@@ -145,13 +147,14 @@ class Training:
         _positive_int("global_batch", self.global_batch)
         _positive_int("micro_batch", self.micro_batch)
         if self.precision not in PRECISIONS:
-            raise ValueError(f"precision={self.precision!r} is unknown; use one of "
-                             f"{sorted(PRECISIONS)}")
+            raise ValueError(text("hybrid.precision_unknown", precision=self.precision,
+                                  choices=sorted(PRECISIONS)))
         if self.zero_stage not in memory.ZERO_STAGES:
-            raise ValueError(f"zero_stage={self.zero_stage!r}: use one of {memory.ZERO_STAGES}")
+            raise ValueError(text("hybrid.zero_stage_unknown", zero_stage=self.zero_stage,
+                                  choices=memory.ZERO_STAGES))
         if self.recompute not in memory.RECOMPUTE:
-            raise ValueError(f"recompute={self.recompute!r} is unknown; use one of "
-                             f"{memory.RECOMPUTE}")
+            raise ValueError(text("hybrid.recompute_unknown", recompute=self.recompute,
+                                  choices=memory.RECOMPUTE))
 
     @property
     def element_bytes(self) -> int:
@@ -174,8 +177,8 @@ class Config:
     zero_stage: int = 0
 
     def __str__(self) -> str:
-        return (f"TP {self.tp} x PP {self.pp} x DP {self.dp}, micro-batch {self.micro_batch}, "
-                f"v {self.v}, ZeRO-{self.zero_stage}")
+        return text("hybrid.config", tp=self.tp, pp=self.pp, dp=self.dp,
+                    micro_batch=self.micro_batch, v=self.v, zero_stage=self.zero_stage)
 
 
 @dataclass(frozen=True)
@@ -243,22 +246,23 @@ class Estimate:
 
     def summary(self) -> str:
         m = self.memory
-        lines = [str(self.config) + f" ({self.n_microbatches} micro-batches)",
-                 f"memory per GPU (stage {m.stage}): weights {m.weights / GiB:.1f} + grads "
-                 f"{m.grads / GiB:.1f} + optimizer {m.optimizer / GiB:.1f} + activations "
-                 f"{m.activations / GiB:.1f} = {m.total / GiB:.1f} GiB of {m.usable / GiB:.1f} "
-                 f"usable -> {'fits' if self.fits else 'does NOT fit'}"]
+        verdict = text("hybrid.fits" if self.fits else "hybrid.does_not_fit")
+        lines = [text("hybrid.summary_layout", config=self.config, m=self.n_microbatches),
+                 text("hybrid.summary_memory", stage=m.stage, weights=m.weights / GiB,
+                      grads=m.grads / GiB, optimizer=m.optimizer / GiB,
+                      activations=m.activations / GiB, total=m.total / GiB,
+                      usable=m.usable / GiB, verdict=verdict)]
         lines += [f"  - {r}" for r in self.reasons]
-        comm = ", ".join(f"{k.upper()} {self.comm_bytes[k] / GiB:.1f} GiB "
-                         f"({self.exposed_s[k]:.2f} of {self.comm_s[k]:.2f} s exposed)"
-                         for k in self.comm_bytes)
-        lines += [f"communication per GPU per step: {comm}",
-                  f"step {self.step_time_s:.2f} s = compute {self.compute_s:.2f} s, bubble "
-                  f"{self.bubble:.1%} of the step, exposed communication "
-                  f"{sum(self.exposed_s.values()):.2f} s",
-                  f"{self.tokens_per_s:,.0f} tokens/s ({self.tokens_per_s_per_gpu:,.0f} per GPU), "
-                  f"{self.flops_per_gpu / 1e12:.0f} TFLOP/s per GPU executed, MFU "
-                  f"{self.mfu:.1%} (HFU {self.hfu:.1%})"]
+        comm = text("hybrid.list_sep").join(
+            text("hybrid.summary_comm_dim", dim=k.upper(), gib=self.comm_bytes[k] / GiB,
+                 exposed=self.exposed_s[k], seconds=self.comm_s[k])
+            for k in self.comm_bytes)
+        lines += [text("hybrid.summary_comm", comm=comm),
+                  text("hybrid.summary_step", step=self.step_time_s, compute=self.compute_s,
+                       bubble=self.bubble, exposed=sum(self.exposed_s.values())),
+                  text("hybrid.summary_throughput", tokens=self.tokens_per_s,
+                       per_gpu=self.tokens_per_s_per_gpu, tflops=self.flops_per_gpu / 1e12,
+                       mfu=self.mfu, hfu=self.hfu)]
         return "\n".join(lines)
 
     __str__ = summary
@@ -270,24 +274,24 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
         _positive_int(name, getattr(config, name))
     tp, pp, dp, v = config.tp, config.pp, config.dp, config.v
     if tp * pp * dp != cluster.n_gpus:
-        raise ValueError(f"tp·pp·dp = {tp}·{pp}·{dp} = {tp * pp * dp} must equal n_gpus = "
-                         f"{cluster.n_gpus}; change dp to {cluster.n_gpus / (tp * pp):g}"
-                         " or the cluster")
+        raise ValueError(text("hybrid.layout_product", tp=tp, pp=pp, dp=dp,
+                              product=tp * pp * dp, n_gpus=cluster.n_gpus,
+                              dp_needed=cluster.n_gpus / (tp * pp)))
     if model.n_heads % tp or model.n_kv_heads % tp:
-        raise ValueError(f"tp={tp} must divide n_heads={model.n_heads} and n_kv_heads="
-                         f"{model.n_kv_heads}; pick a common divisor")
+        raise ValueError(text("hybrid.tp_heads", tp=tp, n_heads=model.n_heads,
+                              n_kv_heads=model.n_kv_heads))
     if pp > model.n_layers:
-        raise ValueError(f"pp={pp} > n_layers={model.n_layers}: a stage needs at least one layer")
+        raise ValueError(text("hybrid.pp_layers", pp=pp, n_layers=model.n_layers))
     if v > 1 and (pp == 1 or model.n_layers % (pp * v)):
-        raise ValueError(f"v={v} interleaved chunks need pp > 1 and n_layers={model.n_layers} "
-                         f"divisible by pp·v = {pp * v}; use v=1 or other pp")
+        raise ValueError(text("hybrid.v_chunks", v=v, n_layers=model.n_layers, ppv=pp * v))
     if train.global_batch % (dp * config.micro_batch):
-        raise ValueError(f"global_batch={train.global_batch} must be divisible by dp·micro_batch "
-                         f"= {dp * config.micro_batch}; change the batch, dp or micro_batch")
+        raise ValueError(text("hybrid.batch_split", global_batch=train.global_batch,
+                              n=dp * config.micro_batch))
     m = train.global_batch // (dp * config.micro_batch)
     if v > 1 and m % pp:
-        raise ValueError(f"interleaving needs the {m} micro-batches to be a multiple of pp={pp}")
+        raise ValueError(text("hybrid.interleave_m", m=m, pp=pp))
     if config.zero_stage not in memory.ZERO_STAGES:
-        raise ValueError(f"zero_stage={config.zero_stage!r}: use one of {memory.ZERO_STAGES}")
+        raise ValueError(text("hybrid.zero_stage_unknown", zero_stage=config.zero_stage,
+                              choices=memory.ZERO_STAGES))
 
 

@@ -14,7 +14,8 @@ from matplotlib.patches import Circle, FancyArrowPatch
 
 from labs.hybrid.context_parallel import ring_attention_traffic
 from labs.hybrid.expert_parallel import expert_parallel_traffic
-from labs.plots import DPI, format_bytes
+from labs.messages import text
+from labs.plots import DPI, format_bytes, label
 
 __all__ = ["plot_ring", "plot_all_to_all"]
 
@@ -70,20 +71,22 @@ def plot_ring(cp_size: int, *, block_bytes: int, figsize=FIGSIZE):
     of contiguous chunks. Returns the figure.
     """
     if cp_size < 1:
-        raise ValueError(f"cp_size={cp_size} must be at least 1")
+        raise ValueError(text("hybrid.cp_size", cp_size=cp_size))
     traffic = ring_attention_traffic(block_bytes, cp_size)
     forward = sum(b for (phase, _), (_, b) in traffic.items() if phase == "forward")
     backward = sum(b for (phase, _), (_, b) in traffic.items() if phase == "backward")
     fig, ax = plt.subplots(figsize=figsize, dpi=DPI)
-    nodes = _draw_nodes(ax, [f"rank {r}\n{r + 1} block{'s' * (r > 0)}" for r in range(cp_size)])
+    nodes = _draw_nodes(ax, [label("hybrid.ring_node_many" if r else "hybrid.ring_node_one",
+                                   rank=r, blocks=r + 1) for r in range(cp_size)])
     if cp_size > 1:
         for r in range(cp_size):
             _draw_arrow(ax, nodes[r], nodes[(r + 1) % cp_size],
-                        f"fwd {format_bytes(forward)}\nbwd {format_bytes(backward)}", "#d62728")
-    note = ("one rank: no communication" if cp_size == 1 else
-            f"K,V move {cp_size - 1}x forward; backward adds dK,dV ({cp_size}x). "
-            f"One K block: {format_bytes(block_bytes)}")
-    return _finish(fig, ax, f"Ring attention, context-parallel size {cp_size}", note)
+                        label("hybrid.ring_arrow", forward=format_bytes(forward),
+                              backward=format_bytes(backward)), "#d62728")
+    note = (label("hybrid.ring_note_alone") if cp_size == 1 else
+            label("hybrid.ring_note", moves=cp_size - 1, cp_size=cp_size,
+                  block=format_bytes(block_bytes)))
+    return _finish(fig, ax, label("hybrid.ring_title", cp_size=cp_size), note)
 
 
 def plot_all_to_all(matrix, *, row_bytes: int | None = None, n_experts: int | None = None,
@@ -97,20 +100,22 @@ def plot_all_to_all(matrix, *, row_bytes: int | None = None, n_experts: int | No
     """
     n = matrix.size(0)
     fig, ax = plt.subplots(figsize=figsize, dpi=DPI)
-    nodes = _draw_nodes(ax, [f"rank {i}\nkeeps {int(matrix[i, i])}" for i in range(n)])
+    nodes = _draw_nodes(ax, [label("hybrid.a2a_node", rank=i, keeps=int(matrix[i, i]))
+                             for i in range(n)])
     for i in range(n):
         for j in range(n):
             rows = int(matrix[i, j])
             if i == j or rows == 0:
                 continue
-            label = f"{rows} tok"
-            if row_bytes is not None:
-                label += f"\n{format_bytes(rows * row_bytes)}"
-            _draw_arrow(ax, nodes[i], nodes[j], label, "#2ca02c")
-    note = "combine sends the same rows back along reversed arrows"
+            arrow = (label("hybrid.a2a_arrow", rows=rows) if row_bytes is None else
+                     label("hybrid.a2a_arrow_bytes", rows=rows,
+                           size=format_bytes(rows * row_bytes)))
+            _draw_arrow(ax, nodes[i], nodes[j], arrow, "#2ca02c")
+    note = label("hybrid.a2a_note")
     if row_bytes is not None and n_experts is not None and n > 1:
         sent = [sum(b for (p, _), (_, b) in expert_parallel_traffic(
             matrix, i, row_bytes=row_bytes, n_experts=n_experts).items() if p == "forward")
             for i in range(n)]
-        note += f"\nforward bytes sent per rank: {', '.join(format_bytes(s) for s in sent)}"
-    return _finish(fig, ax, f"Expert parallel all-to-all, EP size {n}", note)
+        note = label("hybrid.a2a_note_bytes", note=note, sent=label("hybrid.list_sep").join(
+            format_bytes(s) for s in sent))
+    return _finish(fig, ax, label("hybrid.a2a_title", ep_size=n), note)

@@ -30,22 +30,21 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.transforms import blended_transform_factory
 
 from labs.hybrid.hardware import links
 from labs.hybrid.mesh import MeshShape
-from labs.plots import DPI, FIGSIZE, GREY, RED, finish
+from labs.messages import text
+from labs.plots import DPI, FIGSIZE, GREY, RED, finish, label
 
 __all__ = ["DEFAULT_GPUS_PER_NODE", "REASONS", "GROUP_COLORS", "nodes_of", "link_table",
            "draw_mesh"]
 
 DEFAULT_GPUS_PER_NODE = 8  # DGX/HGX A100, H100, H200 and DGX-1: 8 GPUs per server
 
-# One line per dimension: what it sends and how often (innermost first).
-REASONS = {
-    "tp": "all-reduce in every layer, forward and backward: the largest, most frequent messages",
-    "pp": "one activation (and its gradient) per micro-batch per stage boundary, point-to-point",
-    "dp": "one gradient all-reduce per step, overlapped with the backward pass",
-}
+# One line per dimension: what it sends and how often (innermost first), as the key of its
+# message (text(REASONS[dim]) in the notebook's language).
+REASONS = {"tp": "hybrid.why_tp", "pp": "hybrid.why_pp", "dp": "hybrid.why_dp"}
 GROUP_COLORS = {"tp": RED, "pp": "#55A868", "dp": "#8172B2", "node": GREY}
 
 _CELL_W, _CELL_H = 0.84, 0.62  # a cell, in grid units (cells are 1 apart, blocks 1.6 apart)
@@ -55,7 +54,7 @@ _BLOCK_GAP = 0.6
 def _gpus_per_node(gpus_per_node: int | None) -> int:
     g = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else gpus_per_node
     if isinstance(g, bool) or not isinstance(g, int) or g < 1:
-        raise ValueError(f"gpus_per_node={gpus_per_node!r} must be a whole number >= 1")
+        raise ValueError(text("hybrid.gpus_per_node", value=gpus_per_node))
     return g
 
 
@@ -89,7 +88,7 @@ def link_table(shape: MeshShape, gpus_per_node: int | None = None,
         link = None if degree == 1 else available["intra" if crossing == 0 else "inter"]
         rows.append(dict(dim=dim, degree=degree, link=link and link.name,
                          bandwidth=link and link.bandwidth, inside_node=crossing == 0,
-                         groups=len(groups), groups_crossing=crossing, why=REASONS[dim],
+                         groups=len(groups), groups_crossing=crossing, why=text(REASONS[dim]),
                          source=link.source if link else ""))
     return rows
 
@@ -166,7 +165,8 @@ def _draw_nodes(ax, shape: MeshShape, gpus_per_node: int) -> None:
             _box(ax, x0, y0, x1, y1, 0.1, top=0.24, edgecolor=GROUP_COLORS["node"],
                  linewidth=1.0, linestyle="--")
             if i == 0:  # in the box's top strip, above the TP outlines
-                ax.text(x0 - _CELL_W / 2 - 0.06, y0 - _CELL_H / 2 - 0.07, f"node {n}",
+                ax.text(x0 - _CELL_W / 2 - 0.06, y0 - _CELL_H / 2 - 0.07,
+                        label("hybrid.mesh_node", n=n),
                         fontsize=5.5, color="0.3", va="bottom", ha="left")
 
 
@@ -175,24 +175,29 @@ def _legend(ax, shape: MeshShape, table: list[dict], gpus_per_node: int, gpu: st
     for row in table:
         dim = row["dim"]
         if row["degree"] == 1:
-            text = f"{dim.upper()} x1: not used"
+            entry = label("hybrid.mesh_legend_unused", dim=dim.upper())
         else:
-            where = "inside a node" if row["inside_node"] else "across nodes"
-            text = (f"{dim.upper()} x{row['degree']}: {row['link']} {row['bandwidth'] / 1e9:.0f} "
-                    f"GB/s ({where}) - {row['why']}")
+            where = "inside" if row["inside_node"] else "across"
+            entry = label(f"hybrid.mesh_legend_{where}", dim=dim.upper(), degree=row["degree"],
+                          link=row["link"], bandwidth=row["bandwidth"] / 1e9,
+                          why=label(REASONS[dim]))
         if dim == "tp":
-            handles.append(Patch(facecolor="none", edgecolor=GROUP_COLORS["tp"], label=text))
+            handles.append(Patch(facecolor="none", edgecolor=GROUP_COLORS["tp"], label=entry))
         elif dim == "pp":
-            handles.append(Line2D([], [], color=GROUP_COLORS["pp"], marker=">", label=text))
+            handles.append(Line2D([], [], color=GROUP_COLORS["pp"], marker=">", label=entry))
         else:
+            if shape.dp > 1:
+                entry = label("hybrid.mesh_legend_dp_group", entry=entry)
             handles.append(Patch(facecolor=plt.get_cmap("Pastel1")(0), edgecolor="0.35",
-                                 label=text + ("; same colour = one DP group"
-                                               if shape.dp > 1 else "")))
+                                 label=entry))
     handles.append(Patch(facecolor="none", edgecolor=GROUP_COLORS["node"], linestyle="--",
-                         label=f"node: {gpus_per_node} x {gpu}, consecutive ranks; bandwidth "
-                               "per GPU per direction (hardware.links)"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, -0.02), fontsize=6,
-              frameon=False, handlelength=1.6)
+                         label=label("hybrid.mesh_legend_node", gpus_per_node=gpus_per_node,
+                                     gpu=gpu)))
+    # below the grid, from the figure's left edge (x in figure, y in axes coordinates): the
+    # longest line fits the figure's width, in either language
+    under = blended_transform_factory(ax.figure.transFigure, ax.transAxes)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.01, -0.02),
+              bbox_transform=under, fontsize=6, frameon=False, handlelength=1.6)
 
 
 def draw_mesh(shape: MeshShape, *, gpus_per_node: int | None = None, gpu: str = "A100-80GB",
@@ -217,16 +222,17 @@ def draw_mesh(shape: MeshShape, *, gpus_per_node: int | None = None, gpu: str = 
     width = shape.dp * shape.tp + (shape.dp - 1) * _BLOCK_GAP
     for d in range(shape.dp):  # replica titles
         x = d * (shape.tp + _BLOCK_GAP) + (shape.tp - 1) / 2
-        ax.text(x, -0.6, f"DP replica {d}" if shape.dp > 1 else "one replica", ha="center",
-                va="bottom", fontsize=7)
+        ax.text(x, -0.6, label("hybrid.mesh_replica", d=d) if shape.dp > 1
+                else label("hybrid.mesh_one_replica"), ha="center", va="bottom", fontsize=7)
     ax.set_xlim(-0.75, width - 0.25)
     ax.set_ylim(shape.pp - 0.35, -0.95)  # stage 0 on top
-    ax.set_yticks(range(shape.pp), [f"stage {p}" for p in range(shape.pp)], fontsize=7)
+    ax.set_yticks(range(shape.pp), [label("hybrid.stage_tick", stage=p) for p in range(shape.pp)],
+                  fontsize=7)
     ax.set_xticks([])
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    ax.set_title(f"{shape.world_size} ranks, dp={shape.dp} x pp={shape.pp} x tp={shape.tp}: "
-                 f"rank (dp,pp,tp)", fontsize=9)
+    ax.set_title(label("hybrid.mesh_title", ranks=shape.world_size, dp=shape.dp, pp=shape.pp,
+                       tp=shape.tp), fontsize=9)
     _legend(ax, shape, table, g, gpu)
     return finish(fig)

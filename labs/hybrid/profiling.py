@@ -64,7 +64,8 @@ from pathlib import Path
 import torch.distributed as dist
 
 from labs.hybrid.mesh import MeshShape, new_groups
-from labs.plots import BLUE, GREY, RED, finish, subplots
+from labs.messages import text
+from labs.plots import BLUE, GREY, RED, finish, label, subplots
 from labs.timeline import REAL_COMPUTE, Event, Timeline
 
 __all__ = ["CATEGORIES", "COLORS", "STEP_ANNOTATION", "profile_hybrid_step", "load_trace",
@@ -145,8 +146,7 @@ def _step_window(events: list[dict]) -> tuple[tuple[float, float], object]:
     model building before it is left out) and ends with :data:`STEP_ANNOTATION`."""
     marks = [e for e in events if e.get("name") == STEP_ANNOTATION]
     if not marks:
-        raise ValueError(f"no {STEP_ANNOTATION!r} span in this trace: profile the step inside "
-                         f"torch.profiler.record_function({STEP_ANNOTATION!r})")
+        raise ValueError(text("hybrid.no_step_span", annotation=STEP_ANNOTATION))
     start, end = _span(marks[0])
     for name in _BARRIER:  # gloo's span ends at completion; c10d's op at its enqueue
         barriers = [_span(e) for e in events
@@ -256,14 +256,16 @@ def plot_breakdown(breakdowns: list[dict], ax=None, *, shares: bool = False):
     for category in CATEGORIES:
         values = [b["shares" if shares else "seconds"][category] * (1 if shares else 1e3)
                   for b in breakdowns]
-        ax.bar(x, values, bottom=bottom, color=COLORS[category], label=category, width=0.7,
+        ax.bar(x, values, bottom=bottom, color=COLORS[category],
+               label=label(f"hybrid.category_{category.replace('-', '_')}"), width=0.7,
                edgecolor="white", linewidth=0.5)
         bottom = [b + v for b, v in zip(bottom, values)]
     labels = [f"rank {b.get('rank', i)}" + (f"\n{b['coords']}" if "coords" in b else "")
               for i, b in enumerate(breakdowns)]
     ax.set_xticks(x, labels, fontsize=7)
-    ax.set_ylabel("share of the step" if shares else "time in the step (ms)", fontsize=8)
+    ax.set_ylabel(label("hybrid.breakdown_share" if shares else "hybrid.breakdown_ms"),
+                  fontsize=8)
     ax.tick_params(axis="y", labelsize=7)
-    ax.set_title("One profiled 3D step per rank, (dp, pp, tp) under each", fontsize=9)
+    ax.set_title(label("hybrid.breakdown_title"), fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return finish(fig)

@@ -35,6 +35,7 @@ from dataclasses import replace
 from torch import nn
 
 from labs.hybrid.mesh import MeshShape
+from labs.messages import text
 from labs.memory import (bytes_per_param, measured_model_state_bytes,
                          model_state_bytes_per_gpu)
 from labs.models import TinyGPTConfig
@@ -113,8 +114,7 @@ def memory_rows(per_rank: list[dict], shape: MeshShape, n_params: int,
 
 def format_memory_table(rows: list[dict]) -> str:
     """The rows as a text table (bytes)."""
-    lines = [f"{'rank':>4} {'(dp,pp,tp)':>10} {'mode':>5} {'TP/PP elems':>11} "
-             f"{'predicted B':>12} {'measured B':>11} {'slack B':>8} {'uniform B':>10}"]
+    lines = [text("hybrid.memory_table_header")]  # aligned to the columns below
     for r in rows:
         lines.append(f"{r['rank']:>4} {str(r['coords']):>10} {r['mode']:>5} {r['n']:>11} "
                      f"{r['predicted']:>12.0f} {r['measured']:>11.0f} {r['slack']:>8.0f} "

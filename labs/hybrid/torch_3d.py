@@ -64,6 +64,7 @@ import torch.distributed as dist
 from torch import Tensor, nn
 
 from labs.hybrid.mesh import MeshShape, device_mesh
+from labs.messages import text
 from labs.models import TinyGPT, language_model_loss
 
 __all__ = ["DP_MODES", "COMPOSES", "validate", "build_stage", "torch_3d_step", "full_tensors",
@@ -90,18 +91,14 @@ def validate(run, shape: MeshShape, *, world_size: int | None = None) -> None:
     tp divides the heads, pp <= layers), the schedule, and the batch split."""
     shape.check(world_size=world_size, n_heads=run.config.n_head, n_layers=run.config.n_layer)
     if run.schedule not in ("gpipe", "1f1b") or run.n_chunks != 1:
-        raise ValueError(f"torch's 3D step covers schedule 'gpipe' or '1f1b' with one chunk per "
-                         f"rank, not {run.schedule!r} with n_chunks={run.n_chunks}")
+        raise ValueError(text("hybrid.torch3d_schedule", schedule=run.schedule,
+                              n_chunks=run.n_chunks))
     m = run.n_microbatches
     if run.schedule == "1f1b" and m < shape.pp:  # torch's Schedule1F1B refuses it
-        raise ValueError(f"torch's Schedule1F1B needs at least as many micro-batches as stages: "
-                         f"n_microbatches={m} < pp={shape.pp}; use n_microbatches >= "
-                         f"{shape.pp} (and batch_size a multiple of dp × n_microbatches), or "
-                         f"schedule='gpipe'")
+        raise ValueError(text("hybrid.torch3d_microbatches", m=m, pp=shape.pp))
     if run.batch_size % (shape.dp * m):
-        raise ValueError(f"batch_size={run.batch_size} cannot be split into {shape.dp} "
-                         f"data-parallel slices of {m} micro-batches: make it a multiple of "
-                         f"{shape.dp * m}")
+        raise ValueError(text("hybrid.torch3d_batch", batch_size=run.batch_size, dp=shape.dp,
+                              m=m, multiple=shape.dp * m))
 
 
 def _tp_plan_lm_head():
@@ -118,7 +115,7 @@ def build_stage(run, shape: MeshShape, mesh, *, dp_mode: str = "fsdp") -> nn.Mod
     from labs.tensor_parallel.dtensor import DTensorBlock
 
     if dp_mode not in DP_MODES:
-        raise ValueError(f"dp_mode={dp_mode!r}: use one of {DP_MODES}")
+        raise ValueError(text("hybrid.dp_mode", dp_mode=dp_mode, choices=DP_MODES))
     stage_index = mesh["pp"].get_local_rank()
     start, stop = run.stage_bounds(shape.pp)[stage_index]
     first, last = stage_index == 0, stage_index == shape.pp - 1

@@ -16,6 +16,7 @@ import torch.distributed as dist
 
 from labs.hybrid.mesh import MeshShape, device_mesh, new_groups
 from labs.hybrid.torch_3d import torch_3d_step
+from labs.messages import text
 from labs.models import TinyGPT
 from labs.numerics import assert_close
 
@@ -59,12 +60,13 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
     got = torch_3d_step(run, shape, dp_mode=dp_mode, mesh=mesh)
     reference = reference_step(reference_run or run)
     if got["loss"] is not None:
-        assert_close(got["loss"], reference["loss"], msg="torch 3D loss vs one process")
+        assert_close(got["loss"], reference["loss"], msg=text("hybrid.torch3d_loss_vs_one"))
     for what in ("grads", "state"):
         if not got[what]:
-            raise AssertionError(f"rank {dist.get_rank()} holds no {what}")
+            raise AssertionError(text("hybrid.holds_nothing", rank=dist.get_rank(), what=what))
         for name, value in got[what].items():
-            assert_close(value, reference[what][name], msg=f"torch 3D {what} {name}")
+            assert_close(value, reference[what][name],
+                         msg=text("hybrid.torch3d_vs_one", what=what, name=name))
     checked = dict(coords=got["coords"], loss=got["loss"], names=sorted(got["state"]))
     if against_hand_written:
         groups = groups or new_groups(shape)
@@ -72,11 +74,13 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
         tp_group = groups["tp"] if shape.tp > 1 else None
         expected = _tp_shards(run, got, tp_group)  # torch's result, cut as hand-written
         if hand["loss"] is not None:
-            assert_close(hand["loss"], got["loss"], msg="hand-written vs torch 3D loss")
+            assert_close(hand["loss"], got["loss"], msg=text("hybrid.hand_vs_torch_loss"))
         for what in ("grads", "state"):
-            assert set(hand[what]) == set(got[what]), f"{what}: different parameters per stage"
+            assert set(hand[what]) == set(got[what]), text("hybrid.different_parameters",
+                                                           what=what)
             for name, value in hand[what].items():
-                assert_close(value, expected[what][name], msg=f"hand vs torch {what} {name}")
+                assert_close(value, expected[what][name],
+                             msg=text("hybrid.hand_vs_torch", what=what, name=name))
         checked["hand_loss"] = hand["loss"]
     return checked
 
@@ -91,7 +95,7 @@ def both_3d_steps(run, shape: MeshShape, rounds: int) -> dict:
     from labs.hybrid.three_d import hybrid_step
 
     if run.steps < 2:
-        raise ValueError(f"steps={run.steps}: use at least 2 (the first is a warm-up)")
+        raise ValueError(text("hybrid.steps_warm_up", steps=run.steps))
     groups, mesh = new_groups(shape), device_mesh(shape)
     times = {"hand": [], "torch": [], "torch_ddp": []}
     for _ in range(rounds):

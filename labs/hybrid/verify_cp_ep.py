@@ -17,6 +17,7 @@ from labs.hybrid.context_parallel import ring_attention, sequence_chunk
 from labs.hybrid.expert_parallel import ExpertParallelMoE, MoE, route
 from labs.hybrid.send_counter import SendCounter
 from labs.models import causal_attention
+from labs.messages import text
 from labs.numerics import assert_close
 
 __all__ = ["check_ring_attention", "check_expert_parallel"]
@@ -84,14 +85,15 @@ def check_expert_parallel(n_experts: int = 8, top_k: int = 2, hidden: int = 16, 
     dist.all_reduce(loss_sum, group=group)
     with torch.no_grad():
         y_ref_mine = moe(x.chunk(size)[rank])
-    assert_close(y.detach().cpu(), y_ref_mine, msg=f"rank {rank} output")
+    assert_close(y.detach().cpu(), y_ref_mine, msg=text("hybrid.rank_output", rank=rank))
     assert_close(loss_sum.cpu(), loss_ref.detach(), msg="loss")
-    assert_close(x_mine.grad.cpu(), x_ref.grad.chunk(size)[rank], msg=f"rank {rank} token grads")
-    assert_close(router_grad.cpu(), moe.router.weight.grad, msg="router grads")
+    assert_close(x_mine.grad.cpu(), x_ref.grad.chunk(size)[rank],
+                 msg=text("hybrid.token_grads", rank=rank))
+    assert_close(router_grad.cpu(), moe.router.weight.grad, msg=text("hybrid.router_grads"))
     for e, expert in zip(ep.expert_ids, ep.experts):
         for name, p in expert.named_parameters():
             ref = dict(moe.experts[e].named_parameters())[name].grad
-            assert_close(p.grad.cpu(), ref, msg=f"expert {e} {name}")
+            assert_close(p.grad.cpu(), ref, msg=text("hybrid.expert_grad", expert=e, name=name))
     chosen = route(ep.router(x_mine.detach().reshape(-1, hidden)), top_k)[1]
     return {"rank": rank, "experts": list(ep.expert_ids), "chosen": chosen.cpu(),
             "loss": loss_sum.item(), "reference_loss": loss_ref.item(),

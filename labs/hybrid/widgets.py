@@ -32,6 +32,7 @@ from traitlets import TraitError
 from labs.hybrid import planner as pl
 from labs.hybrid.hardware import GPUS
 from labs.hybrid.planner_search import CHUNKS
+from labs.messages import text
 
 __all__ = ["PRESETS", "CUSTOM", "MODEL_FIELDS", "DEFAULTS", "LAYOUT_FIELDS", "build_inputs",
            "choose_layout", "decided_step", "link_names", "compute", "PlannerWidget",
@@ -61,8 +62,7 @@ def _layout_value(name: str, value) -> int:
     if value in (None, "auto", "", 0):
         return 0
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"{name}={value!r} must be a positive integer, or 0 / 'auto' to let "
-                         "the planner choose")
+        raise ValueError(text("widgets.layout_value", name=name, value=value))
     return value
 
 
@@ -74,7 +74,8 @@ def build_inputs(values: dict) -> tuple:
     elif preset in PRESETS:
         spec = PRESETS[preset]
     else:
-        raise ValueError(f"preset {preset!r} is unknown; use one of {[*PRESETS, CUSTOM]}")
+        raise ValueError(text("widgets.unknown_preset", preset=preset,
+                              choices=[*PRESETS, CUSTOM]))
     model = pl.Model(**spec)
     cluster = pl.Cluster(gpu=values["gpu"], n_gpus=values["n_gpus"],
                          gpus_per_node=values["gpus_per_node"])
@@ -92,8 +93,7 @@ def _fixed_layout(cluster, tp, pp, dp) -> tuple | None:
         return tp, pp, dp
     known = max(tp, 1) * max(pp, 1) * max(dp, 1)
     if cluster.n_gpus % known:
-        raise ValueError(f"the fixed degrees multiply to {known}, which does not divide "
-                         f"n_gpus = {cluster.n_gpus}; change them or the GPU count")
+        raise ValueError(text("widgets.fixed_product", known=known, n_gpus=cluster.n_gpus))
     rest = cluster.n_gpus // known
     return tp or rest, pp or rest, dp or rest
 
@@ -102,11 +102,12 @@ def _check_fixed(model, cluster, fixed: dict) -> None:
     """Raise ValueError for a single fixed degree no layout can have."""
     for name, x in fixed.items():
         if x and cluster.n_gpus % x:
-            raise ValueError(f"{name}={x} does not divide n_gpus = {cluster.n_gpus}")
+            raise ValueError(text("widgets.degree_divides", name=name, x=x,
+                                  n_gpus=cluster.n_gpus))
     tp = fixed["tp"]
     if tp and (model.n_heads % tp or model.n_kv_heads % tp):
-        raise ValueError(f"tp={tp} must divide n_heads={model.n_heads} and n_kv_heads="
-                         f"{model.n_kv_heads}; pick a common divisor")
+        raise ValueError(text("hybrid.tp_heads", tp=tp, n_heads=model.n_heads,
+                              n_kv_heads=model.n_kv_heads))
 
 
 def _matches(config, fixed: dict) -> bool:
@@ -127,18 +128,19 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5,
         return "fixed", est, list(found[:top]), None
     _check_fixed(model, cluster, dict(tp=tp, pp=pp, dp=dp))
     if v and v not in CHUNKS:
-        raise ValueError(f"v={v}: the search tries v in {CHUNKS}; fix two of tp / pp / dp to "
-                         "estimate another v")
+        raise ValueError(text("widgets.v_searched", v=v, chunks=CHUNKS))
     wanted = dict(tp=tp, pp=pp, dp=dp, v=v)
     matching = [e for e in found if _matches(e.config, wanted)][:top]
     if matching:
         return "auto", matching[0], matching, None
-    fixed_text = ", ".join(f"{k}={x}" for k, x in wanted.items() if x) or "any layout"
-    why = "; ".join(f"{k}: {r}" for k, r in found.rejected.items()
-                    if not tp or k.split(",")[0] == f"tp={tp}")[:400]
-    return "auto", None, [], (f"no layout fits with {fixed_text} on {cluster.n_gpus} "
-                              f"{cluster.gpu.name}" + (f" ({why})" if why else "")
-                              + ": raise ZeRO / recompute, add GPUs or free a degree")
+    fixed_text = (text("hybrid.list_sep").join(f"{k}={x}" for k, x in wanted.items() if x)
+                  or text("widgets.any_layout"))
+    why = text("hybrid.hint_sep").join(
+        text("widgets.rejected_family", family=k, reason=r) for k, r in found.rejected.items()
+        if not tp or k.split(",")[0] == f"tp={tp}")[:400]
+    message = text("widgets.no_layout_fits_why" if why else "widgets.no_layout_fits",
+                   fixed=fixed_text, n_gpus=cluster.n_gpus, gpu=cluster.gpu.name, why=why)
+    return "auto", None, [], message
 
 
 def decided_step(steps: list) -> int | None:
@@ -166,7 +168,7 @@ def _decide(model, cluster, train) -> tuple:
     try:
         return pl.decide(model, cluster, train), None
     except ValueError as exc:
-        return [], f"the five steps stop: {exc}"
+        return [], text("widgets.decide_stops", error=exc)
 
 
 def compute(values: dict, *, top: int = 5, cache: dict | None = None) -> dict:
@@ -227,7 +229,8 @@ class PlannerWidget:
 
         unknown = set(initial) - set(_NAMES)
         if unknown:
-            raise ValueError(f"unknown controls {sorted(unknown)}; use {list(_NAMES)}")
+            raise ValueError(text("widgets.unknown_controls", names=sorted(unknown),
+                                  choices=list(_NAMES)))
         self._view = view
         self._cache: dict = {}
         self._hold = 0
@@ -259,7 +262,8 @@ class PlannerWidget:
         :meth:`results`. Unknown names raise ValueError."""
         unknown = set(values) - set(self.controls)
         if unknown:
-            raise ValueError(f"unknown controls {sorted(unknown)}; use {list(self.controls)}")
+            raise ValueError(text("widgets.unknown_controls", names=sorted(unknown),
+                                  choices=list(self.controls)))
         if "preset" not in values and any(k in values for k in MODEL_FIELDS):
             values = dict(preset=CUSTOM, **values)
         names = sorted(values, key=lambda n: n != "preset")  # the preset before its fields
@@ -271,7 +275,8 @@ class PlannerWidget:
                 try:
                     self.controls[name].value = value
                 except TraitError as exc:  # a wrong type or an option the dropdown lacks
-                    raise ValueError(f"{name}={value!r} is not accepted: {exc}") from None
+                    raise ValueError(text("widgets.not_accepted", name=name, value=value,
+                                          error=exc)) from None
         return self._results
 
     @contextlib.contextmanager

@@ -1,0 +1,129 @@
+"""Messages of the planner widget (labs.hybrid.widgets, labs.hybrid.widgets_view): controls,
+outputs, tables, errors and its two figures."""
+
+MESSAGES = {
+    # --- errors for bad control values (widgets) -------------------------------------------
+    "layout_value": {
+        "zh": "{name}={value!r} 必须是正整数，或用 0 / 'auto' 让规划器（planner）来选",
+        "en": "{name}={value!r} must be a positive integer, or 0 / 'auto' to let the planner "
+              "choose",
+    },
+    "unknown_preset": {
+        "zh": "未知的 preset {preset!r}；请用其中之一：{choices}",
+        "en": "preset {preset!r} is unknown; use one of {choices}",
+    },
+    "fixed_product": {
+        "zh": "固定的并行度之积是 {known}，不整除 n_gpus = {n_gpus}；请改这些并行度或 GPU 数",
+        "en": "the fixed degrees multiply to {known}, which does not divide n_gpus = {n_gpus}; "
+              "change them or the GPU count",
+    },
+    "degree_divides": {
+        "zh": "{name}={x} 不整除 n_gpus = {n_gpus}",
+        "en": "{name}={x} does not divide n_gpus = {n_gpus}",
+    },
+    "v_searched": {
+        "zh": "v={v}：搜索只试 v ∈ {chunks}；固定 tp / pp / dp 中的两个，才能估算别的 v",
+        "en": "v={v}: the search tries v in {chunks}; fix two of tp / pp / dp to estimate "
+              "another v",
+    },
+    "any_layout": {"zh": "任意布局", "en": "any layout"},
+    "rejected_family": {"zh": "{family}：{reason}", "en": "{family}: {reason}"},
+    "no_layout_fits": {
+        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局：请提高 ZeRO stage / 开启重算、"
+              "增加 GPU，或放开一个并行度",
+        "en": "no layout fits with {fixed} on {n_gpus} {gpu}: raise ZeRO / recompute, add GPUs "
+              "or free a degree",
+    },
+    "no_layout_fits_why": {
+        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局（{why}）：请提高 ZeRO stage / "
+              "开启重算、增加 GPU，或放开一个并行度",
+        "en": "no layout fits with {fixed} on {n_gpus} {gpu} ({why}): raise ZeRO / recompute, "
+              "add GPUs or free a degree",
+    },
+    "decide_stops": {
+        "zh": "五个步骤到此为止：{error}",
+        "en": "the five steps stop: {error}",
+    },
+    "unknown_controls": {
+        "zh": "未知的控件 {names}；可用的有 {choices}",
+        "en": "unknown controls {names}; use {choices}",
+    },
+    "not_accepted": {
+        "zh": "{name}={value!r} 不被接受：{error}",
+        "en": "{name}={value!r} is not accepted: {error}",
+    },
+    # --- controls (widgets_view) -----------------------------------------------------------
+    "control_preset": {"zh": "模型", "en": "Model"},
+    "control_n_layers": {"zh": "层数", "en": "Layers"},
+    "control_hidden": {"zh": "隐藏维度", "en": "Hidden"},
+    "control_n_heads": {"zh": "注意力头数", "en": "Heads"},
+    "control_seq_len": {"zh": "序列长度", "en": "Seq len"},
+    "control_vocab": {"zh": "词表大小", "en": "Vocab"},
+    "control_gpu": {"zh": "GPU", "en": "GPU"},
+    "control_n_gpus": {"zh": "GPU 数", "en": "GPUs"},
+    "control_gpus_per_node": {"zh": "每节点 GPU", "en": "GPUs/node"},
+    "control_global_batch": {"zh": "全局 batch", "en": "Global batch"},
+    "control_micro_batch": {"zh": "micro-batch", "en": "Micro-batch"},
+    "control_precision": {"zh": "精度", "en": "Precision"},
+    "control_zero_stage": {"zh": "ZeRO stage", "en": "ZeRO stage"},
+    "control_recompute": {"zh": "重算", "en": "Recompute"},
+    "control_tp": {"zh": "TP（0=自动）", "en": "TP (0=auto)"},
+    "control_pp": {"zh": "PP（0=自动）", "en": "PP (0=auto)"},
+    "control_dp": {"zh": "DP（0=自动）", "en": "DP (0=auto)"},
+    "control_v": {"zh": "v（0=自动）", "en": "v (0=auto)"},
+    "group_model": {"zh": "模型", "en": "Model"},
+    "group_cluster": {"zh": "集群", "en": "Cluster"},
+    "group_training": {"zh": "训练", "en": "Training"},
+    "group_layout": {"zh": "布局", "en": "Layout"},
+    # --- outputs ---------------------------------------------------------------------------
+    "output_message": {"zh": "输入的问题", "en": "Problems with the inputs"},
+    "output_summary": {"zh": "所选布局：步时与 MFU", "en": "Chosen layout: time and MFU"},
+    "output_steps": {"zh": "decide 的五个步骤", "en": "The five steps of decide"},
+    "output_memory": {"zh": "每卡显存", "en": "Memory per GPU"},
+    "output_timeline": {"zh": "流水线 bubble（模拟）", "en": "Pipeline bubble (simulated)"},
+    "output_comm": {"zh": "各维度的通信", "en": "Communication per dimension"},
+    "output_plans": {"zh": "最佳方案", "en": "Top plans"},
+    "no_layout": {"zh": "没有布局", "en": "no layout"},
+    "decided_at": {"zh": "在第 {step} 步定下", "en": "decided at step {step}"},
+    "does_not_fit": {"zh": "放不下：{reasons}", "en": "does NOT fit: {reasons}"},
+    "mode_auto": {"zh": "自动选择的布局：", "en": "auto layout:"},
+    "mode_fixed": {"zh": "固定的布局：", "en": "fixed layout:"},
+    "summary_head": {"zh": "{config}（{fits}）", "en": "{config} ({fits})"},
+    "summary_line": {
+        "zh": "步时 {step:.2f} s，{tokens:,.0f} tokens/s（每卡 {per_gpu:,.0f}），MFU {mfu:.1%}，"
+              "bubble {bubble:.1%}",
+        "en": "step {step:.2f} s, {tokens:,.0f} tokens/s ({per_gpu:,.0f} per GPU), "
+              "MFU {mfu:.1%}, bubble {bubble:.1%}",
+    },
+    "comm_dim": {"zh": "维度", "en": "dim"},
+    "comm_gib": {"zh": "每卡每步 GiB", "en": "GiB per GPU per step"},
+    "comm_time": {"zh": "耗时（s）", "en": "time (s)"},
+    "comm_exposed": {"zh": "暴露的时间（s）", "en": "exposed (s)"},
+    "comm_link": {"zh": "链路", "en": "link"},
+    "no_fitting_plan": {"zh": "没有放得下的方案", "en": "no fitting plan"},
+    "plans_layout": {"zh": "布局", "en": "layout"},
+    "plans_step": {"zh": "步时（s）", "en": "step (s)"},
+    "plans_tokens": {"zh": "tokens/s", "en": "tokens/s"},
+    "plans_mfu": {"zh": "MFU", "en": "MFU"},
+    "plans_gib": {"zh": "每卡 GiB", "en": "GiB per GPU"},
+    "cannot_plan": {"zh": "无法规划：", "en": "Cannot plan this:"},
+    # --- the two figures -------------------------------------------------------------------
+    "memory_weights": {"zh": "权重", "en": "weights"},
+    "memory_grads": {"zh": "梯度", "en": "gradients"},
+    "memory_optimizer": {"zh": "优化器状态", "en": "optimizer"},
+    "memory_activations": {"zh": "激活", "en": "activations"},
+    "memory_usable": {"zh": "可用", "en": "usable"},
+    "memory_capacity": {"zh": "显存容量", "en": "capacity"},
+    "memory_title": {"zh": "每卡显存（GiB）", "en": "GiB per GPU"},
+    "memory_title_of": {"zh": "每卡显存（GiB；{title}）", "en": "GiB per GPU ({title})"},
+    "memory_stage": {"zh": "stage {stage}，{gpu}", "en": "stage {stage}, {gpu}"},
+    "timeline_stage_idle": {"zh": "stage {stage} 空闲 {idle:.0%}",
+                            "en": "stage {stage} idle {idle:.0%}"},
+    "timeline_time": {"zh": "时间（t_F = 1）", "en": "time (t_F = 1)"},
+    "timeline_title": {
+        "zh": "前 {ranks}/{pp} 个 stage，前 {mbs}/{m} 个 micro-batch，v={v}；"
+              "这一步的 bubble {bubble:.1%}",
+        "en": "{ranks} of {pp} stages, {mbs} of {m} micro-batches, v={v}; step bubble "
+              "{bubble:.1%}",
+    },
+}
