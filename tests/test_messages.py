@@ -65,7 +65,7 @@ def test_no_chinese_string_outside_the_messages_package():
                        "(move them into a catalog):\n" + "\n".join(found[:40]))
 
 
-KEY_CALL = re.compile(r"""\b(?:text|_t|label|_label|msg)\(\s*["']([a-z0-9_]+(?:\.[a-z0-9_]+)?)["']""")
+KEY_CALL = re.compile(r"""\b(?:text|_t|label|_label|msg|lazy)\(\s*["']([a-z0-9_]+(?:\.[a-z0-9_]+)?)["']""")
 
 
 def test_every_key_the_code_asks_for_exists():

@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 from labs import numerics
 from labs.exercises import catalog, feedback
-from labs.messages import LANGUAGES, text
+from labs.messages import LANGUAGES, Message, lazy, text
 
 __all__ = [
     "ExerciseIncomplete",
@@ -88,35 +88,9 @@ def stub_markers() -> tuple[str, ...]:
     return tuple(text("checks.stub_marker", lang=lang) for lang in LANGUAGES)
 
 
-class Message:
-    """A message to show later: a catalog key and its fields, formatted (in the language of the
-    moment) when it is shown -- ``str()``, ``format()``, or as a field of another message."""
-
-    __slots__ = ("key", "fields")
-
-    def __init__(self, key: str, /, **fields):
-        self.key = key
-        self.fields = fields
-
-    def __str__(self) -> str:
-        return text(self.key, **self.fields)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-    def __repr__(self) -> str:
-        return f"msg({self.key!r}, **{self.fields!r})"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Message) and (self.key, self.fields) == (other.key, other.fields)
-
-    def __hash__(self) -> int:
-        return hash(self.key)
-
-
-def msg(key: str, /, **fields) -> Message:
-    """The lazy message ``key`` with ``fields`` (see :class:`Message`), e.g. a case label."""
-    return Message(key, **fields)
+# Lazy messages (case labels built at import time, shown later in the language of the moment)
+# are labs.messages.Message; msg is kept as the checks' short name for them.
+msg = lazy
 
 
 class _Text:

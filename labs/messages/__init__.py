@@ -33,7 +33,7 @@ import string
 from pathlib import Path
 
 __all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "LANG_ENV", "language", "set_language", "text",
-           "catalog", "areas", "fields"]
+           "Message", "lazy", "catalog", "areas", "fields"]
 
 LANGUAGES = ("zh", "en")
 DEFAULT_LANGUAGE = "zh"
@@ -108,6 +108,38 @@ def text(key: str, /, lang: str | None = None, **values) -> str:
         raise KeyError(f"no message {key!r} in labs.messages.{area}")
     template = entry[lang or language()]
     return template.format(**values) if values or "{" in template else template
+
+
+class Message:
+    """A message to show later: a key and its fields, formatted in the language of the moment
+    when it is shown (``str()``, ``format()``, or as a field of another message). For text
+    built at import time, e.g. a table of case labels."""
+
+    __slots__ = ("key", "fields")
+
+    def __init__(self, key: str, /, **fields):
+        self.key = key
+        self.fields = fields
+
+    def __str__(self) -> str:
+        return text(self.key, **self.fields)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return f"lazy({self.key!r}, **{self.fields!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Message) and (self.key, self.fields) == (other.key, other.fields)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+def lazy(key: str, /, **fields) -> Message:
+    """The message ``key`` with ``fields``, formatted only when shown (see :class:`Message`)."""
+    return Message(key, **fields)
 
 
 def fields(template: str) -> set[str]:
