@@ -31,8 +31,9 @@ from labs.cost import bus_bandwidth
 from labs.messages import text
 from labs.timeline import REAL_COMPUTE, SIMULATED, Timeline
 
-__all__ = ["FIGSIZE", "DPI", "COLORS", "label", "format_number", "format_bytes", "subplots", "finish",
-           "plot_collective", "plot_bandwidth", "plot_timeline", "plot_timelines"]
+__all__ = ["FIGSIZE", "DPI", "COLORS", "label", "mode_label", "format_number", "format_bytes",
+           "subplots", "finish", "plot_collective", "plot_bandwidth", "plot_timeline",
+           "plot_timelines"]
 
 # --- style ---------------------------------------------------------------------------------
 
@@ -203,7 +204,9 @@ _KINDS = {"forward": "kind_forward", "backward": "kind_backward", "compute": "ki
           "grad weight": "kind_grad_weight", "idle": "kind_idle"}
 
 
-def _mode_text(mode: str) -> str:
+def mode_label(mode: str) -> str:
+    """A timeline mode as a figure title shows it: the modes labs names (real compute,
+    simulated) in the figures' language, any other text as its maker wrote it."""
     for name, key in _MODES.items():
         mode = mode.replace(name, label(key))
     return mode
@@ -241,7 +244,7 @@ def _draw_timeline(ax, timeline: Timeline, title: str, show_idle: bool | None) -
     ax.set_yticks(range(rows), labels, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel(label(unit_key))
-    mode = _mode_text(timeline.mode)
+    mode = mode_label(timeline.mode)
     ax.set_title(f"{title} [{mode}]".strip() if mode else title, fontsize=9)
     if legend - {"F", "B"}:  # outside the axes, right of the bars: it covers none of them
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, borderaxespad=0)

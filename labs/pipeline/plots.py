@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from labs.cost import bubble_fraction
-from labs.plots import finish, format_number, label, plot_timeline, plot_timelines, subplots
+from labs.plots import (finish, format_number, label, mode_label, plot_timeline,
+                         plot_timelines, subplots)
 
 __all__ = ["plot_timeline", "plot_timelines", "plot_bubble", "plot_memory", "plot_bars", "plot_xy",
            "subplots"]
@@ -49,7 +50,7 @@ def plot_bubble(measured: dict, *, mode: str, title: str | None = None, v: int =
     ax.set_xscale("log", base=2)
     ax.set_xlabel(label("pipeline.fig_microbatches"))
     ax.set_ylabel(label("pipeline.fig_idle_share"))
-    ax.set_title(f"{title} [{mode}]", fontsize=9)
+    ax.set_title(f"{title} [{mode_label(mode)}]", fontsize=9)
     _legend_outside(ax)
     return finish(fig)
 
@@ -71,7 +72,7 @@ def plot_memory(peaks: dict, *, ylabel: str | None = None, title: str | None = N
         ax.bar_label(bars, labels=[format_number(v) for v in values], fontsize=7)
     ax.set_xticks(range(len(peaks[names[0]])), [f"rank {r}" for r in range(len(peaks[names[0]]))])
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{title} [{mode}]", fontsize=9)
+    ax.set_title(f"{title} [{mode_label(mode)}]", fontsize=9)
     ax.margins(y=0.15)  # room above the tallest bar for its value
     _legend_outside(ax)
     return finish(fig)
@@ -83,7 +84,7 @@ def plot_bars(values: dict, *, ylabel: str, title: str, mode: str, figsize=None)
     bars = ax.bar(list(values), list(values.values()), color=[f"C{i}" for i in range(len(values))])
     ax.bar_label(bars, labels=[format_number(v) for v in values.values()], fontsize=8)
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{title} [{mode}]", fontsize=9)
+    ax.set_title(f"{title} [{mode_label(mode)}]", fontsize=9)
     return finish(fig)
 
 
@@ -99,7 +100,7 @@ def plot_xy(xs, series: dict, *, xlabel: str, ylabel: str, title: str, mode: str
         ax.set_xscale("log", base=2)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{title} [{mode}]", fontsize=9)
+    ax.set_title(f"{title} [{mode_label(mode)}]", fontsize=9)
     _legend_outside(ax)
     if own:
         return finish(fig)
