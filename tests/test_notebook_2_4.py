@@ -13,6 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from labs.messages import text as msg
 from tests import grading
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,10 +73,12 @@ def test_changing_the_mesh_shape_in_one_cell_carries_through():
     nb.cells = cells
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(ROOT)}}).execute()
-    text = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                     for o in c.outputs)
-    assert "tp groups: [[0, 1, 2, 3], [4, 5, 6, 7]]" in text
-    assert "rank 5 (0, 1, 1): tp peers [4, 5, 6, 7] sum 22" in text  # the groups on real ranks
-    assert "tp=4   NVLink" in text and "pp=2   InfiniBand" in text
-    assert "gradients and weights equal one process and the hand-written 3D" in text
-    assert "measured - predicted beyond the stated slack: 0 B" in text
+    out = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                    for o in c.outputs)
+    assert msg("notebook_2_4.groups_of_dim", dim="tp", groups=[[0, 1, 2, 3], [4, 5, 6, 7]]) in out
+    tp_group = msg("notebook_2_4.probe_group", dim="tp", peers=[4, 5, 6, 7], total=22)
+    assert msg("notebook_2_4.probe_rank", rank=5, coords=(0, 1, 1), groups=tp_group) in out  # real ranks
+    assert "tp=4   NVLink" in out and "pp=2   InfiniBand" in out
+    equal = re.escape(msg("notebook_2_4.torch_equal", n=999)).replace("999", r"\d+")
+    assert re.search(equal, out), "torch's 3D does not equal one process and the hand-written 3D"
+    assert msg("notebook_2_4.beyond_slack", excess=0) in out
