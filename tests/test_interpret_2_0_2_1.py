@@ -246,6 +246,13 @@ def test_a_tie_between_the_models_is_within_the_noise():
     assert "不符合通常的图景" in conclusion and "测量误差之内" in conclusion
 
 
+def test_a_busy_machine_is_mentioned_once_when_both_runs_saw_the_same_load():
+    small = speedup_result(1.3e-3, 1.56e-3, load=6.0)
+    heavy = speedup_result(0.242, 0.277, load=6.0)
+    conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()[-1]
+    assert conclusion.count("load average 6.0 高于核数 2") == 1, conclusion
+
+
 def test_gpu_gap_is_computed_from_the_measurement():
     text = dpx.interpret_gpu_gap(HEAVY_CC, gpu="A100-80GB")
     busbw = HEAVY_CC["bytes"] / HEAVY_CC["comm"]  # 2 ranks: 2(N-1)/N = 1

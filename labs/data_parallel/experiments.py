@@ -146,8 +146,9 @@ def _size(n_bytes: float) -> str:
 
 
 def _sentences(*parts: str) -> str:
-    """Sentences run together as the language writes them: no space in Chinese, one in English."""
-    return ("" if language() == "zh" else " ").join(p for p in parts if p)
+    """Sentences run together as the language writes them: no space in Chinese, one in English;
+    a sentence given twice (two runs measured under the same load) is said once."""
+    return ("" if language() == "zh" else " ").join(dict.fromkeys(p for p in parts if p))
 
 
 def _busy(sp: dict) -> str:
