@@ -53,7 +53,7 @@ execute: setup
 	$(MAKE) notebooks
 
 grade: setup
-	$(BIN)/python -m labs.grade $(SUBMISSIONS) --out grades
+	$(BIN)/python -m labs.grade $(SUBMISSIONS) --out grades $(if $(JOBS),--jobs $(JOBS))
 
 doctor: setup
 	$(BIN)/python -m labs doctor

@@ -13,4 +13,5 @@ BENCHMARKS = {
     "tp": "labs.bench.tp",
     "hybrid": "labs.bench.hybrid",
     "planner": "labs.bench.planner",
+    "grade": "labs.bench.grade",
 }

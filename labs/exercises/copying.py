@@ -1,0 +1,240 @@
+"""Flags for the instructor: exercise code that calls the course's own implementation of what
+the exercise asks for, or that is the solution cell itself (up to names, comments and
+docstrings). Static (``ast``), in the grader's process; a flag is for review, never a penalty.
+
+:data:`REFERENCES` maps a ``grade_id`` to the dotted names that implement that exercise in the
+course (``labs``) or in torch; the checks refuse some of them at run time too (see each
+``*_checks.py``). A source notebook may add its own in ``metadata.course.references``
+(``{grade_id: [dotted names]}``). A name in the student's cell is resolved through the imports
+of the setup cell and of the exercise's cells, and through the course's usual aliases
+(``dist``, ``F``, ``nn``); a name that cannot be resolved matches by its last part when that
+part is distinctive (10 characters or more, e.g. ``ring_all_reduce``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["REFERENCES", "references_in", "normalized", "matches_solution", "flags"]
+
+_COLL = "labs.collectives."
+_DIST = "torch.distributed."
+_TP = "labs.tensor_parallel."
+_SCHED = "labs.pipeline.schedules."
+
+REFERENCES: dict[str, tuple[str, ...]] = {
+    "ex2_0_ring_all_reduce": (
+        *(_COLL + n for n in ("ring_all_reduce", "naive_all_reduce", "ring_reduce_scatter",
+                              "ring_all_gather")),
+        *(_DIST + n for n in ("all_reduce", "all_reduce_coalesced", "reduce", "reduce_scatter",
+                              "reduce_scatter_tensor", "all_gather", "all_gather_into_tensor"))),
+    "ex2_0_rs_ag_all_reduce": (
+        *(_COLL + n for n in ("ring_all_reduce", "naive_all_reduce")),
+        _DIST + "all_reduce", _DIST + "all_reduce_coalesced"),
+    "ex2_0_ring_bytes": (_COLL + "ring_all_reduce_bytes_per_rank",
+                         "labs.cost.ring_all_reduce_bytes_per_rank"),
+    "ex2_1_average_gradients": ("labs.data_parallel.ddp.allreduce_gradients",
+                                "labs.data_parallel.ddp.allreduce_gradients_bucketed",
+                                "torch.nn.parallel.DistributedDataParallel"),
+    "ex2_1_buckets": ("labs.data_parallel.buckets.assign_buckets",),
+    "ex2_1_model_state_bytes": ("labs.memory.model_state_bytes",
+                                "labs.memory.model_state_bytes_per_gpu"),
+    "ex2_1_zero1": ("torch.distributed.optim.ZeroRedundancyOptimizer",
+                    "labs.data_parallel.zero.ShardedOptimizer",
+                    "labs.data_parallel.zero_stages.Zero2Optimizer",
+                    "labs.data_parallel.zero_stages.Zero3Optimizer"),
+    "ex2_2_conjugate_ops": tuple(_TP + "comm." + n for n in (
+        "CopyToTensorParallelRegion", "ReduceFromTensorParallelRegion",
+        "copy_to_tensor_parallel_region", "reduce_from_tensor_parallel_region")),
+    "ex2_2_column_linear": (_TP + "layers.ColumnParallelLinear",),
+    "ex2_2_row_linear": (_TP + "layers.RowParallelLinear",),
+    "ex2_2_parallel_mlp": (_TP + "layers.ParallelMLP",),
+    "ex2_2_attention_heads": (_TP + "layers.ParallelSelfAttention",),
+    "ex2_2_tp_bytes": ("labs.cost.tp_layer_comm", "labs.cost.layerwise_comm",
+                       "labs.cost.tp_bytes_per_step"),
+    "ex2_2_sequence_parallel_mlp": tuple(_TP + "comm." + n for n in (
+        "GatherFromSequenceParallelRegion", "ReduceScatterToSequenceParallelRegion",
+        "gather_from_sequence_parallel_region", "reduce_scatter_to_sequence_parallel_region",
+        "all_gather_along", "reduce_scatter_along")),
+    "ex2_3_gpipe_order": (_SCHED + "gpipe_order", _SCHED + "build_schedule",
+                          _SCHED + "compute_order"),
+    "ex2_3_1f1b_order": (_SCHED + "one_f_one_b_order", _SCHED + "build_schedule",
+                         _SCHED + "compute_order", _SCHED + "one_f_one_b_warmup"),
+    "ex2_3_bubble": ("labs.cost.bubble_fraction", "labs.cost.pipeline_bubble_ratio",
+                     _SCHED + "bubble_fraction"),
+    "ex2_3_min_microbatches": ("labs.cost.min_microbatches", _SCHED + "min_microbatches"),
+    "ex2_3_balanced_partition": ("labs.pipeline.partition.balanced_partition",),
+    "ex2_3_1f1b_executor": ("labs.pipeline.executor.run_schedule",),
+    "ex2_4_groups": ("labs.hybrid.mesh.new_groups", "labs.hybrid.mesh.device_mesh",
+                     "torch.distributed.device_mesh.init_device_mesh"),
+    "ex2_4_memory": ("labs.memory.model_state_bytes_per_gpu", "labs.hybrid.planner.estimate"),
+    "ex2_4_layout": ("labs.hybrid.planner.plan", "labs.hybrid.planner.decide"),
+    "ex2_4_hybrid_step": ("labs.hybrid.mesh.new_groups", "labs.hybrid.mesh.device_mesh",
+                          "torch.distributed.device_mesh.init_device_mesh",
+                          _TP + "layers.ColumnParallelLinear", _TP + "layers.RowParallelLinear",
+                          _TP + "layers.ParallelMLP"),
+    "ex2_5_capstone": ("labs.hybrid.planner.plan", "labs.hybrid.planner.decide",
+                       "labs.summary.best_config"),
+}
+ALIASES = {"dist": "torch.distributed", "F": "torch.nn.functional", "nn": "torch.nn",
+           "np": "numpy"}
+DISTINCTIVE = 10
+MIN_SOLUTION_NODES = 30  # a shorter solution block is too easy to write the same way honestly
+
+
+def _imports(tree) -> dict[str, str]:
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    names[a.asname] = a.name
+                else:
+                    names[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                names[a.asname or a.name] = f"{node.module}.{a.name}"
+    return names
+
+
+def _dotted(node) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return None
+
+
+def _parse(code: str):
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError):
+        try:  # IPython magics and shell lines: drop them and try again
+            return ast.parse("\n".join(line for line in code.splitlines()
+                                       if not line.lstrip().startswith(("%", "!"))))
+        except (SyntaxError, ValueError):
+            return None
+
+
+def references_in(code: str, wanted, *, context: str = "") -> list[str]:
+    """The names of ``wanted`` (dotted) that ``code`` refers to, sorted."""
+    wanted = tuple(wanted)
+    tree = _parse(code)
+    if tree is None or not wanted:
+        return []
+    imports = dict(ALIASES)
+    ctx = _parse(context)
+    if ctx is not None:
+        imports.update(_imports(ctx))
+    imports.update(_imports(tree))
+    defined = {n.name for n in ast.walk(tree)
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    defined |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Store)}
+    defined |= {n.arg for n in ast.walk(tree) if isinstance(n, ast.arg)}
+    found = set()
+    imported = {full for full in _imports(tree).values()}
+    for full in imported:
+        if full in wanted:
+            found.add(full)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            parts = _dotted(node)
+            if not parts:
+                continue
+            if parts[0] in defined and parts[0] not in imports:
+                continue
+            head = imports.get(parts[0])
+            resolved = ".".join([head, *parts[1:]]) if head else None
+            for name in wanted:
+                last = name.rsplit(".", 1)[-1]
+                if resolved == name:
+                    found.add(name)
+                elif "." not in name and parts == [name] and name not in defined:
+                    found.add(name)  # a builtin (``sum``) that the cell did not redefine
+                elif head is None and parts[-1] == last and len(last) >= DISTINCTIVE:
+                    found.add(name)
+    return sorted(found)
+
+
+class _Canon(ast.NodeTransformer):
+    """Names, arguments and docstrings out: what is left is the code's shape and its calls."""
+
+    def __init__(self):
+        self.names: dict[str, str] = {}
+
+    def _name(self, name: str) -> str:
+        return self.names.setdefault(name, f"v{len(self.names)}")
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(id=self._name(node.id), ctx=node.ctx), node)
+
+    def visit_arg(self, node):
+        return ast.copy_location(ast.arg(arg=self._name(node.arg)), node)
+
+    def _body(self, node):
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return node
+
+    def visit_FunctionDef(self, node):
+        node = self._body(node)
+        node.name = self._name(node.name)
+        self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        node = self._body(node)
+        node.name = self._name(node.name)
+        self.generic_visit(node)
+        return node
+
+
+def normalized(code: str) -> str | None:
+    tree = _parse(code)
+    if tree is None:
+        return None
+    tree = _Canon()._body(tree)
+    tree = _Canon().visit(tree)
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def _solution_size(code: str) -> int:
+    """AST nodes between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (all of it if none)."""
+    lines, inside, block = code.splitlines(), False, []
+    for line in lines:
+        text = line.strip().lstrip("#").strip()
+        if text == "BEGIN SOLUTION":
+            inside = True
+        elif text == "END SOLUTION":
+            inside = False
+        elif inside:
+            block.append(line)
+    import textwrap
+
+    tree = _parse(textwrap.dedent("\n".join(block)) if block else code)
+    return sum(1 for _ in ast.walk(tree)) if tree is not None else 0
+
+
+def matches_solution(student: str, solution: str) -> bool:
+    if _solution_size(solution) < MIN_SOLUTION_NODES:
+        return False
+    a, b = normalized(student), normalized(solution)
+    return a is not None and a == b
+
+
+def flags(grade_id: str, student_cells: list[str], solution_cells: list[str], *,
+          context: str = "", extra: dict | None = None) -> dict:
+    """``{"references": [names], "solution": bool}`` for one exercise."""
+    wanted = tuple(REFERENCES.get(grade_id, ())) + tuple((extra or {}).get(grade_id, ()))
+    refs = sorted({n for code in student_cells for n in references_in(code, wanted,
+                                                                       context=context)})
+    same = any(matches_solution(code, sol) for code in student_cells for sol in solution_cells)
+    return {"references": refs, "solution": same}

@@ -1,0 +1,220 @@
+"""The grader's worker: runs ONE prepared submission, exercise by exercise, and writes what the
+cells printed. ``python -m labs.exercises.runner JOB.json RESULT.json`` (started by
+:mod:`labs.exercises.grade`, one process per submission, never inside the sandbox).
+
+The job names the setup cell(s) and, per exercise, its cells (the exercise cells and, last, its
+check). The kernel -- in the sandbox of :mod:`labs.exercises.sandbox` -- runs the setup, then the
+exercises in order, each exercise with its own time limit. On a timeout or a kernel death
+only that exercise is lost: the kernel and every process it started are killed, a new kernel
+runs the setup again and replays the (non-check) cells of the exercises that had finished,
+and grading goes on with the next exercise. The result is plain JSON (the outputs of the cells
+run, a status per exercise); this process unpickles nothing the student made. It dies with
+the grader (``PR_SET_PDEATHSIG``), and its kernel with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+__all__ = ["run_job", "main"]
+
+OK, TIMEOUT, DEAD, OVERALL, SETUP = "ok", "timeout", "dead", "overall", "setup"
+
+
+def _manager_class(prefix: list[str], ipc: Path):
+    # Async, as nbclient expects: with a blocking manager its client blocks the event loop
+    # in get_msg, so nbclient's timeout and dead-kernel checks never run (a kernel that
+    # died mid-cell hung the worker forever).
+    from jupyter_client.manager import AsyncKernelManager
+
+    class SandboxedKernelManager(AsyncKernelManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.transport = "ipc"  # unix sockets: the sandbox has no network of its own
+            tag = uuid.uuid4().hex[:8]
+            self.ip = str(ipc / tag)
+            self.connection_file = str(ipc / f"{tag}.json")
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            return [*prefix, *super().format_kernel_cmd(extra_arguments)]
+
+    return SandboxedKernelManager
+
+
+class _Kernel:
+    """One kernel's life: started, cells run, then killed with everything it started."""
+
+    def __init__(self, nb, job: dict, manager_class):
+        from nbclient import NotebookClient
+
+        self.client = NotebookClient(
+            nb, timeout=60, allow_errors=True, interrupt_on_timeout=False,
+            shutdown_kernel="immediate", kernel_name=job.get("kernel_name") or "python3",
+            resources={"metadata": {"path": job["workdir"]}}, record_timing=False,
+            kernel_manager_class=manager_class, startup_timeout=120)
+        self.token = job["env"]["LABS_GRADE_MARK"]
+        self._ctx = self.client.setup_kernel()
+        self._ctx.__enter__()
+
+    def run(self, cell, index: int, limit: float) -> str:
+        from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+        self.client.timeout = max(1, int(limit + 0.999))
+        try:
+            self.client.execute_cell(cell, index)
+        except CellTimeoutError:
+            return TIMEOUT
+        except DeadKernelError:
+            return DEAD
+        except Exception:  # noqa: BLE001 - a broken channel is a dead kernel
+            from jupyter_core.utils import run_sync
+
+            if not run_sync(self.client.km.is_alive)():
+                return DEAD
+            raise
+        return OK
+
+    def close(self) -> None:
+        from labs.exercises import sandbox
+
+        try:
+            self._ctx.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - it is killed below anyway
+            pass
+        sandbox.kill_marked(self.token)
+        sandbox.kill_orphans(keep=set())
+
+
+def _run_cells(kernel: _Kernel, nb, indices, deadline: float, overall: float):
+    """Run cells ``indices`` until ``deadline``; (status, index it stopped at)."""
+    for index in indices:
+        left = min(deadline, overall) - time.monotonic()
+        if left <= 0:
+            return (OVERALL if overall <= deadline else TIMEOUT), index
+        status = kernel.run(nb.cells[index], index, left)
+        if status == TIMEOUT and overall <= deadline and time.monotonic() >= overall - 0.5:
+            status = OVERALL
+        if status != OK:
+            return status, index
+    return OK, None
+
+
+def run_job(job: dict) -> dict:
+    import nbformat
+
+    from labs.exercises import sandbox
+
+    sandbox.set_subreaper()
+    os.environ.update(job["env"])
+    for name in job.get("unset_env", []):
+        os.environ.pop(name, None)
+    nb = nbformat.from_dict(job["notebook"])
+    ipc = Path(job["ipc"])
+    prefix = sandbox.kernel_prefix(job["sandbox"], workdir=Path(job["workdir"]),
+                                   course=Path(job["course"]), ipc=ipc,
+                                   hide=[Path(p) for p in job.get("hide", [])])
+    if job["sandbox"] == "bwrap":
+        at = prefix.index("--")
+        prefix[at:at] = ["--unsetenv", "JPY_PARENT_PID"]
+    manager_class = _manager_class(prefix, ipc)
+    limit = float(job["exercise_timeout"])
+    overall = time.monotonic() + float(job["timeout"])
+    status: dict[str, dict] = {}
+    finished: list[dict] = []
+    restarts = 0
+    kernel = None
+    setup_error = None
+
+    def fresh_kernel():
+        nonlocal setup_error
+        k = _Kernel(nb, job, manager_class)
+        state, at = _run_cells(k, nb, job["setup"], time.monotonic() + limit, overall)
+        if state != OK:
+            setup_error = {"status": state, "cell": at}
+            k.close()
+            return None
+        for done in finished:  # replay what the exercises before defined
+            cells = [i for i in done["cells"] if i != done["check"]]
+            state, _ = _run_cells(k, nb, cells, time.monotonic() + limit, overall)
+            if state != OK:
+                k.close()
+                return None
+        return k
+
+    try:
+        for exercise in job["exercises"]:
+            gid = exercise["grade_id"]
+            if time.monotonic() >= overall:
+                status[gid] = {"status": OVERALL, "cell": None}
+                continue
+            if kernel is None:
+                try:
+                    kernel = fresh_kernel()
+                except Exception as exc:  # noqa: BLE001 - kernel failed to start
+                    status[gid] = {"status": SETUP, "cell": None,
+                                   "detail": f"{type(exc).__name__}: {exc}"}
+                    kernel = None
+                    continue
+                if kernel is None:
+                    status[gid] = {"status": SETUP, "cell": (setup_error or {}).get("cell"),
+                                   "detail": (setup_error or {}).get("status")}
+                    if setup_error and setup_error["status"] == OVERALL:
+                        status[gid]["status"] = OVERALL
+                    continue
+            state, at = _run_cells(kernel, nb, exercise["cells"], time.monotonic() + limit,
+                                   overall)
+            status[gid] = {"status": state, "cell": at}
+            if state == OK:
+                finished.append(exercise)
+            else:
+                kernel.close()
+                kernel = None
+                restarts += 1
+    finally:
+        if kernel is not None:
+            kernel.close()
+        sandbox.kill_marked(job["env"]["LABS_GRADE_MARK"])
+        sandbox.kill_orphans(keep=set())
+    wanted = {i for e in job["exercises"] for i in e["cells"]} | set(job["setup"])
+    cells = {str(i): nb.cells[i].get("outputs", []) for i in sorted(wanted)
+             if nb.cells[i].cell_type == "code"}
+    return {"cells": cells, "exercises": status, "restarts": restarts}
+
+
+def die_with_parent(parent: int | None) -> None:
+    """Be killed when the process that started this one ends (Linux ``PR_SET_PDEATHSIG``): a
+    grader killed hard takes its workers with it, and their kernels with them (bwrap
+    ``--die-with-parent``; the fallback's shim does the same for its kernel)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if parent is not None and os.getppid() != parent:  # it ended before prctl took effect
+        os._exit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parent = os.environ.pop("LABS_GRADE_PARENT", None)
+    die_with_parent(int(parent) if parent and parent.isdigit() else None)
+    job_path, result_path = Path(argv[0]), Path(argv[1])
+    job = json.loads(job_path.read_text(encoding="utf-8"))
+    result = run_job(job)
+    tmp = result_path.with_name(result_path.name + ".tmp")
+    tmp.write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, result_path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

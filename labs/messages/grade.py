@@ -1,0 +1,72 @@
+"""What the grader (``python -m labs.grade``) writes for instructors: report messages, progress,
+the summary table's headings."""
+
+MESSAGES = {
+    "deleted": {"zh": "检查单元格被删除", "en": "the check cell was deleted"},
+    "passed": {"zh": "通过", "en": "passed"},
+    "not_run": {"zh": "未运行", "en": "not run"},
+    "unreadable": {"zh": "无法读取笔记本：{error}", "en": "cannot read the notebook: {error}"},
+    "malformed": {"zh": "笔记本格式不对，按 0 分处理：{error}",
+                  "en": "malformed notebook, scored 0: {error}"},
+    "no_source": {"zh": "找不到对应的原始笔记本（文件名或 metadata.course.notebook 不匹配）",
+                  "en": "no matching source notebook (neither the file name nor "
+                        "metadata.course.notebook matches)"},
+    "timeout": {"zh": "练习 {grade_id} 运行超过 {seconds} 秒（超时）：只有这道练习得 0 分，"
+                      "内核已重启，评分继续",
+                "en": "exercise {grade_id} ran over {seconds} s (timeout): only this exercise "
+                      "scores 0; the kernel was restarted and grading went on"},
+    "dead": {"zh": "内核在练习 {grade_id} 中崩溃：只有这道练习得 0 分，内核已重启，评分继续",
+             "en": "the kernel died in exercise {grade_id}: only this exercise scores 0; the "
+                   "kernel was restarted and grading went on"},
+    "overall": {"zh": "超过总时间限制 {seconds} 秒，练习 {grade_id} 没有运行完",
+                "en": "over the total time limit of {seconds} s; exercise {grade_id} did not "
+                      "finish"},
+    "setup_failed": {"zh": "环境单元格（第一个代码单元格）没有运行成功（{why}），练习 {grade_id} "
+                           "无法评分",
+                     "en": "the setup cell (the first code cell) did not run ({why}); "
+                           "exercise {grade_id} cannot be graded"},
+    "worker_failed": {"zh": "评分进程出错：{error}", "en": "the grading process failed: {error}"},
+    "faults": {"zh": "{count} 道练习因超时或崩溃得 0 分（超时 {timeouts}，崩溃 {deaths}）",
+               "en": "{count} exercise(s) scored 0 for a timeout or a crash (timeouts "
+                     "{timeouts}, crashes {deaths})"},
+    "flag_reference": {"zh": "请复核：调用了课程/torch 的现成实现 {names}",
+                       "en": "review: calls the course's/torch's ready-made {names}"},
+    "flag_solution": {"zh": "请复核：代码与答案单元格相同（不计命名、注释和文档字符串）",
+                      "en": "review: the code is the solution cell's (up to names, comments "
+                            "and docstrings)"},
+    "sandbox_bwrap": {"zh": "沙箱：bwrap（只读的系统与课程代码、私有 /tmp、无外网、独立的进程"
+                            "命名空间；答案、其他提交和输出文件夹不可见）",
+                      "en": "sandbox: bwrap (read-only system and course code, private /tmp, "
+                            "no network, own PID namespace; solutions, other submissions and "
+                            "the output folder not visible)"},
+    "sandbox_none": {"zh": "没有沙箱（{why}）：每个内核在自己的进程组里运行，使用课程代码的私有"
+                           "副本，结束后它启动的进程都会被结束；但学生代码能读写本机上当前用户"
+                           "能读写的文件（包括 solutions/）",
+                     "en": "no sandbox ({why}): each kernel runs in its own process group with a "
+                           "private copy of the course code, and every process it started is "
+                           "ended; but student code can read and write whatever this user can "
+                           "(solutions/ included)"},
+    "start": {"zh": "评分 {total} 份提交，并行 {jobs} 份；{sandbox}",
+              "en": "grading {total} submission(s), {jobs} at a time; {sandbox}"},
+    "progress": {"zh": "[{number}/{total}] {name}  {score} 分  {seconds} 秒  已用 {elapsed}  "
+                       "预计还需 {eta}",
+                 "en": "[{number}/{total}] {name}  {score} points  {seconds} s  elapsed "
+                       "{elapsed}  ETA {eta}"},
+    "resumed": {"zh": "[{number}/{total}] {name}  {score} 分  （已有结果，未重新评分）",
+                "en": "[{number}/{total}] {name}  {score} points  (result kept from an "
+                      "earlier run)"},
+    "progress_note": {"zh": "    {note}", "en": "    {note}"},
+    "written": {"zh": "结果已写入 {csv} 和 {json}（每份提交一个文件：{folder}）",
+                "en": "results written to {csv} and {json} (one file per submission: "
+                      "{folder})"},
+    "interrupted": {"zh": "评分被中断：已评好的结果保存在 {folder}，再运行一次会从中断处继续",
+                    "en": "grading interrupted: the results so far are in {folder}; run again "
+                          "to go on from there"},
+    "col_submission": {"zh": "提交", "en": "submission"},
+    "col_total": {"zh": "总分", "en": "total"},
+    "col_note": {"zh": "备注", "en": "note"},
+    "col_flags": {"zh": "复核", "en": "review"},
+    "unknown_notebook": {"zh": "（未知笔记本）", "en": "(unknown notebook)"},
+    "seconds": {"zh": "{value} 秒", "en": "{value} s"},
+    "minutes": {"zh": "{value} 分钟", "en": "{value} min"},
+}
