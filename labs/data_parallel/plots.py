@@ -67,6 +67,17 @@ def plot_busiest_rank_bytes(world_sizes, measured: dict, formulas: dict, *, titl
     return _finish(fig, ax, title)
 
 
+# The parts of labs.memory's model states (ModelStates.as_dict), named in the figures' language;
+# any other part is drawn as the caller named it.
+_PARTS = {"params": "data_parallel.part_params", "grads": "data_parallel.part_grads",
+          "master_params": "data_parallel.part_master_params",
+          "optimizer_states": "data_parallel.part_optimizer_states"}
+
+
+def _part_label(part: str) -> str:
+    return label(_PARTS[part]) if part in _PARTS else part
+
+
 def plot_stacked_bars(bars: dict, *, ylabel: str, title: str = "", scale: float = 1.0):
     """Stacked bars: ``bars`` maps a bar label to ``{part: value}`` (values divided by scale)."""
     fig, ax = subplots()
@@ -77,7 +88,7 @@ def plot_stacked_bars(bars: dict, *, ylabel: str, title: str = "", scale: float 
         values = np.array([bars[label].get(part, 0.0) for label in labels], dtype=float) / scale
         if not values.any():
             continue
-        ax.bar(labels, values, bottom=bottom, label=part, width=0.6)
+        ax.bar(labels, values, bottom=bottom, label=_part_label(part), width=0.6)
         bottom += values
     top = bottom.max() if len(bottom) else 1.0
     for i, total in enumerate(bottom):

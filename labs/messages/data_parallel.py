@@ -318,4 +318,8 @@ MESSAGES = {
         "en": "a parameter belongs to two modules (tied weights): ZeRO-3 by module cannot shard "
               "it; untie it or use Zero2Optimizer",
     },
+    "part_params": {"zh": "参数", "en": "params"},
+    "part_grads": {"zh": "梯度", "en": "grads"},
+    "part_master_params": {"zh": "fp32 主参数", "en": "master params"},
+    "part_optimizer_states": {"zh": "优化器状态", "en": "optimizer states"},
 }
