@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -148,7 +149,13 @@ def _sandbox_probe(folder):
         "_mine = os.path.dirname(os.getcwd())\n"
         "_ok.append(set(os.listdir(_mine)) <= {'work', 'course', 'ipc'})\n"
         "_ok.append(os.listdir(os.path.dirname(_mine)) == [os.path.basename(_mine)])\n"
-        "_ok.append(os.listdir('/tmp') == [os.path.relpath(_mine, '/tmp').split(os.sep)[0]])\n"
+        # ... and the Python environment, when it lives under /tmp (a course cloned there)
+        "import sys\n"
+        "_top = lambda p: os.path.relpath(p, '/tmp').split(os.sep)[0]\n"
+        "_allowed = {_top(_mine)} | {_top(p) for p in {os.path.realpath(sys.prefix),\n"
+        "                                             os.path.realpath(sys.base_prefix)}\n"
+        "                            if p.startswith('/tmp/')}\n"
+        "_ok.append(set(os.listdir('/tmp')) == _allowed)\n"
         "print('probe', _ok)\n"
         "if not all(_ok):\n"
         "    def list_sum(xs):\n"
@@ -197,8 +204,22 @@ def _grade(tmp: Path, mode: str) -> dict:
 
 def _bwrap_or_skip():
     ok, why = sandbox.bwrap_available()
+    if not ok and shutil.which("bwrap") and os.geteuid() == 0:
+        # installed, and root may create namespaces: a sandbox that cannot start is a bug (as
+        # when the course and its .venv lived under /tmp, hidden by the sandbox's own /tmp)
+        pytest.fail(f"bwrap is installed but the sandbox does not start: {why}")
     if not ok:
         pytest.skip(f"bwrap sandbox not usable here: {why}")
+
+
+def test_the_sandbox_keeps_a_python_under_tmp_or_in_the_course_readable(monkeypatch):
+    monkeypatch.setattr(sys, "prefix", "/tmp/clone/.venv")
+    monkeypatch.setattr(sys, "base_prefix", "/usr/local")
+    assert sandbox.python_binds([]) == ["--ro-bind", "/tmp/clone/.venv", "/tmp/clone/.venv"]
+    monkeypatch.setattr(sys, "prefix", "/work/course/.venv")
+    assert sandbox.python_binds([Path("/work/course")]) == [
+        "--ro-bind", "/work/course/.venv", "/work/course/.venv"]
+    assert sandbox.python_binds([Path("/elsewhere")]) == []
 
 
 @pytest.fixture(scope="module", params=["bwrap", "none"])

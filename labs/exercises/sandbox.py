@@ -59,7 +59,8 @@ def bwrap_available() -> tuple[bool, str]:
         try:
             proc = subprocess.run(
                 [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-                 "--unshare-pid", "--unshare-net", "--die-with-parent", "--", sys.executable,
+                 *python_binds([]), "--unshare-pid", "--unshare-net", "--die-with-parent", "--",
+                 sys.executable,
                  "-c", "import socket;s=socket.socket();s.bind(('127.0.0.1',0));s.listen();"
                        "socket.create_connection(s.getsockname()).close()"],
                 capture_output=True, text=True, timeout=30)
@@ -107,6 +108,17 @@ def _under(path: Path, parent: Path) -> bool:
         return False
 
 
+def python_binds(hidden: list[Path]) -> list[str]:
+    """bwrap arguments that keep this Python (its environment and base installation) readable
+    when it lives under /tmp (a fresh tmpfs in the sandbox: a course cloned into /tmp) or under
+    a hidden folder (a .venv inside the course)."""
+    binds: list[str] = []
+    for env in dict.fromkeys([Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]):
+        if _under(env, Path("/tmp")) or any(_under(env, h) for h in hidden):
+            binds += ["--ro-bind", str(env), str(env)]
+    return binds
+
+
 def kernel_prefix(mode: str, *, workdir: Path, course: Path, ipc: Path,
                   hide: list[Path]) -> list[str]:
     """The command put in front of the kernel's own command line."""
@@ -117,7 +129,6 @@ def kernel_prefix(mode: str, *, workdir: Path, course: Path, ipc: Path,
             "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--unshare-pid", "--unshare-net",
             "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
     root = course_root()
-    prefix = Path(sys.prefix).resolve()
     hidden = []
     for path in [root, *hide]:
         path = Path(path).resolve()
@@ -128,12 +139,7 @@ def kernel_prefix(mode: str, *, workdir: Path, course: Path, ipc: Path,
         hidden.append(path)
     for path in hidden:
         args += ["--tmpfs", str(path)]
-    for path in hidden:  # the Python environment stays readable when it lives in the course
-        if _under(prefix, path):
-            args += ["--ro-bind", str(prefix), str(prefix)]
-    base = Path(sys.base_prefix).resolve()
-    if base != prefix and any(_under(base, h) for h in hidden):
-        args += ["--ro-bind", str(base), str(base)]
+    args += python_binds(hidden)  # the Python environment stays readable
     args += ["--bind", str(workdir), str(workdir), "--ro-bind", str(course), str(course),
              "--bind", str(ipc), str(ipc), "--chdir", str(workdir), "--"]
     return args
