@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -314,8 +315,11 @@ def test_killed_grader_resumes(tmp_path):
     kept = sorted((out / "submissions").glob("*.json"))
     assert kept
     first = {p.name: p.read_bytes() for p in kept}
+    left = list(Path(tempfile.gettempdir()).glob(f"labs-grade-{proc.pid}-*"))
+    assert left, "the killed grader's scratch folder (copies of submissions) should be there"
     again = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert again.returncode == 0, again.stderr
+    assert not [p for p in left if p.exists()], "the next run removes a killed run's scratch"
     assert again.stdout.count("已有结果") >= len(first)
     by_name = gp.report(out)
     assert sorted(by_name) == ["a", "b", "c"]

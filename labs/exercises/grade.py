@@ -657,6 +657,24 @@ def write_reports(results: list[SubmissionResult], out: Path) -> tuple[Path, Pat
     return csv_path, json_path
 
 
+SCRATCH_PREFIX = "labs-grade-"
+
+
+def _remove_stale_scratch() -> None:
+    """Remove the scratch folders (copies of submissions) of earlier runs that were killed
+    (``labs-grade-<pid>-*`` whose grader process is gone); a running grader's are kept."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = folder.name[len(SCRATCH_PREFIX):].split("-")[0]
+        if not pid.isdigit() or not folder.is_dir() or folder.is_symlink():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:  # another user's grader, alive
+            pass
+
+
 def default_solutions() -> Path:
     here = Path("solutions")
     if here.is_dir():
@@ -718,7 +736,8 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
             todo.append((sub, label))
     lock = threading.Lock()
     start = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix="labs-grade-"))
+    _remove_stale_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
 
     def one(sub, label):
         return grade_submission(sub, sources, label=label, timeout=timeout,
