@@ -35,12 +35,15 @@ MODES = ("auto", "bwrap", "none")
 MARK_ENV = "LABS_GRADE_MARK"
 # The fallback's shim: the kernel's parent, so that killing its parent ends this shim only.
 # Both it and the kernel die with their parent (PR_SET_PDEATHSIG, Linux).
-SHIM = ("import ctypes,signal,subprocess,sys\n"
-        "def d():\n"
+SHIM = ("import ctypes,os,signal,subprocess,sys\n"
+        "def d(parent):\n"
         " try:ctypes.CDLL(None).prctl(1,9,0,0,0)\n"
         " except Exception:pass\n"
-        "d();signal.signal(signal.SIGINT,signal.SIG_IGN)\n"
-        "p=subprocess.Popen(sys.argv[1:],preexec_fn=d)\n"
+        # the parent may have died before prctl: then no signal will come, so go now
+        " if os.getppid()!=parent:os._exit(1)\n"
+        "d(PARENT);signal.signal(signal.SIGINT,signal.SIG_IGN)\n"
+        "me=os.getpid()\n"
+        "p=subprocess.Popen(sys.argv[1:],preexec_fn=lambda:d(me))\n"
         "signal.signal(signal.SIGTERM,lambda *a:p.kill());sys.exit(p.wait())")
 
 _probe: dict[str, tuple[bool, str]] = {}
@@ -123,7 +126,7 @@ def kernel_prefix(mode: str, *, workdir: Path, course: Path, ipc: Path,
                   hide: list[Path]) -> list[str]:
     """The command put in front of the kernel's own command line."""
     if mode == "none":
-        return [sys.executable, "-c", SHIM]
+        return [sys.executable, "-c", SHIM.replace("PARENT", str(os.getpid()))]
     workdir, course, ipc = workdir.resolve(), course.resolve(), ipc.resolve()
     args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--unshare-pid", "--unshare-net",
