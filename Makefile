@@ -11,10 +11,11 @@ SUBMISSIONS ?= submissions
 # CPU kernels and intra-op threads per rank (capability:threads), so that a kernel-dependent
 # rounding difference fails here, not on a student's machine. Tolerances: labs/numerics.py.
 # The launcher's own tests (processes, signals, timeouts, the launch benchmark: no numerics,
-# about 4 of the 8-10 minutes) and the real-browser test (JupyterLab in Chromium: no numerics of
-# its own) run in `make test` only; PORTABILITY_IGNORE= runs them too.
+# about 4 of the 8-10 minutes), the real-browser test (JupyterLab in Chromium: no numerics of
+# its own) and the grader's fault tests (sandboxes, kills, resume: no numerics, about 2.5 minutes)
+# run in `make test` only; PORTABILITY_IGNORE= runs them too.
 PORTABILITY ?= default:1 avx2:2
-PORTABILITY_IGNORE ?= tests/test_launcher*.py tests/test_browser.py
+PORTABILITY_IGNORE ?= tests/test_launcher*.py tests/test_browser.py tests/test_grader_faults.py
 
 .PHONY: setup lab test test-portability notebooks execute grade doctor bench clean
 
