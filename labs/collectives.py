@@ -42,7 +42,7 @@ from labs.cost import (  # the byte formulas live in labs.cost; re-exported for 
     naive_all_reduce_bytes_busiest_rank,
     ring_all_reduce_bytes_per_rank,
 )
-from labs.messages import language, text
+from labs.messages import text
 
 __all__ = [
     "CommEvent",
@@ -391,11 +391,6 @@ def orders_of_magnitude(ratio: float) -> str:
     words = text("collectives.numerals").split()  # one .. ten
     decade = min(int(math.log10(ratio)), len(words) - 1)
     return text("collectives.orders_between", low=words[decade - 1], high=words[decade])
-
-
-def _sentences(*parts: str) -> str:
-    """Sentences run together as the language writes them: no space in Chinese, one in English."""
-    return ("" if language() == "zh" else " ").join(p for p in parts if p)
 
 
 def _duration(seconds: float) -> str:

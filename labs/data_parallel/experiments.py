@@ -26,7 +26,7 @@ import labs
 from labs.data_parallel.buckets import BUCKET_BYTES
 from labs.data_parallel.ddp import VARIANTS, train_data_parallel
 from labs.data_parallel.scaling import scaling_efficiency
-from labs.messages import language, text
+from labs.messages import sentences, text
 from labs.models import MLP
 
 __all__ = ["COMPUTE_HEAVY", "SMALL", "step_times", "speedup", "compute_vs_comm",
@@ -145,12 +145,6 @@ def _size(n_bytes: float) -> str:
     return format_bytes(n_bytes)
 
 
-def _sentences(*parts: str) -> str:
-    """Sentences run together as the language writes them: no space in Chinese, one in English;
-    a sentence given twice (two runs measured under the same load) is said once."""
-    return ("" if language() == "zh" else " ").join(dict.fromkeys(p for p in parts if p))
-
-
 def _busy(sp: dict) -> str:
     """A sentence when the machine was busy while measuring (load average above the cores)."""
     if sp["load_average"] > sp["cores"]:
@@ -175,7 +169,7 @@ def interpret_speedup(sp: dict) -> str:
                           head=head))
         if not _busy(sp):
             parts.append(text("data_parallel.speedup_eaten"))
-    return _sentences(*parts, _busy(sp))
+    return sentences(*parts, _busy(sp))
 
 
 def interpret_compute_vs_comm(results: dict) -> str:
@@ -236,7 +230,7 @@ def interpret_model_size(small_sp: dict, heavy_sp: dict, small_cc: dict, heavy_c
     if heavy_sp["efficiency"] >= NEAR_LINEAR:
         heavy_says = text("data_parallel.heavy_near_limit", **heavy_says_fields)
     else:
-        heavy_says = _sentences(
+        heavy_says = sentences(
             text("data_parallel.heavy_far_crowded", predicted=p_heavy, crowded=crowded,
                  **heavy_says_fields) if crowded else
             text("data_parallel.heavy_far", predicted=p_heavy, **heavy_says_fields),
@@ -253,7 +247,7 @@ def interpret_model_size(small_sp: dict, heavy_sp: dict, small_cc: dict, heavy_c
     else:
         verdict = (text("data_parallel.models_tie", tie=TIE) if gap >= -TIE
                    else text("data_parallel.small_gains_more", small=small))
-        reasons = _sentences(why_small, why_heavy, _busy(heavy_sp), _busy(small_sp))
+        reasons = sentences(why_small, why_heavy, _busy(heavy_sp), _busy(small_sp))
         lines.append(text("data_parallel.conclusion_disagrees", small=small, heavy=heavy,
                           small_speedup=s_small, heavy_speedup=s_heavy, verdict=verdict,
                           reasons=reasons))

@@ -33,7 +33,7 @@ import string
 from pathlib import Path
 
 __all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "LANG_ENV", "language", "set_language", "text",
-           "Message", "lazy", "catalog", "areas", "fields"]
+           "Message", "lazy", "sentences", "catalog", "areas", "fields"]
 
 LANGUAGES = ("zh", "en")
 DEFAULT_LANGUAGE = "zh"
@@ -108,6 +108,12 @@ def text(key: str, /, lang: str | None = None, **values) -> str:
         raise KeyError(f"no message {key!r} in labs.messages.{area}")
     template = entry[lang or language()]
     return template.format(**values) if values or "{" in template else template
+
+
+def sentences(*parts: str, lang: str | None = None) -> str:
+    """Sentences run together as ``lang`` (default: :func:`language`) writes them: no space in
+    Chinese, one in English; empty parts left out, and a sentence given twice said once."""
+    return ("" if (lang or language()) == "zh" else " ").join(dict.fromkeys(p for p in parts if p))
 
 
 class Message:
