@@ -14,10 +14,10 @@ of the first two -- never to the near-solution -- by what went wrong (:data:`HIN
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import NamedTuple
 
-from labs.messages import text
+from labs.messages import LazyMapping, text
 
 __all__ = ["Exercise", "EXERCISES", "HINT_FOR", "lookup", "label", "hint", "difficulty"]
 
@@ -64,21 +64,13 @@ _EXERCISES: dict[str, tuple[str, int, int]] = {
 }
 
 
-class _Exercises(Mapping):
-    """``grade_id -> Exercise``, each title in the language of the moment (labs.messages)."""
-
-    def __getitem__(self, exercise_id: str) -> Exercise:
-        notebook, number, points = _EXERCISES[exercise_id]
-        return Exercise(notebook, number, text(f"exercises.{exercise_id}"), points)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(_EXERCISES)
-
-    def __len__(self) -> int:
-        return len(_EXERCISES)
+def _exercise(exercise_id: str) -> Exercise:
+    notebook, number, points = _EXERCISES[exercise_id]
+    return Exercise(notebook, number, text(f"exercises.{exercise_id}"), points)
 
 
-EXERCISES: Mapping[str, Exercise] = _Exercises()
+#: ``grade_id -> Exercise``, each title in the language of the moment (labs.messages).
+EXERCISES: Mapping[str, Exercise] = LazyMapping(_EXERCISES, _exercise)
 
 #: Which hint helps with which failure: "error" (the student's code raised: 提示 2, the shape
 #: of the code), "wrong" (a wrong answer: 提示 1, the idea, which also says how to read the

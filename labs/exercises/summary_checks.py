@@ -14,12 +14,11 @@ notebook does not show).
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 
 from labs.exercises.checks import ExerciseFailed, case, graded
 from labs.hybrid import planner as pl
 from labs.hybrid.planner_types import GiB
-from labs.messages import text
+from labs.messages import LazyMapping, text
 
 __all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",
            "check_diagnose", "diagnose_scenarios", "KEYS", "REASONS",
@@ -30,28 +29,10 @@ SPEED_TOLERANCE = 0.25  # a layout may be this much slower than the planner's be
 NUMBER_TOLERANCE = 0.05  # relative error allowed on memory_gib and step_time_s
 
 
-class _Reasons(Mapping):
-    """What :func:`diagnose` may answer: reason key -> its meaning, in the notebook's language
-    (the message ``checks_2_5.reason_<key>``, looked up each time it is read)."""
-
-    _keys = ("ok", "gpu_count", "tp_node", "tp_heads", "batch", "pipeline", "memory")
-
-    def __getitem__(self, key):
-        if key not in self._keys:
-            raise KeyError(key)
-        return text(f"checks_2_5.reason_{key}")
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def __len__(self):
-        return len(self._keys)
-
-    def __repr__(self):
-        return repr(dict(self))
-
-
-REASONS = _Reasons()
+# What diagnose may answer: reason key -> its meaning, in the notebook's language (the message
+# checks_2_5.reason_<key>, looked up each time it is read).
+REASONS = LazyMapping(("ok", "gpu_count", "tp_node", "tp_heads", "batch", "pipeline", "memory"),
+                      lambda key: text(f"checks_2_5.reason_{key}"))
 
 
 class Scenario(tuple):

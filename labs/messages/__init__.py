@@ -28,12 +28,13 @@ The language, first that applies:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable, Mapping
 import os
 import string
 from pathlib import Path
 
 __all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "LANG_ENV", "language", "set_language", "text",
-           "Message", "lazy", "sentences", "catalog", "areas", "fields"]
+           "Message", "lazy", "LazyMapping", "sentences", "catalog", "areas", "fields"]
 
 LANGUAGES = ("zh", "en")
 DEFAULT_LANGUAGE = "zh"
@@ -141,6 +142,28 @@ class Message:
 
     def __hash__(self) -> int:
         return hash(self.key)
+
+
+class LazyMapping(Mapping):
+    """A read-only mapping over fixed ``keys`` whose values ``make(key)`` builds at each lookup,
+    so that text in them is in the language of the moment (tables defined at import time)."""
+
+    def __init__(self, keys: Iterable, make: Callable):
+        self._keys, self._make = tuple(keys), make
+
+    def __getitem__(self, key):
+        if key not in self._keys:
+            raise KeyError(key)
+        return self._make(key)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
 
 
 def lazy(key: str, /, **fields) -> Message:
