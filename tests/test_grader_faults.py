@@ -34,7 +34,38 @@ MARK = "labsgraderplant"
 pytestmark = pytest.mark.timeout(900)  # one grader run of up to 19 submissions, on 2 busy cores
 # the fallback's class: every kind of fault once, without the sandbox-only attacks
 FALLBACK = ("honest", "solution", "calls_reference", "loop", "crash", "kill_parent", "escape",
-            "rig_checks", "bad_grade_id")
+            "rig_checks", "bad_grade_id", *("custom_exc", "patch_run_check", "rebind_graded",
+                                            "transformer", "forge_record"))
+# The in-kernel attacks of issue 15, each with a wrong list_sum: the verdict is the grader's
+# (labs.exercises.judge, from the record), so none of them earns ex_a. Those whose effect lasts
+# in the kernel (a patched run_check, a rebound decorator, an input transformer) also stop the
+# later checks from handing back a record: those exercises score 0 as well.
+ATTACKS = {
+    # hides every error the check raises (its verdict was read from the cell's error before)
+    "custom_exc": ("get_ipython().set_custom_exc((BaseException,), lambda *a, **k: None)\n",
+                   {**FULL, "ex_a": 0}),
+    # replaces the check framework's run_check: prints a pass and returns
+    "patch_run_check": ("import labs.exercises.checks as _c\n"
+                        "_c.run_check = lambda gid, points, fn, *a, **k: "
+                        "print(f'\u2705 {gid} passed: {points}/{points}')\n",
+                        {g: 0 for g in FULL}),
+    # replaces the check function the check cell defines (its decorator) with a no-op
+    "rebind_graded": ("graded = lambda gid, points=1: (lambda check: (lambda *a, **k: None))\n",
+                      {g: 0 for g in FULL}),
+    # blanks every cell that calls a check
+    "transformer": ("get_ipython().input_transformers_cleanup.append(\n"
+                    "    lambda lines: [] if any('check(' in ln for ln in lines) else lines)\n",
+                    {g: 0 for g in FULL}),
+    # writes a record of its own (answers of its own, which are wrong) and skips the check
+    "forge_record": ("import json, os\n"
+                     "import labs.exercises.checks as _c\n"
+                     "_c.run_check = lambda gid, points, fn, *a, **k: None\n"
+                     "_events = [{'kind': 'call', 'arg': 0, 'result': 0} for _ in range(4)]\n"
+                     "with open(os.path.join(os.environ['LABS_GRADE_RECORDS'], 'ex_a.json'), 'w') as _f:\n"
+                     "    json.dump({'version': 1, 'exercise': 'ex_a', 'args': 1,\n"
+                     "               'events': _events, 'outcome': 'passed'}, _f)\n",
+                     {g: 0 for g in FULL}),
+}
 
 
 def _plants(folder: Path, subs: Path) -> dict:
@@ -99,6 +130,9 @@ def _plants(folder: Path, subs: Path) -> dict:
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         f"    os.execve('/bin/sleep', ['/bin/sleep', '600', '{MARK}2'], {{}})\n")), FULL, FULL)
+    for who, (code, expected) in ATTACKS.items():
+        p[who] = (gp.edit(folder, "def list_sum", code, prepend=False, base=_broken_sum(folder)),
+                  expected, expected)
     # copying flagged (not penalised): the course's reference (this course names sum)
     p["calls_reference"] = (gp.edit(folder, "def list_sum",
                                     "def list_sum(xs):\n    return sum(xs)", prepend=False),
@@ -271,6 +305,19 @@ def test_copying_is_flagged_not_penalised(graded):
     table = graded["proc"].stdout.split("== quick.ipynb ==")[1].splitlines()
     (row,) = [line for line in table if line.startswith("solution" + os.sep)]
     assert "ex_c" in row.split()[-1]  # the review column
+
+
+def test_in_kernel_attacks_are_flagged_for_review(graded):
+    by_name = gp.report(graded["out"])
+    for who in ATTACKS:
+        (ex_a,) = [e for e in by_name[who]["exercises"] if e["grade_id"] == "ex_a"]
+        assert ex_a["flags"] and "评分机制" in ex_a["flags"][0], (who, ex_a)
+    messages = {e["grade_id"]: e["message"] for e in by_name["patch_run_check"]["exercises"]}
+    assert "没有收到它的记录" in messages["ex_b"]  # the check never ran: no record
+    (forged,) = [e for e in by_name["forge_record"]["exercises"] if e["grade_id"] == "ex_a"]
+    assert "期望" in forged["message"]  # judged from its own record: a wrong answer
+    honest = {e["grade_id"]: e["flags"] for e in by_name["honest"]["exercises"]}
+    assert honest == {"ex_a": [], "ex_b": [], "ex_c": []}
 
 
 def test_nothing_outside_the_output_folder_changed(graded):

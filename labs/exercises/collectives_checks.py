@@ -20,10 +20,14 @@ from labs import numerics
 from labs.exercises.checks import (ExerciseFailed, Message, assert_close, case, compare_tensors,
                                    graded, msg)
 from labs.exercises.ranks import CHECK_TIMEOUT, as_number, run_on_ranks
+from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
 
 __all__ = ["check_ring_all_reduce", "check_all_reduce_from_rs_ag", "check_ring_bytes",
            "CHECK_TIMEOUT"]
+
+#: The domain of this module's hidden seeds and sizes (labs.exercises.secret).
+TAG = "2.0"
 
 #: Seconds one launch of the student's code may take; a correct solution needs well under 1 s.
 
@@ -47,34 +51,53 @@ class Case:
     hidden: bool = False
     seed: int = 0
     values: str = "small integers"  # or "normal": random floats, summed in a different order
+    # A hidden case's (low, high) per dimension: with the instructor's secret its shape is drawn
+    # there (``shape`` otherwise); ``uneven``: a length not divisible by the world size.
+    dims: tuple = ()
+    uneven: bool = False
 
 
 # Shown in the notebook's markdown: small integer values, so a message reads easily.
 ALL_REDUCE_CASES = (
     Case(msg("checks_2_0.case_ranks_length", n=1, world_size=4, length=8), 4, (8,)),
     Case(msg("checks_2_0.case_ranks_length", n=2, world_size=2, length=6), 2, (6,), seed=1),
-    Case(msg("checks_2_0.case_hidden_uneven", n=1, world_size=3), 3, (10,), hidden=True, seed=2),
+    Case(msg("checks_2_0.case_hidden_uneven", n=1, world_size=3), 3, (10,), hidden=True, seed=2,
+         dims=((4, 40),), uneven=True),
     Case(msg("checks_2_0.case_hidden_2d", n=2, world_size=4, dtype="float64"), 4, (3, 5),
-         "float64", hidden=True, seed=3),
+         "float64", hidden=True, seed=3, dims=((2, 6), (2, 7))),
     Case(msg("checks_2_0.case_hidden_dtype", n=3, world_size=4, dtype="int64"), 4, (9,), "int64",
-         hidden=True, seed=4),
-    Case(msg("checks_2_0.case_hidden_few", n=4, world_size=4), 4, (2,), hidden=True, seed=5),
+         hidden=True, seed=4, dims=((5, 40),)),
+    Case(msg("checks_2_0.case_hidden_few", n=4, world_size=4), 4, (2,), hidden=True, seed=5,
+         dims=((1, 3),)),  # fewer elements than the 4 ranks
     Case(msg("checks_2_0.case_hidden_long", n=5, world_size=3), 3, (1001,), hidden=True, seed=6,
-         values="normal"),
+         values="normal", dims=((500, 2000),)),
 )
 
 
 # --- on the ranks --------------------------------------------------------------------------
 
+def _shape(c: Case) -> tuple:
+    """The case's shape: ``c.shape``, or for a hidden case with the instructor's secret one drawn
+    from it within ``c.dims`` (the same kind of shape; the label's promise kept)."""
+    shape = tuple(hidden_int(TAG, 2000 + 10 * c.seed + d, low, high, default)
+                  for d, ((low, high), default) in enumerate(zip(c.dims, c.shape)))
+    if not shape:
+        return c.shape
+    if c.uneven and shape[0] % c.world_size == 0:
+        shape = (shape[0] + 1,) + shape[1:]
+    return shape
+
+
 def _inputs(c: Case):
-    """One input tensor per rank, deterministic in the case's seed."""
+    """One input tensor per rank, deterministic in the case's seed (from the instructor's secret
+    when one is set)."""
     import torch
 
-    g = torch.Generator().manual_seed(1000 + c.seed)
-    dtype = getattr(torch, c.dtype)
+    g = torch.Generator().manual_seed(hidden_seed(TAG, 1000 + c.seed))
+    dtype, shape = getattr(torch, c.dtype), _shape(c)
     if c.values == "normal":
-        return [torch.randn(c.shape, generator=g, dtype=dtype) for _ in range(c.world_size)]
-    return [torch.randint(-9, 10, c.shape, generator=g).to(dtype) for _ in range(c.world_size)]
+        return [torch.randn(shape, generator=g, dtype=dtype) for _ in range(c.world_size)]
+    return [torch.randint(-9, 10, shape, generator=g).to(dtype) for _ in range(c.world_size)]
 
 
 @contextlib.contextmanager
@@ -181,9 +204,27 @@ def check_all_reduce_from_rs_ag(student_fn):
         why=text("checks_2_0.why_rs_ag"))
 
 
-# (size in bytes, world size, hidden)
+# (size in bytes, world size, hidden); the hidden ones as they are without a secret
 BYTES_CASES = ((2**20, 4, False), (1000, 2, False), (3 * 2**20, 3, True), (2**30, 8, True),
                (4096, 1, True), (10**9, 1024, True))
+
+
+def _bytes_cases() -> tuple:
+    """BYTES_CASES, with the instructor's secret the hidden ones drawn from it. Each keeps its
+    kind (a few ranks; more ranks and a larger S; one rank; very many ranks and an S that is no
+    power of two), and 2(N-1)S/N stays a whole number of bytes, as in the table."""
+    def draw(key, low, high, default):
+        return hidden_int(TAG, 3000 + key, low, high, default)
+
+    few, more, many = draw(0, 2, 16, 3), draw(2, 4, 64, 8), 2 * draw(5, 128, 2048, 512)
+    hidden = ((few * draw(1, 2**10, 2**22, 2**20), few, True),
+              (more * draw(3, 2**24, 2**28, 2**27), more, True),
+              (draw(4, 1, 2**20, 4096), 1, True),
+              (many // 2 * draw(6, 10**5, 10**7, 1953125), many, True))  # S: a multiple of N/2
+    shown = tuple(c for c in BYTES_CASES if not c[2])
+    return shown + hidden
+
+
 # Measured on real ranks: (world size, elements, dtype); element counts divisible by N.
 MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
 
@@ -194,7 +235,7 @@ def check_ring_bytes(student_fn):
     from labs.collectives import ring_all_reduce_bytes_per_rank
 
     hidden_count = 0
-    for size, n, hidden in BYTES_CASES:
+    for size, n, hidden in _bytes_cases():
         hidden_count += hidden
         label = (text("checks.case_hidden", n=hidden_count) if hidden
                  else text("checks_2_0.case_bytes", size=size, n=n))

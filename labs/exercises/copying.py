@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["REFERENCES", "references_in", "normalized", "matches_solution", "flags"]
+__all__ = ["REFERENCES", "TAMPERING", "references_in", "tampering_in", "normalized",
+           "matches_solution", "flags"]
 
 _COLL = "labs.collectives."
 _DIST = "torch.distributed."
@@ -76,6 +77,15 @@ REFERENCES: dict[str, tuple[str, ...]] = {
     "ex2_5_capstone": ("labs.hybrid.planner.plan", "labs.hybrid.planner.decide",
                        "labs.summary.best_config"),
 }
+#: What exercise code has no reason to touch: IPython's hooks, the checks and the grader's
+#: machinery, the interpreter's module table. A name the source notebook uses too (its setup
+#: imports ``graded``, say) is not flagged. The verdict does not depend on any of it (it is
+#: the judge's, from the record): the flag tells the instructor who tried.
+TAMPERING = ("get_ipython", "set_custom_exc", "input_transformers_cleanup",
+             "input_transformers_post", "ast_transformers", "register_magic_function",
+             "run_check", "graded", "labs.exercises",
+             "sys.modules", "__builtins__", "builtins", "settrace", "setprofile",
+             "LABS_GRADE_RECORDS", "LABS_GRADE_SECRET", "LABS_GRADE_MARK")
 ALIASES = {"dist": "torch.distributed", "F": "torch.nn.functional", "nn": "torch.nn",
            "np": "numpy"}
 DISTINCTIVE = 10
@@ -230,11 +240,68 @@ def matches_solution(student: str, solution: str) -> bool:
     return a is not None and a == b
 
 
+def _words(code: str) -> set[str]:
+    """Every name, attribute, dotted name, imported module and string constant of ``code``."""
+    tree = _parse(code)
+    if tree is None:
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+            parts = _dotted(node)
+            if parts:
+                found.update(".".join(parts[:k]) for k in range(2, len(parts) + 1))
+        elif isinstance(node, ast.alias):
+            found.update({node.name, node.asname or ""})
+            found.update(".".join(node.name.split(".")[:k])
+                         for k in range(2, node.name.count(".") + 2))
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(".".join(node.module.split(".")[:k])
+                         for k in range(2, node.module.count(".") + 2))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(w for w in TAMPERING if w in node.value)
+    return found
+
+
+def _assigned(code: str) -> set[str]:
+    """The names ``code`` binds (assignments, definitions) and the attributes it assigns."""
+    tree = _parse(code)
+    if tree is None:
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+    return found
+
+
+def tampering_in(student_cells: list[str], source_cells: list[str]) -> list[str]:
+    """The names of :data:`TAMPERING` the student's code uses and the source's does not, or
+    rebinds (``graded = …``, ``checks.run_check = …``) whatever the source does."""
+    used = set().union(*map(_words, student_cells)) if student_cells else set()
+    known = set().union(*map(_words, source_cells)) if source_cells else set()
+    rebound = set().union(*map(_assigned, student_cells)) if student_cells else set()
+    return sorted(w for w in TAMPERING if w in used and (w not in known or w in rebound))
+
+
 def flags(grade_id: str, student_cells: list[str], solution_cells: list[str], *,
-          context: str = "", extra: dict | None = None) -> dict:
-    """``{"references": [names], "solution": bool}`` for one exercise."""
+          context: str = "", extra: dict | None = None,
+          source_cells: list[str] | None = None) -> dict:
+    """``{"references": [names], "solution": bool, "tampering": [names]}`` for one exercise
+    (``source_cells``: the source notebook's setup and exercise cells, whose names are not
+    tampering)."""
     wanted = tuple(REFERENCES.get(grade_id, ())) + tuple((extra or {}).get(grade_id, ()))
     refs = sorted({n for code in student_cells for n in references_in(code, wanted,
                                                                        context=context)})
     same = any(matches_solution(code, sol) for code in student_cells for sol in solution_cells)
-    return {"references": refs, "solution": same}
+    tampering = tampering_in([*student_cells, context],
+                             list(source_cells if source_cells is not None else solution_cells))
+    return {"references": refs, "solution": same, "tampering": tampering}

@@ -17,12 +17,28 @@ import random
 from labs import numerics
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded, msg
 from labs.exercises.ranks import run_on_ranks
+from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
 
 __all__ = ["check_average_gradients", "check_buckets", "check_model_state_bytes",
            "check_warmup_lr", "check_hours_per_epoch", "check_zero1", "CHECK_TIMEOUT"]
 
 CHECK_TIMEOUT = 30.0  # seconds per launch; a correct solution needs well under 1 s
+
+#: The domain of this module's hidden seeds and sizes (labs.exercises.secret); each exercise
+#: (and each ZeRO-1 case) has its own part of it, so that equal seeds of two exercises differ.
+TAG = "2.1"
+
+
+def _seed(part: str, seed: int) -> int:
+    """Seed ``seed`` of ``part``: itself without the instructor's secret, else drawn from it."""
+    return hidden_seed(f"{TAG}/{part}", seed)
+
+
+def _int(part: str, key: int, low: int, high: int, default):
+    """A hidden case's number: ``default`` without the instructor's secret, else one in
+    [low, high] drawn from it (a float when ``default`` is one)."""
+    return type(default)(hidden_int(f"{TAG}/{part}", key, low, high, default))
 
 
 # --- exercise 1: average the gradients on real ranks -------------------------------------
@@ -51,15 +67,31 @@ def _expected_grads(sizes, batch, seed):
     return {name: p.grad for name, p in model.named_parameters()}
 
 
-@graded("ex2_1_average_gradients", points=3)
-def check_average_gradients(student_fn):
+def _grads_cases() -> list:
+    """(label, world size, sizes, batch, seed, hidden): with the instructor's secret the seeds,
+    and the hidden cases' world sizes (2 to 4), widths and batches (a multiple of the world size),
+    are drawn from it."""
+    def draw(key, low, high, default):
+        return _int("average_gradients", key, low, high, default)
+
+    ws1, ws2 = draw(100, 2, 4, 3), draw(110, 2, 4, 4)
     cases = [(msg("checks_2_1.case_grads", n=1, world_size=2, sizes=[8, 16, 4], batch=8),
               2, [8, 16, 4], 8, 0, False),
              (msg("checks_2_1.case_grads", n=2, world_size=4, sizes=[8, 16, 4], batch=8),
               4, [8, 16, 4], 8, 1, False),
-             (msg("checks.case_hidden", n=1), 3, [5, 7, 7, 3], 12, 2, True),
-             (msg("checks.case_hidden", n=2), 4, [16, 32, 2], 16, 3, True)]
-    for label, world_size, sizes, batch, seed, hidden in cases:
+             (msg("checks.case_hidden", n=1), ws1,
+              [draw(101, 2, 12, 5), draw(102, 2, 12, 7), draw(103, 2, 12, 7), draw(104, 1, 6, 3)],
+              ws1 * draw(105, 2, 8, 4), 2, True),
+             (msg("checks.case_hidden", n=2), ws2,
+              [draw(111, 4, 24, 16), draw(112, 8, 48, 32), draw(113, 1, 6, 2)],
+              ws2 * draw(114, 2, 8, 4), 3, True)]
+    return [(label, world_size, sizes, batch, _seed("average_gradients", seed), hidden)
+            for label, world_size, sizes, batch, seed, hidden in cases]
+
+
+@graded("ex2_1_average_gradients", points=3)
+def check_average_gradients(student_fn):
+    for label, world_size, sizes, batch, seed, hidden in _grads_cases():
         with case(label, hidden=hidden):
             expected = _expected_grads(sizes, batch, seed)
             results = run_on_ranks(_grads_on_rank, world_size, (student_fn, sizes, batch, seed),
@@ -85,7 +117,7 @@ def check_buckets(student_fn):
         with case(text("checks.case_call", call=f"make_buckets({sizes}, {cap})")):
             assert_equal(assign_buckets(sizes, cap), student_fn(list(sizes), cap),
                          what=text("checks_2_1.what_buckets"))
-    rng = random.Random(21)
+    rng = random.Random(_seed("buckets", 21))
     for k in range(6):
         sizes = [rng.choice([4, 16, 64, 256, 1024]) * rng.randint(1, 8)
                  for _ in range(rng.randint(1, 12))]
@@ -109,8 +141,15 @@ def check_model_state_bytes(student_fn):
     from labs.memory import model_state_bytes
 
     shown = [(110e6, "adam", "fp32"), (1.5e9, "adam", "mixed"), (1000, "sgd", "fp32")]
-    hidden = [(175e9, "adam", "mixed"), (7e9, "sgd_momentum", "fp32"), (123457, "sgd", "mixed"),
-              (3e8, "sgd_momentum", "mixed")]
+
+    def draw(key, low, high, default):
+        return _int("model_state_bytes", key, low, high, default)
+
+    # with the instructor's secret the parameter counts are drawn from it (the kinds stay)
+    hidden = [(draw(1, 10**10, 10**12, 175e9), "adam", "mixed"),
+              (draw(2, 10**8, 10**11, 7e9), "sgd_momentum", "fp32"),
+              (draw(3, 10**4, 10**6, 123457), "sgd", "mixed"),
+              (draw(4, 10**7, 10**10, 3e8), "sgd_momentum", "mixed")]
     for k, args in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
@@ -128,10 +167,16 @@ def check_warmup_lr(student_fn):
     from labs.data_parallel import warmup_lr
 
     shown = [(0, 0.1, 256, 1024, 10), (5, 0.1, 256, 1024, 10), (50, 0.1, 256, 1024, 10)]
-    rng = random.Random(5)
+    rng = random.Random(_seed("warmup_lr", 5))
+
+    def draw(key, low, high, default):
+        return _int("warmup_lr", key, low, high, default)
+
+    same = draw(2, 8, 512, 64)  # batch == base_batch, a step within the warmup
     hidden = [(rng.randint(0, 30), rng.choice([0.01, 0.05, 0.1]), 32, 32 * rng.choice([2, 4, 8]),
-               rng.choice([5, 10, 20])) for _ in range(6)] + [(3, 0.1, 64, 64, 10),
-                                                              (7, 0.1, 32, 256, 0)]
+               rng.choice([5, 10, 20])) for _ in range(6)] + [
+        (draw(1, 1, 9, 3), 0.1, same, same, 10),
+        (draw(3, 0, 50, 7), 0.1, 32, 32 * draw(4, 2, 16, 8), 0)]  # no warmup at all
     for k, (step, lr, b0, b, warm) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden else
@@ -152,8 +197,17 @@ def _hours(samples, batch, seconds):
 
 @graded("ex2_1_hours_per_epoch", points=1)
 def check_hours_per_epoch(student_fn):
+    def draw(key, low, high, default):
+        return _int("hours_per_epoch", key, low, high, default)
+
     shown = [(5_000_000, 16, 0.8)]
-    hidden = [(1_000_000, 32, 0.5), (100, 7, 36.0), (5_000_000, 64, 0.8)]
+    # with the instructor's secret drawn from it: the batch divides the samples in the 1st and
+    # 3rd hidden case, not in the 2nd (a partial last batch); seconds in tenths
+    b1, b2, b3 = draw(10, 8, 512, 32), draw(20, 3, 64, 7), draw(30, 16, 1024, 64)
+    partial = 1 + draw(22, 0, 10**6, 1) % (b2 - 1)
+    hidden = [(b1 * draw(11, 1000, 100_000, 31250), b1, draw(12, 1, 20, 5) / 10),
+              (b2 * draw(21, 1, 1000, 14) + partial, b2, draw(23, 10, 600, 360) / 10),
+              (b3 * draw(31, 10_000, 1_000_000, 78125), b3, draw(32, 1, 20, 8) / 10)]
     for k, args in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k) if is_hidden
@@ -215,20 +269,22 @@ def _zero1_batch(step, sizes, seed):
     return regression_batch(step, 8, sizes[0], sizes[-1], seed=seed)
 
 
-def _zero1_on_rank(student_cls, sizes, optimizer, pairs):
+def _zero1_on_rank(student_cls, sizes, optimizer, pairs, seeds):
     """Inside a rank: ZERO1_STEPS steps of the student's optimizer on this rank's data slice
-    (gradients averaged over the group by the check); what it ended with."""
+    (gradients averaged over the group by the check; group k's model and data from seeds[k]);
+    what it ended with."""
     import torch
     import torch.distributed as dist
 
     from labs.data import shard_batch
     from labs.models import MLP
 
-    group, seed = None, 0
+    group, pair = None, 0
     if pairs:  # data-parallel pairs {0, 1}, {2, 3}, each on its own data
         groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
-        seed = dist.get_rank() // 2
-        group = groups[seed]
+        pair = dist.get_rank() // 2
+        group = groups[pair]
+    seed = seeds[pair]
     rank, world_size = dist.get_rank(group), dist.get_world_size(group)
     model = MLP(sizes, seed=seed)
     params = list(model.parameters())
@@ -258,6 +314,12 @@ def _zero1_on_rank(student_cls, sizes, optimizer, pairs):
                 states=states, numels=[p.numel() for p in params])
 
 
+def _zero1_model(sizes, seed=0):
+    from labs.models import MLP
+
+    return MLP(sizes, seed=seed)
+
+
 def _zero1_expected(sizes, optimizer, seed):
     from labs.models import MLP
 
@@ -279,15 +341,16 @@ def _greedy_max_load(numels, world_size):
     return max(loads)
 
 
-def _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs):
+def _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs, part="zero1"):
     import torch
 
-    results = run_on_ranks(_zero1_on_rank, world_size, (student_cls, sizes, optimizer, pairs),
-                           timeout=CHECK_TIMEOUT)
     groups = [[0, 1], [2, 3]] if pairs else [list(range(world_size))]
+    # group k trains on seed k; with the instructor's secret on one drawn from it
+    seeds = tuple(_seed(part, k) for k in range(len(groups)))
+    results = run_on_ranks(_zero1_on_rank, world_size,
+                           (student_cls, sizes, optimizer, pairs, seeds), timeout=CHECK_TIMEOUT)
     per_state = 2 if optimizer == "adam" else 1  # state elements per parameter element
-    for members in groups:
-        seed = results[members[0]]["seed"]
+    for seed, members in zip(seeds, groups):  # group k trains on seeds[k] (as _zero1_on_rank)
         expected = _zero1_expected(sizes, optimizer, seed)
         for rank in members:
             for name, value in expected.items():
@@ -299,7 +362,7 @@ def _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs):
                 if not torch.equal(value, results[rank]["weights"][name]):
                     raise ExerciseFailed(text("checks_2_1.not_bitwise_equal", rank=rank,
                                               first=members[0], name=name))
-        numels = results[members[0]]["numels"]
+        numels = [p.numel() for p in _zero1_model(sizes).parameters()]
         owners: dict = {}
         for rank in members:
             states = results[rank]["states"]
@@ -325,18 +388,34 @@ def _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs):
             raise ExerciseFailed(text("checks_2_1.unbalanced", loads=loads))
 
 
+def _zero1_cases() -> list:
+    """(label, world size, sizes, optimizer, pairs, hidden): with the instructor's secret the
+    hidden cases' widths, and the world size of the first two (2 or 4: the batch of 8 rows is
+    split evenly), are drawn from it; every rank of a group still owns a tensor."""
+    def draw(key, low, high, default):
+        return _int("zero1", key, low, high, default)
+
+    return [(msg("checks_2_1.case_zero1", n=1, world_size=2, optimizer="Adam", sizes=[8, 16, 4]),
+             2, [8, 16, 4], "adam", False, False),
+            (msg("checks_2_1.case_zero1", n=2, world_size=4,
+                 optimizer=msg("checks_2_1.sgd_momentum"), sizes=[8, 16, 4]),
+             4, [8, 16, 4], "sgd_momentum", False, False),
+            # without a secret 57 parameters in tensors of 30, 6, 18, 3: no even split on 2 or
+            # 4 ranks
+            (msg("checks.case_hidden", n=1), 2 * draw(10, 1, 2, 1),
+             [draw(11, 2, 9, 5), draw(12, 2, 9, 6), draw(13, 1, 6, 3)], "sgd_momentum", False,
+             True),
+            (msg("checks.case_hidden", n=2), 2 * draw(20, 1, 2, 2),
+             [draw(21, 2, 9, 5), draw(22, 2, 9, 7), draw(23, 2, 9, 7), draw(24, 1, 6, 3)], "adam",
+             False, True),
+            # 4 ranks, two groups {0, 1} and {2, 3}: broadcast's src is a global rank
+            (msg("checks.case_hidden", n=3), 4,
+             [draw(31, 2, 9, 5), draw(32, 2, 9, 6), draw(33, 1, 6, 3)], "adam", True, True)]
+
+
 @graded("ex2_1_zero1", points=4)
 def check_zero1(student_cls):
-    cases = [(msg("checks_2_1.case_zero1", n=1, world_size=2, optimizer="Adam", sizes=[8, 16, 4]),
-              2, [8, 16, 4], "adam", False, False),
-             (msg("checks_2_1.case_zero1", n=2, world_size=4,
-                  optimizer=msg("checks_2_1.sgd_momentum"), sizes=[8, 16, 4]),
-              4, [8, 16, 4], "sgd_momentum", False, False),
-             # 57 parameters in tensors of 30, 6, 18, 3: no even split on 2 or 4 ranks
-             (msg("checks.case_hidden", n=1), 2, [5, 6, 3], "sgd_momentum", False, True),
-             (msg("checks.case_hidden", n=2), 4, [5, 7, 7, 3], "adam", False, True),
-             # 4 ranks, two groups {0, 1} and {2, 3}: broadcast's src is a global rank
-             (msg("checks.case_hidden", n=3), 4, [5, 6, 3], "adam", True, True)]
-    for label, world_size, sizes, optimizer, pairs, hidden in cases:
+    for n, (label, world_size, sizes, optimizer, pairs, hidden) in enumerate(_zero1_cases()):
         with case(label, hidden=hidden):
-            _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs)
+            _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs,
+                              part=f"zero1/case{n + 1}")

@@ -130,6 +130,9 @@ def _first_student(frames) -> Frame | None:
 def student_frame(exc: BaseException) -> Frame | None:
     """Where the student's own code raised ``exc``: on the rank for a RankError (from its
     traceback text), else from the traceback objects, latest exception of the chain first."""
+    recorded = getattr(exc, "recorded_frame", None)  # replayed by the grader (record.py)
+    if isinstance(recorded, Frame):
+        return recorded
     remote = rank_error(exc)
     if remote is not None:
         for block in reversed(_parse_traceback_text(_remote_text(remote))):

@@ -54,9 +54,10 @@ from pathlib import Path
 
 import nbformat
 
-from labs.messages import text
+from labs.messages import EDITION_FOLDERS, LANGUAGES, text
 
-from . import copying, sandbox
+from . import copying, record, sandbox
+from . import secret as secret_module
 from .generate import graded_cells, is_graded
 
 __all__ = ["ExerciseResult", "SubmissionResult", "GraderError", "find_submissions",
@@ -147,9 +148,14 @@ def find_submissions(path: Path) -> list[Path]:
 
 
 def load_sources(solutions: Path) -> dict[str, nbformat.NotebookNode]:
+    """The source notebooks by name: ``X.ipynb`` (Chinese) and ``en/X.ipynb`` (the English
+    edition, ``solutions/en/``)."""
     solutions = Path(solutions)
     sources = {p.name: nbformat.read(str(p), as_version=4)
                for p in sorted(solutions.glob("*.ipynb"))} if solutions.is_dir() else {}
+    for folder, lang in EDITION_FOLDERS.items():
+        for p in sorted((solutions / folder).glob("*.ipynb")) if solutions.is_dir() else []:
+            sources[f"{folder}/{p.name}"] = nbformat.read(str(p), as_version=4)
     if not sources:
         raise GraderError(f"no solution notebooks in {solutions} (use --solutions DIR)")
     for name, nb in sources.items():
@@ -166,15 +172,26 @@ def _source_hashes(sources: dict) -> dict[str, str]:
 
 
 def match_source(path: Path, nb, sources: dict) -> str | None:
+    """The source of a submission: by ``metadata.course.notebook`` (in the edition of
+    ``metadata.course.language``, else of a folder ``en/`` on the submission's path), else by
+    file name, else by the longest source name that ends the file name."""
     metadata = nb.get("metadata") if isinstance(nb, dict) else None
     course = metadata.get("course") if isinstance(metadata, dict) else None
     name = course.get("notebook") if isinstance(course, dict) else None
-    if isinstance(name, str) and name in sources:
-        return name
+    lang = course.get("language") if isinstance(course, dict) else None
+    folder = next((f for f, code in EDITION_FOLDERS.items()
+                   if code == lang or (lang is None and f in Path(path).parent.parts)), None)
+
+    def pick(found: str) -> str:
+        edition = f"{folder}/{found}" if folder else None
+        return edition if edition in sources else found
+
+    if isinstance(name, str) and "/" not in name and name in sources:
+        return pick(name)
     if path.name in sources:
-        return path.name
-    suffixes = [n for n in sources if path.name.endswith(n)]
-    return max(suffixes, key=len) if suffixes else None
+        return pick(path.name)
+    suffixes = [n for n in sources if "/" not in n and path.name.endswith(n)]
+    return pick(max(suffixes, key=len)) if suffixes else None
 
 
 def sanitize(nb) -> list[str]:
@@ -265,9 +282,11 @@ def plan(nb, positions: dict[str, int], source) -> dict:
     """
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     setup = code[:1]
+    # the judge imports what the SOURCE's setup cell imports (the student's may be edited)
+    judge_setup = next((c.source for c in source.cells if c.cell_type == "code"), "")
     checks = sorted((i, gid) for gid, i in positions.items())
     if not checks:
-        return {"setup": setup, "exercises": []}
+        return {"setup": setup, "exercises": [], "judge_setup": judge_setup}
     sol_ids = {c.get("id") for c in source.cells if c.cell_type == "code"
                and c.metadata.get("nbgrader", {}).get("solution")
                and not c.metadata.get("nbgrader", {}).get("grade")}
@@ -293,9 +312,11 @@ def plan(nb, positions: dict[str, int], source) -> dict:
     exercises, previous = [], start
     for at, gid in checks:
         cells = [i for i in code if previous <= i <= at and i not in setup]
-        exercises.append({"grade_id": gid, "cells": cells, "check": at})
+        exercises.append({"grade_id": gid, "cells": cells, "check": at,
+                          "points": _max_points(nb.cells[at]),
+                          "check_source": nb.cells[at].source})  # the source's (prepare())
         previous = at + 1
-    return {"setup": setup, "exercises": exercises}
+    return {"setup": setup, "exercises": exercises, "judge_setup": judge_setup}
 
 
 def _verdict(cell) -> str | None:
@@ -332,6 +353,7 @@ class _Settings:
     sandbox: str = "none"
     hide: tuple = ()
     scratch: Path | None = None
+    secret: str = ""
 
 
 def _max_points(cell) -> float:
@@ -355,9 +377,15 @@ def _flags(grade_id: str, nb, exercise: dict, setup: list[int], source) -> list[
     context = "\n".join(nb.cells[i].source for i in setup)
     course = source.metadata.get("course", {})
     extra = course.get("references") if isinstance(course, dict) else None
+    first_code = next((c.source for c in source.cells if c.cell_type == "code"), "")
+    source_code = [first_code] + [c.source for c in source.cells if c.cell_type == "code"
+                                  and c.metadata.get("nbgrader", {}).get("solution")]
     found = copying.flags(grade_id, student, solutions, context=context,
-                          extra=extra if isinstance(extra, dict) else None)
+                          extra=extra if isinstance(extra, dict) else None,
+                          source_cells=source_code)
     out = []
+    if found["tampering"]:
+        out.append(_say("flag_tampering", names=", ".join(found["tampering"])))
     if found["references"]:
         out.append(_say("flag_reference", names=", ".join(found["references"])))
     if found["solution"]:
@@ -365,10 +393,14 @@ def _flags(grade_id: str, nb, exercise: dict, setup: list[int], source) -> list[
     return out
 
 
-def _language(nb) -> str | None:
+def _language(nb, source_name: str | None = None) -> str | None:
+    """The submission's language: its ``metadata.course.language``, else its source's edition."""
     course = nb.metadata.get("course")
     lang = course.get("language") if isinstance(course, dict) else None
-    return lang if lang in ("zh", "en") else None
+    if lang in LANGUAGES:
+        return lang
+    folder = source_name.split("/")[0] if source_name and "/" in source_name else None
+    return EDITION_FOLDERS.get(folder)
 
 
 def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | None) -> dict:
@@ -376,7 +408,8 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
     scratch = Path(tempfile.mkdtemp(prefix="s", dir=settings.scratch))
     try:
         work, course, ipc = scratch / "work", scratch / "course", scratch / "ipc"
-        for folder in (work, ipc, work / ".home"):
+        records = work / ".records"  # the checks' records (labs.exercises.record), judged here
+        for folder in (work, ipc, work / ".home", records):
             folder.mkdir()
         sandbox.copy_course(course)
         name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name) or "submission.ipynb"
@@ -386,7 +419,9 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
                "PYTHONPATH": str(course.resolve()), "HOME": str(home),
                "IPYTHONDIR": str(home / ".ipython"), "MPLCONFIGDIR": str(home / ".mpl"),
                "XDG_CACHE_HOME": str(home / ".cache"), "PYTHONDONTWRITEBYTECODE": "1",
-               "JUPYTER_RUNTIME_DIR": str(ipc), "JUPYTER_PLATFORM_DIRS": "1"}
+               "JUPYTER_RUNTIME_DIR": str(ipc), "JUPYTER_PLATFORM_DIRS": "1",
+               record.RECORDS_ENV: str(records.resolve()),
+               secret_module.SECRET_ENV: settings.secret}
         if lang:
             env["LABS_LANG"] = lang
         job = {"notebook": nb, "setup": steps["setup"], "exercises": steps["exercises"],
@@ -394,6 +429,7 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
                "kernel_name": settings.kernel_name, "sandbox": settings.sandbox,
                "workdir": str(work.resolve()), "course": str(course.resolve()),
                "ipc": str(ipc.resolve()), "hide": [str(p) for p in settings.hide], "env": env,
+               "records": str(records.resolve()), "judge_setup": steps.get("judge_setup", ""),
                "unset_env": ["JPY_SESSION_NAME", "LABS_LANG"] if not lang else ["JPY_SESSION_NAME"]}
         job_path, result_path = scratch / "job.json", scratch / "result.json"
         job_path.write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
@@ -425,14 +461,15 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
 def grade_submission(path: Path, sources: dict, *, label: str | None = None,
                      timeout: float = DEFAULT_TIMEOUT, cell_timeout: float = DEFAULT_CELL_TIMEOUT,
                      kernel_name: str | None = None, sandbox_mode: str = "none",
-                     hide: tuple = (), scratch: Path | None = None) -> SubmissionResult:
+                     hide: tuple = (), scratch: Path | None = None,
+                     secret: str = "") -> SubmissionResult:
     """Grade one submission; the file is only read, never written. Never raises: any failure
     becomes the submission's error, with 0 points."""
     start = time.monotonic()
     result = SubmissionResult(submission=label or str(path), notebook=None, sandbox=sandbox_mode)
     settings = _Settings(timeout=timeout, cell_timeout=min(cell_timeout, timeout),
                          kernel_name=kernel_name, sandbox=sandbox_mode, hide=tuple(hide),
-                         scratch=scratch)
+                         scratch=scratch, secret=secret)
     reference: dict = {}
     try:
         _grade_into(result, Path(path), sources, settings)
@@ -478,7 +515,7 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
         return
     nb, positions = prepare(submission, source)
     steps = plan(nb, positions, source)
-    raw = _run_worker(nb, steps, path, settings, _language(submission))
+    raw = _run_worker(nb, steps, path, settings, _language(submission, name))
     result.restarts = int(raw.get("restarts", 0))
     outputs = raw.get("cells", {})
     status = raw.get("exercises", {})
@@ -506,14 +543,14 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
             }.get(state, lambda: _say("not_run"))()
             result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, message, flags))
             continue
-        cell = {"outputs": outputs.get(str(exercise["check"]), [])}
-        error = _error(cell)
-        if error is None:
-            result.exercises.append(ExerciseResult(grade_id, max_points, max_points,
-                                                   _verdict(cell) or _say("passed"), flags))
-        else:
-            result.exercises.append(ExerciseResult(grade_id, 0.0, max_points,
-                                                   _verdict(cell) or error, flags))
+        # The verdict is the judge's (labs.exercises.judge, in the worker, from the record the
+        # kernel handed back), never what the kernel printed or raised.
+        verdict = status.get(grade_id, {}).get("verdict")
+        if not isinstance(verdict, dict):
+            verdict = {"points": 0.0, "message": _say("no_verdict")}
+        points = max_points if verdict.get("passed") else 0.0
+        result.exercises.append(ExerciseResult(grade_id, points, max_points,
+                                               str(verdict.get("message", "")), flags))
     notes = []
     if timeouts or deaths:
         notes.append(_say("faults", count=timeouts + deaths, timeouts=timeouts, deaths=deaths))
@@ -702,8 +739,12 @@ def _duration(seconds: float) -> str:
 def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades"),
           timeout: float = DEFAULT_TIMEOUT, cell_timeout: float | None = None,
           kernel_name: str | None = None, jobs: int | None = None, sandbox_mode: str = "auto",
-          fresh: bool = False, log=print) -> list[SubmissionResult]:
-    """Grade every submission under ``path``; write the reports into ``out``."""
+          fresh: bool = False, secret: str | None = None, log=print) -> list[SubmissionResult]:
+    """Grade every submission under ``path``; write the reports into ``out``.
+
+    ``secret`` (the instructor's, ``--secret``; else the environment's ``LABS_GRADE_SECRET``;
+    else a random one for this run) generates the checks' hidden cases
+    (:mod:`labs.exercises.secret`)."""
     path = Path(path)
     submissions = find_submissions(path)
     solutions = Path(solutions or default_solutions())
@@ -715,6 +756,7 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
         raise GraderError(str(exc)) from None
     cell_timeout = min(timeout, cell_timeout or DEFAULT_CELL_TIMEOUT)
     jobs = max(1, jobs or default_jobs())
+    secret = secret or os.environ.get(secret_module.SECRET_ENV) or secrets.token_hex(16)
     hashes = _source_hashes(sources)
     root = path if path.is_dir() else path.parent
     hide = (solutions.resolve(), root.resolve(), out.resolve())
@@ -742,7 +784,7 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     def one(sub, label):
         return grade_submission(sub, sources, label=label, timeout=timeout,
                                 cell_timeout=cell_timeout, kernel_name=kernel_name,
-                                sandbox_mode=mode, hide=hide, scratch=scratch)
+                                sandbox_mode=mode, hide=hide, scratch=scratch, secret=secret)
 
     pool = ThreadPoolExecutor(max_workers=jobs)
     futures: dict = {}
@@ -806,6 +848,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", choices=sandbox.MODES, default="auto",
                         help="bwrap: require the bubblewrap sandbox; none: process isolation "
                         "only; auto (default): bwrap when usable")
+    parser.add_argument("--secret", default=None,
+                        help="the instructor's secret the checks' hidden cases are generated from "
+                        "(default: $LABS_GRADE_SECRET, else a random one per run); keep it from "
+                        "the students")
     parser.add_argument("--fresh", action="store_true",
                         help="regrade every submission (default: keep the results of an earlier "
                         "run whose notebook and source are unchanged)")
@@ -817,7 +863,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         grade(args.path, solutions=args.solutions, out=args.out, timeout=args.timeout,
               cell_timeout=args.cell_timeout, kernel_name=args.kernel, jobs=args.jobs,
-              sandbox_mode=args.sandbox, fresh=args.fresh)
+              sandbox_mode=args.sandbox, fresh=args.fresh, secret=args.secret)
     except GraderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,7 +1,8 @@
 """Checks of the graded exercises of notebook 2.4 (hybrid parallelism).
 
 The student's functions are compared with the lab's reference (:mod:`labs.hybrid.mesh`,
-:mod:`labs.memory`) on shown and hidden cases::
+:mod:`labs.memory`) on shown and hidden cases (with the instructor's secret set, the hidden
+cases' seeds and numbers are drawn from it: :mod:`labs.exercises.secret`)::
 
     check_coords(coords)                  # ex2_4_coords, 1 point
     check_groups(groups)                  # ex2_4_groups, 2 points
@@ -22,6 +23,7 @@ import random
 from labs import memory
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
 from labs.exercises.ranks import run_on_ranks
+from labs.exercises.secret import hidden_int, hidden_seed
 from labs.hybrid.mesh import DIMS, MeshShape
 from labs.messages import text
 
@@ -29,8 +31,12 @@ __all__ = ["check_coords", "check_groups", "check_states_per_gpu", "check_choose
            "check_hybrid_step", "choose_layout", "states_per_gpu", "HYBRID_TIMEOUT"]
 
 
+#: The domain of this module's hidden seeds and numbers (labs.exercises.secret).
+_TAG = "2.4"
+
+
 def _shapes(seed: int, count: int) -> list[MeshShape]:
-    rng = random.Random(seed)
+    rng = random.Random(hidden_seed(_TAG, seed))
     return [MeshShape(dp=rng.choice([1, 2, 3, 4]), pp=rng.choice([1, 2, 3, 4]),
                       tp=rng.choice([1, 2, 4, 8])) for _ in range(count)]
 
@@ -107,7 +113,7 @@ def states_per_gpu(n_params: float, tp: int, pp: int, dp: int, zero_stage: int) 
 def check_states_per_gpu(student_fn):
     """student_fn(n_params, tp, pp, dp, zero_stage) -> bytes per GPU (mixed precision, Adam)."""
     shown = [(175e9, 8, 16, 8, 0), (530e9, 8, 35, 8, 1)]
-    rng = random.Random(47)
+    rng = random.Random(hidden_seed(_TAG, 47))
     hidden = [(rng.choice([1.3e9, 6.7e9, 65.2e9, 175e9]), rng.choice([1, 2, 4, 8]),
                rng.choice([1, 2, 8]), rng.choice([1, 4, 64]), stage) for stage in (0, 1, 2, 3)
               for _ in range(2)]
@@ -145,16 +151,57 @@ def choose_layout(n_params: float, n_layers: int, n_heads: int, n_gpus: int, gpu
     return None if best is None else best[1]
 
 
+#: The hidden layout cases: (millions of parameters, layers, heads, GPUs, GPUs per node, GB
+#: of budget) as the notebook's tests know them, and what the secret may draw instead: the
+#: parameters within ±20 %, the GPUs among the counts listed, the budget within the range
+#: (layers, heads and GPUs per node are the model's and the node's: kept).
+_LAYOUT_HIDDEN = (  # (row, GPU counts, budget range in GB)
+    ((530_000, 105, 128, 2240, 8, 70), (1920, 2240, 2520, 2800, 3360), (60, 80)),
+    ((65_200, 80, 64, 2048, 8, 70), (1024, 1536, 2048, 3072, 4096), (50, 80)),
+    ((6_700, 32, 32, 64, 8, 30), (32, 48, 64, 96, 128), (20, 40)),
+    ((175_000, 96, 96, 64, 8, 60), (48, 64, 96), (40, 80)),
+    ((13_000, 40, 40, 96, 8, 24), (48, 72, 96, 120, 144), (16, 32)),
+    ((2_000_000, 120, 128, 512, 8, 75), (384, 512, 640, 768, 1024), (60, 80)),
+    ((340, 24, 16, 8, 4, 10), (4, 8, 12, 16), (8, 12)),
+)
+_LAYOUT_TRIES = 200
+
+
+def _layout_kind(layout) -> tuple | None:
+    """What a hidden layout case stands for: nothing fits, or which of dp, pp, tp exceed 1
+    and whether pp is odd (105 layers: stages that are not a power of two)."""
+    if layout is None:
+        return None
+    dp, pp, tp = layout
+    return dp > 1, pp > 1, tp > 1, pp % 2
+
+
+def _layout_cases() -> list[tuple]:
+    """The hidden cases of :func:`check_choose_layout`: the table's rows without a secret; with
+    one, rows drawn from it that keep each row's kind (:func:`_layout_kind`)."""
+    cases = []
+    for k, ((n, layers, heads, gpus, per_node, budget), counts, (low, high)) in \
+            enumerate(_LAYOUT_HIDDEN):
+        row = (n * 1e6, layers, heads, gpus, per_node, budget * 1e9)
+        kind = _layout_kind(choose_layout(*row))
+        for attempt in range(_LAYOUT_TRIES):
+            seed = 200 + 10 * k + 1000 * attempt
+            drawn = (hidden_int(_TAG, seed, n * 4 // 5, n * 6 // 5, n) * 1e6, layers, heads,
+                     counts[hidden_int(_TAG, seed + 1, 0, len(counts) - 1, counts.index(gpus))],
+                     per_node, hidden_int(_TAG, seed + 2, low, high, budget) * 1e9)
+            if _layout_kind(choose_layout(*drawn)) == kind:
+                row = drawn
+                break
+        cases.append(row)
+    return cases
+
+
 @graded("ex2_4_layout", points=3)
 def check_choose_layout(student_fn):
     """student_fn(n_params, n_layers, n_heads, n_gpus, gpus_per_node, budget_bytes) ->
     (dp, pp, tp) or None, by the rule of :func:`choose_layout`."""
     shown = [(175e9, 96, 96, 1024, 8, 60e9), (1.3e9, 24, 32, 16, 8, 60e9)]
-    hidden = [(530e9, 105, 128, 2240, 8, 70e9), (65.2e9, 80, 64, 2048, 8, 70e9),
-              (6.7e9, 32, 32, 64, 8, 30e9), (175e9, 96, 96, 64, 8, 60e9),
-              (13e9, 40, 40, 96, 8, 24e9), (2e12, 120, 128, 512, 8, 75e9),
-              (340e6, 24, 16, 8, 4, 10e9)]
-    for k, args in enumerate(shown + hidden):
+    for k, args in enumerate(shown + _layout_cases()):
         is_hidden = k >= len(shown)
         n, layers, heads, gpus, per_node, budget = args
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
@@ -353,23 +400,45 @@ def _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed):
     return True
 
 
+#: The hidden cases of the hybrid step: (dp, tp) among the meshes listed (at most 4 ranks; the
+#: first is the notebook tests' one), then the ranges of D_in, of the rows of w1 per TP rank, of
+#: D_out and of the rows of the batch per DP rank, each with the tests' value.
+_STEP_HIDDEN = (
+    # DP strides and TP strides differ: a mesh built with dp and tp swapped fails
+    (((4, 1), (3, 1)), (3, 7, 5), (4, 10, 6), (2, 5, 3), (2, 3, 2)),
+    (((1, 4), (1, 3), (1, 2)), (2, 5, 3), (2, 4, 3), (2, 4, 2), (3, 6, 4)),
+    (((2, 1), (3, 1)), (3, 6, 4), (6, 12, 10), (3, 6, 5), (2, 4, 3)),
+    # an uneven hidden size that tp divides: an odd number of rows (3 in the tests) per TP rank
+    (((2, 2),), (3, 7, 5), None, (2, 5, 4), (4, 8, 6)),
+)
+
+
+def _step_cases() -> list[tuple]:
+    """(dp, tp, (D_in, H, D_out), B) of every case of :func:`check_hybrid_step`: the shown
+    one, then the hidden ones (drawn from the secret when one is set)."""
+    cases = [(2, 2, (4, 8, 3), 8)]  # the shown case
+    for k, (meshes, d_in, rows, d_out, per_dp) in enumerate(_STEP_HIDDEN):
+        seed = 300 + 10 * k
+        dp, tp = meshes[hidden_int(_TAG, seed, 0, len(meshes) - 1, 0)]
+        if rows is None:  # 2·j + 1 rows per TP rank, j in 1..3 (1 without a secret)
+            per_tp = 2 * hidden_int(_TAG, seed + 2, 1, 3, 1) + 1
+        else:
+            per_tp = hidden_int(_TAG, seed + 2, *rows)
+        sizes = (hidden_int(_TAG, seed + 1, *d_in), tp * per_tp, hidden_int(_TAG, seed + 3, *d_out))
+        cases.append((dp, tp, sizes, dp * hidden_int(_TAG, seed + 4, *per_dp)))
+    return cases
+
+
 @graded("ex2_4_hybrid_step", points=4)
 def check_hybrid_step(student_fn):
     """student_fn(dp, tp, w1, w2, x, y) on every rank of a dp × tp mesh (pp = 1, TP innermost)
     -> (grad of this rank's rows of w1, grad of this rank's columns of w2), averaged over DP."""
-    cases = [(2, 2, (4, 8, 3), 8),  # the shown case
-             # DP strides and TP strides differ: a mesh built with dp and tp swapped fails
-             (4, 1, (5, 6, 3), 8),
-             (1, 4, (3, 12, 2), 4),
-             (2, 1, (4, 10, 5), 6),
-             # an uneven hidden size that tp divides: 3 rows per TP rank
-             (2, 2, (5, 6, 4), 12)]
-    for k, (dp, tp, sizes, batch) in enumerate(cases):
+    for k, (dp, tp, sizes, batch) in enumerate(_step_cases()):
         d_in, hidden, d_out = sizes
         label = (text("checks.case_hidden", n=k) if k > 0
                  else text("checks.case_numbered", n=k + 1, what=text(
                      "checks_2_4.step_case", dp=dp, tp=tp, d_in=d_in, hidden=hidden, d_out=d_out,
                      batch=batch)))
         with case(label, hidden=k > 0):
-            _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed=90 + k)
+            _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed=hidden_seed(_TAG, 90 + k))
     return True

@@ -21,6 +21,8 @@ import torch
 from labs import pipeline as pp
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
 from labs.exercises.ranks import run_on_ranks
+from labs.exercises.secret import active as secret_active
+from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
 
 __all__ = ["check_gpipe_order", "check_1f1b_order", "check_bubble_fraction",
@@ -28,6 +30,19 @@ __all__ = ["check_gpipe_order", "check_1f1b_order", "check_bubble_fraction",
            "CHECK_TIMEOUT"]
 
 CHECK_TIMEOUT = 30.0  # seconds per launch of the executor exercise; a solution needs well under 1 s
+
+#: the domain of this module's hidden seeds and sizes (labs.exercises.secret)
+SECRET_TAG = "2.3"
+
+
+def _seed(seed: int) -> int:
+    """``seed`` itself, or the instructor's secret's seed for it (labs.exercises.secret)."""
+    return hidden_seed(SECRET_TAG, seed)
+
+
+def _int(key: int, low: int, high: int, default: int) -> int:
+    """A hidden case's number: ``default`` without a secret, else one in [low, high]."""
+    return hidden_int(SECRET_TAG, key, low, high, default)
 
 
 def _as_strings(got) -> list[str]:
@@ -37,12 +52,13 @@ def _as_strings(got) -> list[str]:
 
 
 def _order_cases(seed: int):
-    rng = random.Random(seed)
+    rng = random.Random(_seed(seed))
     cases = []
     for _ in range(6):
         p = rng.randint(2, 6)
         cases.append((p, rng.randint(1, 9), rng.randrange(p)))
-    cases.append((5, 2, 0))  # m < p
+    p = _int(10_000 + seed, 3, 6, 5)
+    cases.append((p, _int(10_100 + seed, 1, p - 1, 2), _int(10_200 + seed, 0, p - 1, 0)))  # m < p
     return cases
 
 
@@ -93,8 +109,9 @@ def check_1f1b_order(student_fn):
 def check_bubble_fraction(student_fn):
     """student_fn(p, m) -> the idle share (p-1)/(m+p-1)."""
     shown = [(8, 32), (4, 4)]
-    rng = random.Random(5)
-    hidden = [(rng.randint(1, 64), rng.randint(1, 128)) for _ in range(8)] + [(1, 7), (12, 32)]
+    rng = random.Random(_seed(5))
+    hidden = [(rng.randint(1, 64), rng.randint(1, 128)) for _ in range(8)] + [
+        (1, _int(11_000, 1, 128, 7)), (_int(11_001, 2, 64, 12), _int(11_002, 1, 128, 32))]
     for k, (p, m) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - 1) if is_hidden
@@ -105,11 +122,29 @@ def check_bubble_fraction(student_fn):
     return True
 
 
+def _min_microbatches_case(k: int, p: int, target: float) -> tuple[int, float]:
+    """Hidden case ``k`` of check_min_microbatches: ``(p, target)`` itself without a secret,
+    else a p (1 stays 1: no bubble) and a target in hundredths drawn from the secret, never one
+    that some m meets exactly (floats may land on either side of it)."""
+    from fractions import Fraction
+
+    if not secret_active():
+        return p, target
+    if p > 1:
+        p = _int(12_010 + k, 2, 64, p)
+    hundredths = _int(12_020 + k, 1, 60, round(target * 100))
+    # an exact boundary: (p - 1) / (m + p - 1) = target, i.e. (p - 1)(1 - target) / target whole
+    while p > 1 and (Fraction(p - 1) * (100 - hundredths) / hundredths).denominator == 1:
+        hundredths += 1
+    return p, hundredths / 100
+
+
 @graded("ex2_3_min_microbatches", points=1)
 def check_min_microbatches(student_fn):
     """student_fn(p, target) -> the smallest m whose bubble share is at most target."""
     shown = [(8, 0.10), (4, 0.25)]
-    hidden = [(12, 0.10), (35, 0.05), (2, 0.5), (16, 0.2), (1, 0.1), (64, 0.01)]
+    hidden = [_min_microbatches_case(k, p, target) for k, (p, target) in enumerate(
+        [(12, 0.10), (35, 0.05), (2, 0.5), (16, 0.2), (1, 0.1), (64, 0.01)])]
     for k, (p, target) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - 1) if is_hidden
@@ -144,9 +179,12 @@ def _check_bounds(bounds, costs, n_stages) -> list[tuple[int, int]]:
 def check_balanced_partition(student_fn):
     """student_fn(costs, n_stages) -> consecutive (start, stop) per stage, minimal max cost."""
     shown = [([1, 1, 1, 1, 1, 1, 1, 5], 4), ([4, 1, 1, 1, 1, 4], 3)]
-    rng = random.Random(7)
+    rng = random.Random(_seed(7))
+    n_equal = _int(13_000, 2, 6, 3)  # as many stages as layers
     hidden = [([rng.choice([1, 2, 3, 5, 8]) for _ in range(n)], rng.randint(1, n))
-              for n in (5, 7, 9, 10, 12)] + [([2, 2, 2], 3), ([9], 1)]
+              for n in (5, 7, 9, 10, 12)] + [
+        ([_int(13_010 + i, 1, 9, 2) for i in range(n_equal)], n_equal),
+        ([_int(13_001, 1, 9, 9)], 1)]
     for k, (costs, p) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - 1) if is_hidden
@@ -168,14 +206,14 @@ def _pipeline_model(seed: int, n_stages: int, width: int, out: int) -> list[torc
     stage s = Linear(width, width) + Tanh, the last one followed by Linear(width, out)."""
     from torch import nn
 
-    torch.manual_seed(seed)
+    torch.manual_seed(_seed(seed))
     stages = [nn.Sequential(nn.Linear(width, width), nn.Tanh()) for _ in range(n_stages)]
     stages[-1].append(nn.Linear(width, out))
     return stages
 
 
 def _pipeline_batch(seed: int, n_micro: int, micro: int, width: int, out: int):
-    g = torch.Generator().manual_seed(1000 + seed)
+    g = torch.Generator().manual_seed(_seed(1000 + seed))
     return (torch.randn(n_micro * micro, width, generator=g),
             torch.randn(n_micro * micro, out, generator=g))
 
@@ -284,12 +322,10 @@ def _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs
                            timeout=CHECK_TIMEOUT)
     groups = ([list(range(k, k + n_stages)) for k in range(0, world_size, n_stages)] if pairs
               else [list(range(world_size))])
-    for members in groups:
-        seed = results[members[0]]["seed"]
+    for seed, members in enumerate(groups):  # pipeline k runs seed k (as _executor_on_rank)
         loss, grads = _executor_expected(seed, n_stages, n_micro, micro, width, out)
-        for rank in members:
+        for stage, rank in enumerate(members):
             got = results[rank]
-            stage = got["stage"]
             who = _stage_named(stage, members, pairs)
             missing = [n for n, g in got["grads"].items() if g is None]
             if missing:
@@ -318,6 +354,27 @@ def _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs
                                       n_stages=n_stages))
 
 
+def _executor_case(case_):
+    """A hidden case of check_1f1b_executor, its sizes drawn from the secret when one is set,
+    keeping what it tests (at most 4 ranks): fewer micro-batches than stages (at least 2), more,
+    a single one, and two pipelines of 2 stages on 4 ranks."""
+    number, n_stages, n_micro, micro, width, out, pairs, hidden = case_
+    key = 14_000 + 10 * number
+    if pairs:
+        n_micro = _int(key, 2, 8, n_micro)
+    elif n_micro == 1:
+        n_stages = _int(key, 2, 4, n_stages)
+    elif n_micro < n_stages:
+        n_stages = _int(key, 3, 4, n_stages)
+        n_micro = _int(key + 1, 2, n_stages - 1, n_micro)
+    else:
+        n_stages = _int(key, 2, 4, n_stages)
+        n_micro = _int(key + 1, n_stages + 1, 9, n_micro)
+    micro, width, out = (_int(key + 2, 1, 4, micro), _int(key + 3, 3, 8, width),
+                         _int(key + 4, 1, 6, out))
+    return number, n_stages, n_micro, micro, width, out, pairs, hidden
+
+
 @graded("ex2_3_1f1b_executor", points=4)
 def check_1f1b_executor(student_fn):
     """student_fn(stage_module, inputs, targets, loss_fn, n_microbatches, activation_shape,
@@ -330,6 +387,7 @@ def check_1f1b_executor(student_fn):
              (3, 2, 1, 4, 6, 2, False, True),  # a single micro-batch
              # 4 ranks, two pipelines {0, 1} and {2, 3}: send/recv take global ranks
              (4, 2, 5, 2, 7, 3, True, True)]
+    cases = [_executor_case(c) if c[-1] else c for c in cases]
     for number, n_stages, n_micro, micro, width, out, pairs, hidden in cases:
         label = (text("checks.case_hidden", n=number) if hidden else
                  text("checks.case_numbered", n=number, what=text(

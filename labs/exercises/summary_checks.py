@@ -8,7 +8,8 @@
 The reference solutions are :func:`plan_training`, :func:`diagnose` and
 :func:`training_days`; the scenarios are
 :func:`shown_scenarios` (printed in the notebook) and hidden ones (models and clusters the
-notebook does not show).
+notebook does not show; with the instructor's secret set, their cluster sizes, batches and
+random layouts are drawn from it: :mod:`labs.exercises.secret`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import random
 
 from labs.exercises.checks import ExerciseFailed, case, graded
+from labs.exercises.secret import active, hidden_int, hidden_seed
 from labs.hybrid import planner as pl
 from labs.hybrid.planner_types import GiB
 from labs.messages import LazyMapping, text
@@ -23,6 +25,9 @@ from labs.messages import LazyMapping, text
 __all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",
            "check_diagnose", "diagnose_scenarios", "KEYS", "REASONS",
            "SPEED_TOLERANCE", "NUMBER_TOLERANCE", "training_days", "check_training_days"]
+
+#: The domain of this module's hidden seeds and numbers (labs.exercises.secret).
+_TAG = "2.5"
 
 KEYS = ("tp", "pp", "dp", "micro_batch", "v", "zero_stage", "memory_gib", "step_time_s")
 SPEED_TOLERANCE = 0.25  # a layout may be this much slower than the planner's best
@@ -62,23 +67,38 @@ def shown_scenarios() -> list:
     ]
 
 
+#: The clusters and batches the secret may give each hidden scenario (the first of each: the
+#: notebook tests' one); a fitting layout with TP inside a node exists for every pair.
+_HIDDEN_CHOICES = (
+    ((64, 32, 48, 96, 128), (1024, 512, 768, 1536, 2048)),
+    ((256, 128, 192, 384, 512), (1024, 512, 768, 1536, 2048)),
+    ((128, 64, 96, 192, 256), (1024, 512, 768, 1536, 2048)),
+    ((512, 256, 384, 768, 1024), (1536, 1024, 2048, 3072)),
+)
+
+
 def _hidden_scenarios() -> list:
+    sizes = []
+    for k, (gpus, batches) in enumerate(_HIDDEN_CHOICES):
+        sizes.append((gpus[hidden_int(_TAG, 100 + 2 * k, 0, len(gpus) - 1, 0)],
+                      batches[hidden_int(_TAG, 101 + 2 * k, 0, len(batches) - 1, 0)]))
+    (n1, b1), (n2, b2), (n3, b3), (n4, b4) = sizes
     return [
-        Scenario("13B / 64×A100-40GB",
+        Scenario(f"13B / {n1}×A100-40GB",
                  pl.Model(n_layers=40, hidden=5120, n_heads=40, seq_len=2048, vocab=50257),
-                 pl.Cluster("A100-40GB", 64), pl.Training(global_batch=1024)),
-        Scenario("70B GQA / 256×H100",
+                 pl.Cluster("A100-40GB", n1), pl.Training(global_batch=b1)),
+        Scenario(f"70B GQA / {n2}×H100",
                  pl.Model(n_layers=80, hidden=8192, n_heads=64, n_kv_heads=8, seq_len=4096,
                           vocab=128256, ffn_hidden=28672, mlp="swiglu", tied_embeddings=False,
                           learned_positions=False),
-                 pl.Cluster("H100-80GB", 256), pl.Training(global_batch=1024)),
-        Scenario("30B / 128×V100-32GB",
+                 pl.Cluster("H100-80GB", n2), pl.Training(global_batch=b2)),
+        Scenario(f"30B / {n3}×V100-32GB",
                  pl.Model(n_layers=48, hidden=7168, n_heads=56, seq_len=2048, vocab=51200),
-                 pl.Cluster("V100-32GB", 128), pl.Training(global_batch=1024, precision="fp16")),
-        Scenario("175B / 512×H100, no recompute",
+                 pl.Cluster("V100-32GB", n3), pl.Training(global_batch=b3, precision="fp16")),
+        Scenario(f"175B / {n4}×H100, no recompute",
                  pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200),
-                 pl.Cluster("H100-80GB", 512), pl.Training(global_batch=1536,
-                                                           recompute="selective")),
+                 pl.Cluster("H100-80GB", n4), pl.Training(global_batch=b4,
+                                                          recompute="selective")),
     ]
 
 
@@ -226,11 +246,28 @@ def _shown_configs() -> list:
                                    C(1, 16, 1))])
 
 
+#: Reasons the hidden layouts must give (tp_heads: the shown ones; in the hidden scenarios a tp
+#: that does not divide the heads is over 8 and breaks tp_node first).
+_HIDDEN_REASONS = ("ok", "gpu_count", "tp_node", "batch", "pipeline", "memory")
+
+
 def _hidden_configs(seed: int = 53, per_scenario: int = 10) -> list:
-    """Random layouts of the hidden scenarios, each reason at least once overall."""
+    """Random layouts of the hidden scenarios, each reason at least once overall (with a
+    secret: the first draw from it that gives each of ``_HIDDEN_REASONS``)."""
+    scenarios = _hidden_scenarios()
+    for attempt in range(100):
+        found = _random_configs(hidden_seed(_TAG, seed + 1000 * attempt), scenarios,
+                                per_scenario)
+        if not active() or {diagnose(s.model, s.cluster, s.train, c)
+                            for s, c in found} >= set(_HIDDEN_REASONS):
+            break
+    return found
+
+
+def _random_configs(seed: int, scenarios: list, per_scenario: int) -> list:
     rng = random.Random(seed)
     found = []
-    for scenario in _hidden_scenarios():
+    for scenario in scenarios:
         n = scenario.cluster.n_gpus
         divisors = [d for d in range(1, n + 1) if n % d == 0]
         for _ in range(per_scenario):
@@ -281,7 +318,7 @@ def training_days(n_params: float, tokens: float, n_gpus: int, peak_flops: float
 def check_training_days(student_fn):
     """student_fn(n_params, tokens, n_gpus, peak_flops, mfu) -> days (6·N·D FLOPs)."""
     shown = [(65.2e9, 1.4e12, 2048, 312e12, 0.476), (65.2e9, 1.4e12, 128, 312e12, 38 / 312)]
-    rng = random.Random(59)
+    rng = random.Random(hidden_seed(_TAG, 59))
     hidden = [(rng.choice([7e9, 13e9, 70e9, 175e9, 405e9]), rng.choice([0.3e12, 1e12, 2e12, 15e12]),
                rng.choice([64, 512, 2048, 16384]), rng.choice([125e12, 312e12, 989e12]),
                rng.choice([0.3, 0.4, 0.5])) for _ in range(6)]

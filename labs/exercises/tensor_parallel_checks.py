@@ -17,15 +17,40 @@ from __future__ import annotations
 
 from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded, msg
 from labs.exercises.ranks import as_number, run_on_ranks
+from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
 
 __all__ = ["check_conjugate_ops", "check_column_parallel", "check_row_parallel",
            "check_parallel_mlp", "check_qkv_shard", "check_tp_bytes", "check_sequence_parallel_mlp"]
 
+#: the domain of this module's hidden seeds and sizes (labs.exercises.secret)
+SECRET_TAG = "2.2"
+
 # (label, world size, tp group size, tokens, in, out, hidden); labels are lazy messages
 CASES = ((msg("checks_2_2.case_ranks", n=1, world_size=2), 2, 2, 4, 8, 12, False),
          (msg("checks_2_2.case_ranks", n=2, world_size=4), 4, 4, 3, 8, 16, False),
          (msg("checks_2_2.case_hidden_two_groups", n=1, world_size=4), 4, 2, 5, 6, 10, True))
+
+
+def _seed(seed: int) -> int:
+    """``seed`` itself, or the instructor's secret's seed for it (labs.exercises.secret)."""
+    return hidden_seed(SECRET_TAG, seed)
+
+
+def _size(key: int, low: int, high: int, default: int, multiple: int = 1) -> int:
+    """A hidden case's size: ``default`` without a secret, else a multiple of ``multiple`` in
+    ``[low, high]`` (both multiples of it) drawn from the secret."""
+    return multiple * hidden_int(SECRET_TAG, key, low // multiple, high // multiple,
+                                 default // multiple)
+
+
+def _cases():
+    """CASES, the hidden case's sizes drawn from the secret when one is set (still 4 ranks in
+    two TP groups of 2; the features and outputs still split evenly between the 2)."""
+    (label, world, tp, tokens, n_in, n_out, hidden), = [c for c in CASES if c[-1]]
+    drawn = (label, world, tp, _size(10_001, 2, 7, tokens), _size(10_002, 4, 12, n_in, tp),
+             _size(10_003, 4, 16, n_out, tp), hidden)
+    return tuple(drawn if c[-1] else c for c in CASES)
 
 
 def _data(seed, tokens, n_in, n_out, world):
@@ -68,9 +93,9 @@ def check_conjugate_ops(copy_cls, reduce_cls):
     """CopyToRegion: identity / all-reduce; ReduceFromRegion: all-reduce / identity."""
     import torch
 
-    for label, world, tp, tokens, n_in, _, hidden in CASES:
+    for label, world, tp, tokens, n_in, _, hidden in _cases():
         with case(label, hidden=hidden):
-            per_rank = _data(7, tokens, n_in, 1, world)[4]
+            per_rank = _data(_seed(7), tokens, n_in, 1, world)[4]
             results = run_on_ranks(_on_rank_conjugate, world, (copy_cls, reduce_cls, tp, per_rank))
             for rank, (f_out, f_grad, g_out, g_grad) in enumerate(results):
                 members = range(rank - rank % tp, rank - rank % tp + tp)
@@ -113,14 +138,16 @@ def _check_linear(student_fn, kind):
 
     from labs.tensor_parallel.layers import shard
 
-    for label, world, tp, tokens, n_in, n_out, hidden in CASES:
+    for label, world, tp, tokens, n_in, n_out, hidden in _cases():
         with case(label, hidden=hidden):
-            x, weight, bias, cot, _ = _data(11, tokens, n_in, n_out, world)
+            x, weight, bias, cot, _ = _data(_seed(11), tokens, n_in, n_out, world)
             xf, wf, bf = (t.clone().requires_grad_() for t in (x, weight, bias))
             y_full = torch.nn.functional.linear(xf, wf, bf)
             y_full.backward(cot)
             results = run_on_ranks(_on_rank_linear, world, (student_fn, kind, tp, x, weight, bias, cot))
-            for rank, r, t, y, gx, gw, gb in results:
+            for rank, (_, _, _, y, gx, gw, gb) in enumerate(results):
+                r, t = rank % tp, tp  # consecutive TP groups (tensor_parallel_group), not
+                # what the rank reports: the grader trusts only the data it checks
                 if kind == "column":
                     compare_tensors(shard(y_full.detach(), -1, r, t), y, rank=rank,
                                     what=text("checks_2_2.what_column_output"))
@@ -184,9 +211,9 @@ def check_parallel_mlp(student_fn):
 
     names = (text("checks_2_2.name_input_x"), "c_fc.weight", "c_fc.bias", "c_proj.weight",
              "c_proj.bias")
-    for label, world, tp, tokens, n_in, _, hidden in CASES:
+    for label, world, tp, tokens, n_in, _, hidden in _cases():
         with case(label, hidden=hidden):
-            g = torch.Generator().manual_seed(3)
+            g = torch.Generator().manual_seed(_seed(3))
             x, cot = torch.randn(tokens, n_in, generator=g), torch.randn(tokens, n_in, generator=g)
             full = [torch.randn(4 * n_in, n_in, generator=g), torch.randn(4 * n_in, generator=g),
                     torch.randn(n_in, 4 * n_in, generator=g), torch.randn(n_in, generator=g)]
@@ -194,7 +221,8 @@ def check_parallel_mlp(student_fn):
             y_full = F.linear(F.gelu(F.linear(xf, pf[0], pf[1])), pf[2], pf[3])
             y_full.backward(cot)
             results = run_on_ranks(_on_rank_mlp, world, (student_fn, tp, x, *full, cot))
-            for rank, r, t, y, grads in results:
+            for rank, (_, _, _, y, grads) in enumerate(results):
+                r, t = rank % tp, tp  # consecutive TP groups, not what the rank reports
                 compare_tensors(y_full.detach(), y, rank=rank,
                                 what=text("checks_2_2.what_mlp_output"))
                 expected = [xf.grad, shard(pf[0].grad, 0, r, t), shard(pf[1].grad, 0, r, t),
@@ -230,7 +258,15 @@ def check_qkv_shard(student_fn):
     from labs.tensor_parallel.layers import shard
 
     shown = ((24, 8, 0, 2), (24, 8, 1, 2))
-    hidden = ((48, 16, 3, 4), (96, 32, 1, 8), (12, 4, 0, 1))
+    hidden = []  # rows: a multiple of 3·tp (whole heads of q, k and v on every rank)
+    for k, (rows, cols, rank, tp) in enumerate(((48, 16, 3, 4), (96, 32, 1, 8), (12, 4, 0, 1))):
+        key = 10_100 + 10 * k
+        if tp > 1:  # the last one keeps tp = 1 (nothing to split)
+            tp = hidden_int(SECRET_TAG, key, 2, 8, tp)
+            rank = hidden_int(SECRET_TAG, key + 1, 0, tp - 1, rank)
+        rows = 3 * tp * hidden_int(SECRET_TAG, key + 2, 1, 4, rows // (3 * tp))
+        hidden.append((rows, hidden_int(SECRET_TAG, key + 3, 1, 32, cols), rank, tp))
+    hidden = tuple(hidden)
     for k, (rows, cols, rank, tp) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
@@ -262,10 +298,25 @@ def _measured_block_bytes(tp, batch, seq, hidden):
 
     counter = CommCounter()
     config = TinyGPTConfig(vocab_size=96, block_size=seq, n_layer=1, n_head=4, n_embd=hidden)
-    block = ParallelBlock(TinyGPT(config, seed=0).transformer.h[0], counter=counter)
+    block = ParallelBlock(TinyGPT(config, seed=hidden_seed(SECRET_TAG, 0)).transformer.h[0],
+                          counter=counter)
     block(torch.randn(batch, seq, hidden, requires_grad=True)).sum().backward()
     sent = sum(ring_all_reduce_bytes_per_rank(e.nbytes, tp) for e in counter.events)
     return sent, len(counter.events)
+
+
+def _tp_bytes_case(k, case_):
+    """Hidden case ``k`` of check_tp_bytes, its sizes drawn from the secret when one is set: a
+    large layer, one without tensor parallelism (tp = 1), a small one."""
+    b, s, h, t, e, hidden = case_
+    key = 10_200 + 10 * k
+    low_high = {2: ((1, 4), (512, 4096), (4096, 16384), (2, 8)),
+                3: ((1, 4), (16, 128), (16, 128), (1, 1)),
+                4: ((1, 7), (1, 9), (1, 16), (2, 8))}[k]
+    b, s, h, t = (hidden_int(SECRET_TAG, key + j, low, high, value)
+                  for j, ((low, high), value) in enumerate(zip(low_high, (b, s, h, t))))
+    e = (2, 4)[hidden_int(SECRET_TAG, key + 4, 0, 1, (2, 4).index(e))]
+    return b, s, h, t, e, hidden
 
 
 @graded("ex2_2_tp_bytes", points=1)
@@ -276,6 +327,7 @@ def check_tp_bytes(student_fn):
 
     cases = ((8, 1024, 1600, 8, 2, False), (4, 16, 32, 2, 4, False), (1, 2048, 12288, 8, 2, True),
              (2, 64, 64, 1, 4, True), (3, 5, 8, 4, 4, True))
+    cases = tuple(_tp_bytes_case(k, c) if c[-1] else c for k, c in enumerate(cases))
     for k, (b, s, h, t, e, hidden) in enumerate(cases):
         label = (text("checks.case_hidden", n=k - 1) if hidden
                  else text("checks_2_2.case_tp_bytes", b=b, s=s, h=h, t=t, e=e))
@@ -363,7 +415,24 @@ def _sp_data(seed, batch, seq, hidden):
 
 
 def _sp_seed(rank, tp):
-    return 100 + rank // tp  # one data set per TP group
+    return _seed(100 + rank // tp)  # one data set per TP group
+
+
+def _sp_cases():
+    """SP_CASES, the hidden cases' sizes drawn from the secret when one is set, each keeping
+    what it tests: a sequence that 2 ranks split evenly and 4 would not (2 × an odd number of
+    positions per rank); 4 ranks with an odd number of positions each; two TP groups of 2 with
+    an odd number of positions per rank."""
+    out = []
+    for k, (label, world, tp, batch, seq, hidden, is_hidden) in enumerate(SP_CASES):
+        if is_hidden:
+            key = 10_300 + 10 * k
+            per_rank = 2 * hidden_int(SECRET_TAG, key, 0, 2, (seq // tp - 1) // 2) + 1  # odd
+            batch = hidden_int(SECRET_TAG, key + 1, 1, 3, batch)
+            seq = tp * per_rank
+            hidden = hidden_int(SECRET_TAG, key + 2, 2, 12, hidden)
+        out.append((label, world, tp, batch, seq, hidden, is_hidden))
+    return tuple(out)
 
 
 def _sp_on_rank(gather_cls, scatter_cls, student_fn, tp, batch, seq, hidden):
@@ -433,11 +502,8 @@ def _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, h
 
     results = run_on_ranks(_sp_on_rank, world,
                            (gather_cls, scatter_cls, student_fn, tp, batch, seq, hidden))
-    members = {}
-    for res in results:
-        members.setdefault(res["rank"] // tp, []).append(res["rank"])
-    for res in results:
-        rank, r, t = res["rank"], res["r"], res["t"]
+    for rank, res in enumerate(results):
+        r, t = rank % tp, tp  # consecutive TP groups, not what the rank reports
         data, y_full, grads_full = _sp_expected(tp, batch, seq, hidden, rank)
         pieces = [data["pieces"][k] for k in range(t)]
         # SeqAllGather: forward all-gather along dim 1, backward reduce-scatter along dim 1
@@ -484,6 +550,6 @@ def check_sequence_parallel_mlp(gather_cls, scatter_cls, student_fn):
     """``SeqAllGather`` / ``SeqReduceScatter`` (autograd Functions, ``apply(x, group)``, along
     the sequence dim 1) and ``student_fn(x_shard, fc_w, fc_b, proj_w, proj_b, group)``: the
     sequence-parallel MLP, (B, T/t, C) in and out, against the full MLP on one process."""
-    for label, world, tp, batch, seq, hidden, is_hidden in SP_CASES:
+    for label, world, tp, batch, seq, hidden, is_hidden in _sp_cases():
         with case(label, hidden=is_hidden):
             _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, hidden)

@@ -4,6 +4,11 @@ the summary table's headings."""
 MESSAGES = {
     "deleted": {"zh": "检查单元格被删除", "en": "the check cell was deleted"},
     "passed": {"zh": "通过", "en": "passed"},
+    "no_verdict": {"zh": "评分器没有得出结论（评判进程出错）", "en": "the grader reached no verdict (its judge failed)"},
+    "no_record": {"zh": "❌ {exercise} 未通过（0/{points:g} 分）：检查没有运行完（评分器没有收到它的记录：检查单元格被跳过、被改写，或内核在它之前出了错）",
+                  "en": "❌ {exercise} failed (0/{points:g} points): the check did not run to the end (the grader got no record of it: the check cell was skipped or rewritten, or the kernel failed before it)"},
+    "record_refused": {"zh": "❌ {exercise} 未通过（0/{points:g} 分）：检查的记录与检查本身对不上（{why}）；交回的数据不是这个检查按原样运行得到的",
+                       "en": "❌ {exercise} failed (0/{points:g} points): the check's record does not match the check ({why}); the data handed back is not what the check, run as written, produces"},
     "not_run": {"zh": "未运行", "en": "not run"},
     "unreadable": {"zh": "无法读取笔记本：{error}", "en": "cannot read the notebook: {error}"},
     "malformed": {"zh": "笔记本格式不对，按 0 分处理：{error}",
@@ -31,6 +36,8 @@ MESSAGES = {
                      "{timeouts}, crashes {deaths})"},
     "flag_reference": {"zh": "请复核：调用了课程/torch 的现成实现 {names}",
                        "en": "review: calls the course's/torch's ready-made {names}"},
+    "flag_tampering": {"zh": "请复核：练习代码碰了评分机制 {names}（分数不受影响：结论由评分器根据记录得出）",
+                       "en": "review: the exercise code touches the grading machinery {names} (the score is not affected: the grader decides from the record)"},
     "flag_solution": {"zh": "请复核：代码与答案单元格相同（不计命名、注释和文档字符串）",
                       "en": "review: the code is the solution cell's (up to names, comments "
                             "and docstrings)"},

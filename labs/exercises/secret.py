@@ -1,0 +1,39 @@
+"""Hidden cases from the instructor's secret.
+
+A check's hidden cases are generated from seeds. In the notebook (and in the tests) a seed is the
+number the check names; when the grader runs with ``--secret`` (the environment variable
+:data:`SECRET_ENV`, set for the student's kernel and for the grader's judge alike), every hidden
+seed is derived from that secret instead, so reading ``labs/exercises`` does not tell a student
+the hidden inputs, and the kernel and the judge still generate the same ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+__all__ = ["SECRET_ENV", "hidden_seed", "hidden_int", "active"]
+
+SECRET_ENV = "LABS_GRADE_SECRET"
+
+
+def active() -> bool:
+    return bool(os.environ.get(SECRET_ENV))
+
+
+def hidden_seed(exercise_id: str, seed: int) -> int:
+    """The seed of hidden case ``seed`` of ``exercise_id``: ``seed`` itself without a secret,
+    else a 31-bit number from the secret (the same in the kernel and in the judge)."""
+    secret = os.environ.get(SECRET_ENV)
+    if not secret:
+        return seed
+    digest = hashlib.sha256(f"{secret}\0{exercise_id}\0{seed}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def hidden_int(exercise_id: str, seed: int, low: int, high: int, default: int) -> int:
+    """A hidden case's integer in ``[low, high]``: ``default`` without a secret, else one drawn
+    from the secret (a size, a count: the hidden shapes change with the secret too)."""
+    if not active():
+        return default
+    return low + hidden_seed(exercise_id, seed) % (high - low + 1)
