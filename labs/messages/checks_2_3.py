@@ -138,7 +138,7 @@ MESSAGES = {
               "「一个前向、一个反向」（看提示 1）",
         "en": "{who} had up to {peak} micro-batches in flight at once (forwarded, not "
               "yet backwarded); 1F1B keeps at most the number of stages, {n_stages}: run the "
-              "1F1B order, alternating one forward and one backward once the warm-up forwards "
+              "1F1B order, alternating one forward and one backward once the warmup forwards "
               "are done (see hint 1)",
     },
 }
