@@ -32,7 +32,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDENTS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+# both editions: the Chinese student notebooks and the English ones (notebooks/en/)
+STUDENTS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
+    (ROOT / "notebooks" / "en").glob("*.ipynb"))
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+UNFINISHED = ("未完成", "not done yet")
+
+
+def _relative(path: Path) -> str:
+    return path.relative_to(ROOT / "notebooks").as_posix()
 ARTIFACTS = ROOT / "artifacts" / "browser"
 RUN_ALL_LIMIT = 600  # seconds per notebook; the slowest takes about a minute on 2 cores
 
@@ -71,6 +79,7 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
     shutil.copytree(ROOT / "notebooks", root / "notebooks")
     shutil.copy(ROOT / "ERRATA.md", root / "ERRATA.md")
+    shutil.copy(ROOT / "ERRATA.en.md", root / "ERRATA.en.md")
     settings = root / ".settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     # Render every cell (no windowing), so that every output can be checked in the page.
@@ -163,7 +172,7 @@ def _shut_down_kernels(base, token):
 
 def _run_all(page, base, token, name):
     # A workspace of its own, reset: only this notebook opens (no tabs restored from the last).
-    workspace = name.split(".ipynb")[0].replace(".", "-")
+    workspace = name.split(".ipynb")[0].replace(".", "-").replace("/", "-")
     page.goto(f"{base}/lab/workspaces/{workspace}/tree/notebooks/{name}?reset&token={token}")
     page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
     deadline = time.monotonic() + 120
@@ -188,7 +197,7 @@ def _run_all(page, base, token, name):
         time.sleep(1)
 
 
-@pytest.mark.parametrize("path", STUDENTS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", STUDENTS, ids=lambda p: _relative(p).replace("/", "-"))
 def test_run_all_in_a_real_browser(lab, browser, path):
     base, token, root = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -196,13 +205,14 @@ def test_run_all_in_a_real_browser(lab, browser, path):
     page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: console.append(f"page error: {exc}"))
     try:
-        state = _run_all(page, base, token, path.name)
+        state = _run_all(page, base, token, _relative(path))
         if path.stem.startswith("2.5"):
             _check_planner_widget(page)  # also waits until the widget has rendered
         images = page.evaluate(IMAGES_JS)
-        outputs = _saved_outputs(page, root / "notebooks" / path.name)
+        outputs = _saved_outputs(page, root / "notebooks" / _relative(path))
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{path.stem}.png"), full_page=True)
+        shot = _relative(path).replace("/", "-").replace(".ipynb", ".png")
+        page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
     finally:
         page.close()
         _shut_down_kernels(base, token)
@@ -210,12 +220,17 @@ def test_run_all_in_a_real_browser(lab, browser, path):
         f"{path.name}: Run All stopped; code cells never run: {state['notRun'][:10]}"
     errors = [o for o in outputs if o["output_type"] == "error"]
     unexpected = [f"{o['ename']}: {o['evalue'][:300]}" for o in errors
-                  if o["ename"] != "ExerciseIncomplete" and "未完成" not in o["evalue"]]
+                  if o["ename"] != "ExerciseIncomplete"
+                  and not any(word in o["evalue"] for word in UNFINISHED)]
     assert not unexpected, f"{path.name}: error outputs other than 未完成: {unexpected[:3]}"
     assert errors, f"{path.name}: no 未完成 output: the exercise checks did not run"
     streams = "".join("".join(o["text"]) if isinstance(o["text"], list) else o["text"]
                       for o in outputs if o["output_type"] == "stream")
     assert "without encryption" not in streams, f"{path.name}: the kernel's TCP warning shows"
+    if path.parent.name == "en":  # the English edition prints English (the notebook's folder)
+        shown = streams + "".join(o.get("evalue", "") for o in errors)
+        assert not CJK.search(shown), f"{path.name}: Chinese text in the English edition's " \
+            f"outputs: {CJK.search(shown) and shown[CJK.search(shown).start() - 40:][:120]!r}"
     figures = sum("image/png" in o.get("data", {}) for o in outputs)
     rendered = [i for i in images if i["kind"] == "output"]
     assert images and len(rendered) >= figures and all(i["ok"] for i in images), \

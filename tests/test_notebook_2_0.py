@@ -20,6 +20,8 @@ from tests import grading
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "solutions" / "2.0_collectives.ipynb"
 STUDENT = ROOT / "notebooks" / "2.0_collectives.ipynb"
+SOLUTION_EN = ROOT / "solutions" / "en" / "2.0_collectives.ipynb"
+STUDENT_EN = ROOT / "notebooks" / "en" / "2.0_collectives.ipynb"
 POINTS = {"ex2_0_ring_all_reduce": 3, "ex2_0_rs_ag_all_reduce": 2, "ex2_0_ring_bytes": 1}
 
 
@@ -36,9 +38,12 @@ def _plant_wrong_ring(nb):
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
+    # both editions in one run: the grader finds each one's source by its language
     return grading.grade(tmp_path_factory.mktemp("grading_2_0"), SOLUTION.name, {
         "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
-        "planted": _plant_wrong_ring(grading.read(SOLUTION))}, timeout=240)
+        "planted": _plant_wrong_ring(grading.read(SOLUTION)),
+        "solution_en": grading.read(SOLUTION_EN), "untouched_en": grading.read(STUDENT_EN),
+        "planted_en": _plant_wrong_ring(grading.read(SOLUTION_EN))}, timeout=240)
 
 
 def test_notebook_declares_the_graded_exercises():
@@ -79,3 +84,17 @@ def test_planted_wrong_ring_scores_partial_marks_with_the_reason(report):
         r"❌ 练习 1 未通过（0/3 分）：用例 1：4 个 rank，长度 8："
         r"rank \d 上的all-reduce 的结果不对：第一个不一致的元素在下标 \(\d+,\)，"
         r"期望 -?\d+(\.\d+)?，实际 -?\d+(\.\d+)?（共 \d+/8 个元素不一致.*）", message), message
+
+
+def test_the_english_edition_gets_the_same_points_with_english_messages(report):
+    for who in ("solution", "untouched", "planted"):
+        zh, en = report[who], report[who + "_en"]
+        assert en["notebook"] == "en/" + zh["notebook"]
+        assert grading.points(en) == grading.points(zh), who
+    messages = {gid: e["message"] for gid, e in grading.by_id(report["solution_en"]).items()}
+    assert messages["ex2_0_ring_bytes"] == "✅ Exercise 3 passed: 1/1 points"
+    for e in report["untouched_en"]["exercises"]:
+        number = catalog.EXERCISES[e["grade_id"]].number
+        assert e["message"].startswith(f"❌ Exercise {number} not done yet (0 points)"), e
+    wrong = grading.by_id(report["planted_en"])["ex2_0_ring_all_reduce"]["message"]
+    assert wrong.startswith("❌ Exercise 1 failed (0/3 points): Case 1: 4 ranks, length 8:"), wrong
