@@ -54,7 +54,7 @@ from pathlib import Path
 
 import nbformat
 
-from labs.messages import EDITION_FOLDERS, LANGUAGES, text
+from labs.messages import DEFAULT_LANGUAGE, EDITION_FOLDERS, LANGUAGES, text
 
 from . import copying, record, sandbox
 from . import secret as secret_module
@@ -453,9 +453,59 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
         if not result_path.is_file():
             tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
             raise RuntimeError(f"worker exit {proc.returncode}: {' | '.join(tail)}")
-        return json.loads(result_path.read_text(encoding="utf-8"))
+        raw = json.loads(result_path.read_text(encoding="utf-8"))
+        raw["records"] = _read_records(records, steps["exercises"])
+        return raw
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _read_records(folder: Path, exercises: list[dict]) -> dict:
+    """``{grade_id: record data, or {"missing": True} / {"refused": why}}``, read after the
+    kernel and everything it started are gone (plain JSON, size-limited, never a symlink)."""
+    out = {}
+    for exercise in exercises:
+        gid = exercise["grade_id"]
+        try:
+            out[gid] = {"data": record.read(record.record_path(gid, folder))}
+        except FileNotFoundError:
+            out[gid] = {"missing": True}
+        except (OSError, record.RecordError) as exc:
+            out[gid] = {"refused": str(exc)}
+    return out
+
+
+# One judge at a time (it sets the language and the secret), and the copy flags under the same
+# lock: both parse and compile code, which CPython 3.11 does not do safely in two threads.
+_JUDGE_LOCK = threading.Lock()
+
+
+def _judge(exercise: dict, found: dict | None, judge_setup: str, lang: str | None,
+           secret: str) -> dict:
+    """The verdict on one exercise, decided here, in the grader's process, from the record its
+    check handed back (labs.exercises.judge); the secret and the language are the submission's."""
+    from labs.exercises import judge
+
+    gid, points = exercise["grade_id"], float(exercise.get("points", 0))
+    with _JUDGE_LOCK:
+        saved = {name: os.environ.get(name) for name in ("LABS_LANG", secret_module.SECRET_ENV)}
+        os.environ["LABS_LANG"] = lang or DEFAULT_LANGUAGE
+        os.environ[secret_module.SECRET_ENV] = secret
+        try:
+            if not found or found.get("missing"):
+                return judge.missing(gid, points)
+            if "refused" in found:
+                return judge.refused(gid, points, found["refused"])
+            return judge.judge(gid, found["data"], points, exercise["check_source"], judge_setup)
+        except Exception as exc:  # noqa: BLE001 - one exercise's judge never stops the rest
+            return {"passed": False, "points": 0.0, "message": text(
+                "record.judge_failed", error=f"{type(exc).__name__}: {exc}")}
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
 
 def grade_submission(path: Path, sources: dict, *, label: str | None = None,
@@ -515,7 +565,8 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
         return
     nb, positions = prepare(submission, source)
     steps = plan(nb, positions, source)
-    raw = _run_worker(nb, steps, path, settings, _language(submission, name))
+    lang = _language(submission, name)
+    raw = _run_worker(nb, steps, path, settings, lang)
     result.restarts = int(raw.get("restarts", 0))
     outputs = raw.get("cells", {})
     status = raw.get("exercises", {})
@@ -527,7 +578,9 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
             result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, _say("deleted")))
             continue
         exercise = by_gid[grade_id]
-        flags = _flags(grade_id, nb, exercise, steps["setup"], source)
+        with _JUDGE_LOCK:  # CPython 3.11's ast is not safe in threads ("AST constructor
+            # recursion depth mismatch" when two submissions parse at once): one at a time
+            flags = _flags(grade_id, nb, exercise, steps["setup"], source)
         state = status.get(grade_id, {}).get("status", "not_run")
         if state != "ok":
             timeouts += state == "timeout"
@@ -543,11 +596,10 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
             }.get(state, lambda: _say("not_run"))()
             result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, message, flags))
             continue
-        # The verdict is the judge's (labs.exercises.judge, in the worker, from the record the
-        # kernel handed back), never what the kernel printed or raised.
-        verdict = status.get(grade_id, {}).get("verdict")
-        if not isinstance(verdict, dict):
-            verdict = {"points": 0.0, "message": _say("no_verdict")}
+        # The verdict is the judge's (labs.exercises.judge, here, from the record the kernel
+        # handed back), never what the kernel printed or raised.
+        verdict = _judge(exercise, raw.get("records", {}).get(grade_id), steps["judge_setup"],
+                         lang, settings.secret)
         points = max_points if verdict.get("passed") else 0.0
         result.exercises.append(ExerciseResult(grade_id, points, max_points,
                                                str(verdict.get("message", "")), flags))

@@ -23,7 +23,8 @@ from labs.messages import text
 
 from . import catalog, checks, record
 
-__all__ = ["Judging", "judging", "pending", "judge", "judge_file", "setup_imports"]
+__all__ = ["Judging", "judging", "pending", "judge", "judge_file", "missing", "refused",
+           "setup_imports"]
 
 
 class Judging:
@@ -150,15 +151,25 @@ def _refused(exercise_id: str, points: float, why: str) -> dict:
                             points=points, why=why)}
 
 
+def refused(exercise_id: str, points: float, why: str) -> dict:
+    """0 points: the record could not be read (``why``)."""
+    return _refused(exercise_id, points, why)
+
+
+def missing(exercise_id: str, points: float) -> dict:
+    """0 points: the check left no record (it did not run to the end)."""
+    return {"passed": False, "points": 0.0,
+            "message": text("grade.no_record", exercise=catalog.label(exercise_id),
+                            points=points)}
+
+
 def judge_file(exercise_id: str, path: Path, points: float, check_source: str,
                setup_source: str = "") -> dict:
     """:func:`judge` on the record file at ``path``; no file: the check did not run."""
     try:
         data = record.read(path)
     except FileNotFoundError:
-        return {"passed": False, "points": 0.0,
-                "message": text("grade.no_record", exercise=catalog.label(exercise_id),
-                                points=points)}
+        return missing(exercise_id, points)
     except (OSError, record.RecordError) as exc:
         return _refused(exercise_id, points, str(exc))
     return judge(exercise_id, data, points, check_source, setup_source)

@@ -180,36 +180,10 @@ def run_job(job: dict) -> dict:
             kernel.close()
         sandbox.kill_marked(job["env"]["LABS_GRADE_MARK"])
         sandbox.kill_orphans(keep=set())
-    _judge_all(job, status)
     wanted = {i for e in job["exercises"] for i in e["cells"]} | set(job["setup"])
     cells = {str(i): nb.cells[i].get("outputs", []) for i in sorted(wanted)
              if nb.cells[i].cell_type == "code"}
     return {"cells": cells, "exercises": status, "restarts": restarts}
-
-
-def _judge_all(job: dict, status: dict) -> None:
-    """The verdict of every exercise whose cells ran to the end, decided here from the record
-    its check left (labs.exercises.judge): the kernel is gone, nothing of it runs now."""
-    ran = [e for e in job["exercises"] if status.get(e["grade_id"], {}).get("status") == OK]
-    if not ran:
-        return
-    from labs.exercises import judge, sandbox
-
-    try:
-        for exercise in ran:
-            gid = exercise["grade_id"]
-            try:
-                status[gid]["verdict"] = judge.judge_file(
-                    gid, Path(job["records"]) / f"{gid}.json", float(exercise.get("points", 0)),
-                    exercise["check_source"], job.get("judge_setup", ""))
-            except Exception as exc:  # noqa: BLE001 - one exercise's judge never stops the rest
-                from labs.messages import text
-
-                status[gid]["verdict"] = {"passed": False, "points": 0.0, "message": text(
-                    "record.judge_failed", error=f"{type(exc).__name__}: {exc}")}
-    finally:
-        sandbox.kill_marked(job["env"]["LABS_GRADE_MARK"])
-        sandbox.kill_orphans(keep=set())
 
 
 def die_with_parent(parent: int | None) -> None:
