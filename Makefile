@@ -41,7 +41,7 @@ NBVAL_STUDENTS := $(if $(CHROMIUM),,notebooks)
 
 test: setup
 	$(BIN)/python -m pytest tests solutions $(NBVAL_STUDENTS) --nbval-lax --nbval-current-env \
-		--nbval-cell-timeout=300
+		--nbval-cell-timeout=300 --durations=25
 
 test-portability: setup
 	@status=0; for variant in $(PORTABILITY); do \

@@ -98,6 +98,19 @@ def test_language_rules(monkeypatch, tmp_path):
     assert messages.language() == "zh"  # JupyterLab: the notebook's path wins over the cwd
     monkeypatch.setenv("JPY_SESSION_NAME", "notebooks/en/2.0_collectives.ipynb")
     assert messages.language() == "en"
+    # an English notebook a student copied out of notebooks/en/ still speaks English (its
+    # metadata); a Chinese one, or a file that cannot be read, speaks Chinese
+    desktop = tmp_path / "desktop"
+    desktop.mkdir()
+    (desktop / "mine.ipynb").write_text('{"metadata": {"course": {"language": "en"}}}')
+    (desktop / "zh.ipynb").write_text('{"metadata": {"course": {"notebook": "x.ipynb"}}}')
+    (desktop / "broken.ipynb").write_text('{"metadata": ')
+    for name, lang in (("mine", "en"), ("zh", "zh"), ("broken", "zh")):
+        monkeypatch.setenv("JPY_SESSION_NAME", str(desktop / f"{name}.ipynb"))
+        assert messages.language() == lang, name
+    monkeypatch.chdir(desktop)
+    monkeypatch.setenv("JPY_SESSION_NAME", "mine.ipynb")  # a path relative to the server
+    assert messages.language() == "en"
     monkeypatch.setenv(messages.LANG_ENV, "zh")
     assert messages.language() == "zh"
     messages.set_language("en")

@@ -240,6 +240,12 @@ def matches_solution(student: str, solution: str) -> bool:
     return a is not None and a == b
 
 
+def _prefixes(dotted: str) -> list[str]:
+    """``a.b.c`` -> ``a.b.c`` and every dotted prefix of it with two parts or more."""
+    parts = dotted.split(".")
+    return [dotted] + [".".join(parts[:k]) for k in range(2, len(parts))]
+
+
 def _words(code: str) -> set[str]:
     """Every name, attribute, dotted name, imported module and string constant of ``code``."""
     tree = _parse(code)
@@ -255,13 +261,9 @@ def _words(code: str) -> set[str]:
             if parts:
                 found.update(".".join(parts[:k]) for k in range(2, len(parts) + 1))
         elif isinstance(node, ast.alias):
-            found.update({node.name, node.asname or ""})
-            found.update(".".join(node.name.split(".")[:k])
-                         for k in range(2, node.name.count(".") + 2))
+            found.update({node.asname or "", *_prefixes(node.name)})
         elif isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-            found.update(".".join(node.module.split(".")[:k])
-                         for k in range(2, node.module.count(".") + 2))
+            found.update(_prefixes(node.module))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(w for w in TAMPERING if w in node.value)
     return found

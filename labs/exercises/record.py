@@ -138,12 +138,12 @@ class Recorder:
         self.args = tuple(StudentArg(i, t, self) for i, t in enumerate(targets))
         self.events: list[dict] = []
 
-    def call(self, arg: StudentArg, args, kwargs):
+    def _run(self, event: dict, work: Callable):
+        """Append ``event``, do ``work()``, and record what it returned or raised."""
         __tracebackhide__ = True  # noqa: F841
-        event = {"kind": "call", "arg": arg._index}
         self.events.append(event)
         try:
-            result = arg._target(*unwrap(args), **unwrap(kwargs))
+            result = work()
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:
@@ -152,18 +152,14 @@ class Recorder:
         event["result"] = encode(result)
         return result
 
+    def call(self, arg: StudentArg, args, kwargs):
+        __tracebackhide__ = True  # noqa: F841
+        return self._run({"kind": "call", "arg": arg._index},
+                         lambda: arg._target(*unwrap(args), **unwrap(kwargs)))
+
     def ranks(self, fn, world_size: int, args, run: Callable):
-        event = {"kind": "ranks", "body": _body_name(fn), "world_size": int(world_size)}
-        self.events.append(event)
-        try:
-            result = run(unwrap(args))
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:
-            event["raised"] = encode_exception(exc)
-            raise
-        event["result"] = encode(result)
-        return result
+        return self._run({"kind": "ranks", "body": _body_name(fn), "world_size": int(world_size)},
+                         lambda: run(unwrap(args)))
 
     def as_dict(self, outcome: str) -> dict:
         return {"version": VERSION, "exercise": self.exercise_id, "args": len(self.args),

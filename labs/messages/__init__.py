@@ -21,7 +21,8 @@ The language, first that applies:
 3. the notebook's edition: a notebook under a folder named ``en`` (``notebooks/en/``,
    ``solutions/en/``) is English. The kernel knows its notebook from ``JPY_SESSION_NAME``
    (JupyterLab) or, under nbval, nbconvert and the grader, from its working folder, which is
-   the notebook's;
+   the notebook's. In JupyterLab a notebook moved out of its edition's folder (a student's
+   copy on the desktop) still speaks its language: its own ``metadata.course.language``;
 4. Chinese, the course's first edition.
 """
 
@@ -54,6 +55,37 @@ def _edition_of(path: str | os.PathLike | None) -> str | None:
     return None
 
 
+_declared_cache: dict = {}
+
+
+def _declared(session: str) -> str | None:
+    """``metadata.course.language`` of the notebook file a JupyterLab session names (read once
+    per version of the file), or None."""
+    path = Path(session)
+    if not path.is_absolute():
+        try:
+            path = Path.cwd() / path.name  # the kernel runs in the notebook's folder
+        except OSError:
+            return None
+    try:
+        stamp = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+    if stamp not in _declared_cache:
+        lang = None
+        try:
+            import json
+
+            with open(path, encoding="utf-8") as f:
+                course = json.load(f).get("metadata", {}).get("course", {})
+            lang = course.get("language") if isinstance(course, dict) else None
+        except (OSError, ValueError, AttributeError):
+            pass
+        _declared_cache.clear()
+        _declared_cache[stamp] = lang if lang in LANGUAGES else None
+    return _declared_cache[stamp]
+
+
 def language() -> str:
     """The language the course speaks now: ``"zh"`` or ``"en"`` (see the module's docstring)."""
     chosen = os.environ.get(LANG_ENV, "").strip().lower()
@@ -64,7 +96,7 @@ def language() -> str:
         return chosen
     session = os.environ.get("JPY_SESSION_NAME")
     if session:
-        return _edition_of(session) or DEFAULT_LANGUAGE
+        return _edition_of(session) or _declared(session) or DEFAULT_LANGUAGE
     try:
         here = Path.cwd()
     except OSError:
