@@ -16,6 +16,9 @@ import nbformat
 from labs.exercises import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
+# The hidden cases of every grading test come from this secret (deterministic runs); the checks
+# under other secrets are tested in tests/test_record_judge.py and by the exercise tests.
+SECRET = "course-tests-2026"
 
 
 def read(path: Path):
@@ -48,7 +51,8 @@ def grade(root: Path, name: str, variants: dict, *, timeout: float = 300) -> dic
     out = root / "grades"
     proc = subprocess.run(
         [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
-         str(ROOT / "solutions"), "--timeout", str(timeout), "--cell-timeout", "120"],
+         str(ROOT / "solutions"), "--timeout", str(timeout), "--cell-timeout", "120",
+         "--secret", SECRET],
         capture_output=True, text=True, cwd=root, timeout=4 * timeout)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((out / "grades.json").read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """Score submitted notebooks: each isolated, exercise by exercise, never modifying them.
 
     python -m labs.grade PATH [--out DIR] [--jobs N] [--sandbox {auto,bwrap,none}] [--fresh]
-                              [--timeout SECONDS] [--cell-timeout SECONDS]
+                              [--secret TEXT] [--timeout SECONDS] [--cell-timeout SECONDS]
                               [--solutions DIR] [--kernel NAME]
 
 PATH is one ``.ipynb`` or a folder searched recursively (``.ipynb_checkpoints`` skipped). The
@@ -18,6 +18,13 @@ added inside an exercise's section runs with it. Each exercise has its own time 
 (``--cell-timeout``); on a timeout or a kernel death only that exercise scores 0, the kernel and
 everything it started are killed, a new kernel replays the setup and the finished exercises'
 cells, and grading goes on. ``--timeout`` bounds a whole submission.
+
+The verdict is decided here, in the grader's process, not in the student's kernel: the kernel
+hands back only a record of what the student's code returned on the check's inputs
+(:mod:`labs.exercises.record`), and :mod:`labs.exercises.judge` re-runs the source's check cell
+against it. ``--secret`` (else ``$LABS_GRADE_SECRET``, else random per run) generates the hidden
+cases (:mod:`labs.exercises.secret`). English submissions (``metadata.course.language`` "en", or
+a path through a folder ``en/``) are graded against ``solutions/en/`` and answered in English.
 
 Isolation (:mod:`labs.exercises.sandbox`): each submission is graded by its own worker
 process (:mod:`labs.exercises.runner`) whose kernel runs in a bubblewrap sandbox when available
