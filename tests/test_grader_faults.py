@@ -210,6 +210,8 @@ def _grade(tmp: Path, mode: str) -> dict:
     plants = _plants(folder, subs)
     if mode == "bwrap":
         plants["probe"] = (_sandbox_probe(folder), FULL, None)
+        # the in-kernel attacks do not depend on the sandbox: graded once, in the fallback run
+        plants = {who: v for who, v in plants.items() if who not in ATTACKS}
     else:
         plants = {who: plants[who] for who in FALLBACK}
     plants = {who: v for who, v in plants.items() if (v[1] if mode == "bwrap" else v[2]) is not None}
@@ -257,11 +259,26 @@ def test_the_sandbox_keeps_a_python_under_tmp_or_in_the_course_readable(monkeypa
     assert sandbox.python_binds([Path("/elsewhere")]) == []
 
 
+_RUNS: dict = {}  # one grader run per mode for the whole module
+
+
+def _run_once(tmp_path_factory, mode: str) -> dict:
+    if mode not in _RUNS:
+        _RUNS[mode] = _grade(tmp_path_factory.mktemp(f"faults-{mode}"), mode)
+    return _RUNS[mode]
+
+
 @pytest.fixture(scope="module", params=["bwrap", "none"])
 def graded(request, tmp_path_factory):
     if request.param == "bwrap":
         _bwrap_or_skip()
-    return _grade(tmp_path_factory.mktemp(f"faults-{request.param}"), request.param)
+    return _run_once(tmp_path_factory, request.param)
+
+
+@pytest.fixture(scope="module")
+def fallback(tmp_path_factory):
+    """The fallback's run, which grades the in-kernel attacks (they need no sandbox)."""
+    return _run_once(tmp_path_factory, "none")
 
 
 def test_every_planted_submission_gets_its_exact_grade(graded):
@@ -307,8 +324,8 @@ def test_copying_is_flagged_not_penalised(graded):
     assert "ex_c" in row.split()[-1]  # the review column
 
 
-def test_in_kernel_attacks_are_flagged_for_review(graded):
-    by_name = gp.report(graded["out"])
+def test_in_kernel_attacks_are_flagged_for_review(fallback):
+    by_name = gp.report(fallback["out"])
     for who in ATTACKS:
         (ex_a,) = [e for e in by_name[who]["exercises"] if e["grade_id"] == "ex_a"]
         assert ex_a["flags"] and "评分机制" in ex_a["flags"][0], (who, ex_a)

@@ -68,11 +68,13 @@ def sync(zh, en):
                 raise ValueError(f"markdown cell {cell.get('id')} has no English translation")
             cells.append(mine)
             continue
+        if mine is not None and mine.cell_type == "code" and _code_view(mine) == _code_view(cell):
+            cells.append(mine)  # unchanged: its English outputs and execution stay
+            continue
         new = copy.deepcopy(cell)
-        if mine is not None and mine.cell_type == "code" and mine.source == cell.source:
-            new.outputs, new.execution_count = mine.outputs, mine.execution_count
-        elif cell.cell_type == "code":
+        if cell.cell_type == "code":  # changed: run it again in English (make execute)
             new.outputs, new.execution_count = [], None
+            new.metadata.pop("execution", None)
         cells.append(new)
     out.cells = cells
     _language_metadata(out)
