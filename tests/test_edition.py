@@ -172,3 +172,30 @@ def test_the_readme_lists_both_editions():
     for name in NAMES:
         assert f"notebooks/en/{name}" in readme, name
     assert "ERRATA.en.md" in readme
+
+
+def test_sync_copies_changed_code_and_keeps_the_rest():
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+    def notebook(code, markdown, outputs):
+        cells = [new_markdown_cell(markdown), new_code_cell(code[0]), new_code_cell(code[1])]
+        for cell, out in zip(cells[1:], outputs):
+            cell.outputs = [new_output("stream", text=out)] if out else []
+        for k, cell in enumerate(cells):
+            cell.id = f"c{k}"
+        return new_notebook(cells=cells)
+
+    zh = notebook(("x = 1", "print(x + 1)"), "# 标题", ("", "2"))
+    en = notebook(("x = 1", "print(x)"), "# Title", ("", "1"))
+    en.cells[1].metadata["execution"] = {"shell.execute_reply": "t"}
+    synced = edition.sync(zh, en)
+    assert [c.source for c in synced.cells] == ["# Title", "x = 1", "print(x + 1)"]
+    assert synced.cells[1].metadata["execution"] == {"shell.execute_reply": "t"}  # kept
+    assert synced.cells[2].outputs == []  # changed: to be run again in English
+    assert edition.differences(zh, synced) == []
+    assert edition.differences(zh, en) == [
+        "notebook cell #2 (id c2): code differs from the Chinese source (run sync)"]
+    zh.cells.append(new_markdown_cell("新的"))
+    zh.cells[-1].id = "c3"
+    with pytest.raises(ValueError, match="no English translation"):
+        edition.sync(zh, en)
