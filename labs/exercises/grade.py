@@ -160,7 +160,7 @@ def load_sources(solutions: Path) -> dict[str, nbformat.NotebookNode]:
     solutions = Path(solutions)
     sources = {p.name: nbformat.read(str(p), as_version=4)
                for p in sorted(solutions.glob("*.ipynb"))} if solutions.is_dir() else {}
-    for folder, lang in EDITION_FOLDERS.items():
+    for folder in EDITION_FOLDERS:
         for p in sorted((solutions / folder).glob("*.ipynb")) if solutions.is_dir() else []:
             sources[f"{folder}/{p.name}"] = nbformat.read(str(p), as_version=4)
     if not sources:
@@ -278,6 +278,11 @@ def prepare(submission, source) -> tuple[nbformat.NotebookNode, dict[str, int]]:
     return nb, positions
 
 
+def _setup_source(source) -> str:
+    """The source notebook's setup cell: its first code cell."""
+    return next((c.source for c in source.cells if c.cell_type == "code"), "")
+
+
 def plan(nb, positions: dict[str, int], source) -> dict:
     """Which cells run: ``{"setup": [i], "exercises": [{grade_id, cells, check}]}``.
 
@@ -290,7 +295,7 @@ def plan(nb, positions: dict[str, int], source) -> dict:
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     setup = code[:1]
     # the judge imports what the SOURCE's setup cell imports (the student's may be edited)
-    judge_setup = next((c.source for c in source.cells if c.cell_type == "code"), "")
+    judge_setup = _setup_source(source)
     checks = sorted((i, gid) for gid, i in positions.items())
     if not checks:
         return {"setup": setup, "exercises": [], "judge_setup": judge_setup}
@@ -324,30 +329,6 @@ def plan(nb, positions: dict[str, int], source) -> dict:
                           "check_source": nb.cells[at].source})  # the source's (prepare())
         previous = at + 1
     return {"setup": setup, "exercises": exercises, "judge_setup": judge_setup}
-
-
-def _verdict(cell) -> str | None:
-    """The check's verdict: its ✅/❌ line and the indented lines that follow it (the student's
-    line and the exception, when their code raised), without the advice after them."""
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream":
-            lines = str(output.get("text", "")).splitlines()
-            for at, line in enumerate(lines):
-                if line.startswith(("\u2705", "\u274c")):
-                    block = [line.strip()]
-                    for more in lines[at + 1:]:
-                        if not more.startswith((" ", "\t")) or not more.strip():
-                            break
-                        block.append(more.rstrip())
-                    return "\n".join(block)
-    return None
-
-
-def _error(cell) -> str | None:
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            return f"{output.get('ename')}: {output.get('evalue')}".strip()
-    return None
 
 
 # --- one submission ------------------------------------------------------------------------
@@ -384,8 +365,7 @@ def _flags(grade_id: str, nb, exercise: dict, setup: list[int], source) -> list[
     context = "\n".join(nb.cells[i].source for i in setup)
     course = source.metadata.get("course", {})
     extra = course.get("references") if isinstance(course, dict) else None
-    first_code = next((c.source for c in source.cells if c.cell_type == "code"), "")
-    source_code = [first_code] + [c.source for c in source.cells if c.cell_type == "code"
+    source_code = [_setup_source(source)] + [c.source for c in source.cells if c.cell_type == "code"
                                   and c.metadata.get("nbgrader", {}).get("solution")]
     found = copying.flags(grade_id, student, solutions, context=context,
                           extra=extra if isinstance(extra, dict) else None,
@@ -575,7 +555,6 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
     lang = _language(submission, name)
     raw = _run_worker(nb, steps, path, settings, lang)
     result.restarts = int(raw.get("restarts", 0))
-    outputs = raw.get("cells", {})
     status = raw.get("exercises", {})
     by_gid = {e["grade_id"]: e for e in steps["exercises"]}
     timeouts = deaths = 0

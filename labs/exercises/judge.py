@@ -41,7 +41,7 @@ class Judging:
         try:
             replayer = record.Replayer(exercise_id, len(args), self.data)
         except record.RecordError as exc:
-            self.verdict = _refused(exercise_id, points, str(exc))
+            self.verdict = refused(exercise_id, points, str(exc))
             return None
         checks.feedback.clear_hidden_logs()
         try:
@@ -53,7 +53,7 @@ class Judging:
         except BaseException as exc:  # noqa: BLE001 - the check's verdict, as in the notebook
             cause = _record_error(exc)
             if cause is not None:
-                self.verdict = _refused(exercise_id, points, str(cause))
+                self.verdict = refused(exercise_id, points, str(cause))
             else:
                 final = checks._verdict_exception(exc)
                 self.verdict = {"passed": False, "points": 0.0,
@@ -138,22 +138,18 @@ def judge(exercise_id: str, data: dict, points: float, check_source: str,
             exec(compile(check_source, "<check>", "exec"), module, _Names(module))
         except Exception as exc:  # noqa: BLE001 - a check cell that cannot run here
             if waiting.verdict is None:
-                return _refused(exercise_id, points, text(
+                return refused(exercise_id, points, text(
                     "record.cell_failed", error=f"{type(exc).__name__}: {exc}"))
     if waiting.verdict is None:
-        return _refused(exercise_id, points, text("record.not_called"))
+        return refused(exercise_id, points, text("record.not_called"))
     return waiting.verdict
 
 
-def _refused(exercise_id: str, points: float, why: str) -> dict:
+def refused(exercise_id: str, points: float, why: str) -> dict:
+    """0 points: the record cannot be read, or does not follow the check (``why``)."""
     return {"passed": False, "points": 0.0,
             "message": text("grade.record_refused", exercise=catalog.label(exercise_id),
                             points=points, why=why)}
-
-
-def refused(exercise_id: str, points: float, why: str) -> dict:
-    """0 points: the record could not be read (``why``)."""
-    return _refused(exercise_id, points, why)
 
 
 def missing(exercise_id: str, points: float) -> dict:
@@ -171,5 +167,5 @@ def judge_file(exercise_id: str, path: Path, points: float, check_source: str,
     except FileNotFoundError:
         return missing(exercise_id, points)
     except (OSError, record.RecordError) as exc:
-        return _refused(exercise_id, points, str(exc))
+        return refused(exercise_id, points, str(exc))
     return judge(exercise_id, data, points, check_source, setup_source)

@@ -3,7 +3,6 @@ the summary table's headings."""
 
 MESSAGES = {
     "deleted": {"zh": "检查单元格被删除", "en": "the check cell was deleted"},
-    "passed": {"zh": "通过", "en": "passed"},
     "no_record": {"zh": "❌ {exercise} 未通过（0/{points:g} 分）：检查没有运行完（评分器没有收到它的记录：检查单元格被跳过、被改写，或内核在它之前出了错）",
                   "en": "❌ {exercise} failed (0/{points:g} points): the check did not run to the end (the grader got no record of it: the check cell was skipped or rewritten, or the kernel failed before it)"},
     "record_refused": {"zh": "❌ {exercise} 未通过（0/{points:g} 分）：检查的记录与检查本身对不上（{why}）；交回的数据不是这个检查按原样运行得到的",
