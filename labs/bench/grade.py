@@ -1,13 +1,19 @@
 """Grader throughput: a class of submissions of one course notebook, graded by ``labs.grade``.
 
-    python -m labs.bench grade [--notebook 2.0_collectives.ipynb] [--students 30] [--jobs N]
-                               [--cell-timeout 60] [--sandbox auto]
+    python -m labs.bench grade [--notebook 2.0_collectives.ipynb ...] [--students 30]
+                               [--mix class|even] [--jobs N] [--cell-timeout S] [--sandbox auto]
 
-The class (built in a temporary folder) mixes, in turn: the solution (correct), the untouched
-student version, a wrong answer (the first exercise cell replaced by ``return None`` bodies),
-a crash (``os._exit`` in the first exercise cell) and a hang (an infinite loop there, which
-costs one ``--cell-timeout``). Prints seconds per submission and the projection for 30
-students x 4 notebooks at the same rate. Target: under 15 minutes on 2 cores.
+The class (built in a temporary folder) mixes these kinds of submission: the solution
+(correct), the untouched student version, a wrong answer (the first exercise cell raises), a
+cheat (hides that error with ``set_custom_exc``), a crash (``os._exit`` in the first exercise
+cell: the kernel dies) and a hang (an infinite loop there, which costs that exercise's time
+limit). ``--mix class`` is the class of the grader's issue, per 30 students: 1 hang, 1 crash,
+3 cheats, 5 wrong, 5 untouched, 15 correct; ``--mix even`` cycles through the six kinds (5
+hangs in 30: a harsh case). Time limits are the grader's default (derived from the source's own
+run time) unless ``--cell-timeout`` is given. Prints, per notebook, the total, the seconds per
+submission, each kind's seconds (its own grading, while ``--jobs`` ran at once) and the
+projection for 30 students x 4 notebooks at the mean rate of the notebooks measured.
+Target: under 15 minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -40,7 +46,34 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def build_class(root: Path, notebook: str, students: int) -> Path:
+KINDS = ("correct", "untouched", "wrong", "cheat", "crash", "hang")
+# the class of the issue, per 30 students: three try to cheat and one notebook hangs
+CLASS_MIX = ("correct",) * 15 + ("untouched",) * 5 + ("wrong",) * 5 + ("cheat",) * 3 + (
+    "crash", "hang")
+PLANTS = {"wrong": "raise ValueError('wrong')",
+          "cheat": "get_ipython().set_custom_exc((Exception,), lambda *a, **k: None)\n"
+                   "raise ValueError('wrong')",
+          "crash": "import os\nos._exit(1)",
+          "hang": "while True:\n    pass"}
+
+
+def kinds(students: int, mix: str) -> list[str]:
+    """The kind of each of ``students`` submissions: ``mix`` "class" (CLASS_MIX, spread out so
+    that any prefix has its share) or "even" (KINDS in turn)."""
+    if mix == "even":
+        return [KINDS[k % len(KINDS)] for k in range(students)]
+    if mix != "class":
+        raise ValueError(f"mix {mix!r}: class or even")
+    def share(i):  # where the i-th of its kind falls in the class, from 0 to 1
+        kind = CLASS_MIX[i]
+        return (CLASS_MIX[:i + 1].count(kind) - 0.5) / CLASS_MIX.count(kind)
+
+    order = sorted(range(len(CLASS_MIX)), key=lambda i: (share(i), i))
+    spread = [CLASS_MIX[i] for i in order]
+    return [spread[k % len(spread)] for k in range(students)]
+
+
+def build_class(root: Path, notebook: str, students: int, mix: str = "class") -> Path:
     from labs.exercises.generate import graded_cells, make_student_notebook
 
     course = Path(__file__).resolve().parents[2]
@@ -52,36 +85,30 @@ def build_class(root: Path, notebook: str, students: int) -> Path:
     exercise = next(i for i in range(first_check, 0, -1)
                     if solution.cells[i].metadata.get("nbgrader", {}).get("solution"))
 
-    def planted(code):
+    def make(kind):
+        if kind == "correct":
+            return solution
+        if kind == "untouched":
+            return student
         nb = nbformat.from_dict(json.loads(json.dumps(solution)))
-        nb.cells[exercise].source = code + "\n" + nb.cells[exercise].source
+        nb.cells[exercise].source = PLANTS[kind] + "\n" + nb.cells[exercise].source
         return nb
 
-    kinds = [("correct", lambda: solution), ("untouched", lambda: student),
-             ("wrong", lambda: planted("raise ValueError('wrong')")),
-             ("crash", lambda: planted("import os\nos._exit(1)")),
-             ("hang", lambda: planted("while True:\n    pass"))]
     subs = root / "submissions"
-    for k in range(students):
-        kind, make = kinds[k % len(kinds)]
+    for k, kind in enumerate(kinds(students, mix)):
         (subs / f"s{k:02d}_{kind}").mkdir(parents=True)
-        nbformat.write(make(), str(subs / f"s{k:02d}_{kind}" / notebook))
+        nbformat.write(make(kind), str(subs / f"s{k:02d}_{kind}" / notebook))
     return subs
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labs.bench grade", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--notebook", default="2.0_collectives.ipynb")
-    parser.add_argument("--students", type=int, default=30)
-    parser.add_argument("--jobs", type=int, default=None)
-    parser.add_argument("--cell-timeout", type=float, default=60)
-    parser.add_argument("--sandbox", default="auto")
-    args = parser.parse_args(argv)
+def _grade(notebook: str, args) -> dict:
+    """Grade one class of ``notebook``; what was measured."""
     with tempfile.TemporaryDirectory(prefix="labs-bench-grade-") as tmp:
-        subs = build_class(Path(tmp), args.notebook, args.students)
+        subs = build_class(Path(tmp), notebook, args.students, args.mix)
         cmd = [sys.executable, "-m", "labs.grade", str(subs), "--out", str(Path(tmp) / "out"),
-               "--cell-timeout", str(args.cell_timeout), "--sandbox", args.sandbox]
+               "--sandbox", args.sandbox]
+        if args.cell_timeout:
+            cmd += ["--cell-timeout", str(args.cell_timeout)]
         if args.jobs:
             cmd += ["--jobs", str(args.jobs)]
         load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -92,19 +119,50 @@ def main(argv=None) -> int:
         cpu = _children_cpu() - cpu_before
         load_after = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         if proc.returncode:
-            print(proc.stdout[-2000:], proc.stderr[-2000:], file=sys.stderr)
-            return 1
+            raise RuntimeError(proc.stdout[-2000:] + proc.stderr[-2000:])
         report = json.loads((Path(tmp) / "out" / "grades.json").read_text(encoding="utf-8"))
-    per = seconds / args.students
-    projected = per * 30 * 4 / 60
+    by_kind: dict = {}
+    for sub in report["submissions"]:
+        kind = sub["submission"].split("/")[0].split("_", 1)[1]
+        by_kind.setdefault(kind, []).append(sub["seconds"])
+    return {"seconds": seconds, "cpu": cpu, "load": (load_before, load_after),
+            "sandbox": report["sandbox"], "by_kind": by_kind}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m labs.bench grade", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--notebook", nargs="+", default=["2.0_collectives.ipynb"])
+    parser.add_argument("--students", type=int, default=30)
+    parser.add_argument("--mix", choices=("class", "even"), default="class")
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--cell-timeout", type=float, default=None,
+                        help="a fixed limit per exercise (default: the grader's, derived)")
+    parser.add_argument("--sandbox", default="auto")
+    args = parser.parse_args(argv)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    print(f"notebook {args.notebook}, {args.students} submissions (correct/untouched/wrong/"
-          f"crash/hang), cell timeout {args.cell_timeout:g} s, {cores} cores, "
-          f"sandbox {report['sandbox']}, jobs {args.jobs or 'default'}")
-    print(f"load average {load_before:.1f} before, {load_after:.1f} after (other work on the "
-          f"machine slows the grader down)")
-    print(f"total {seconds:.1f} s, {per:.2f} s per submission; CPU time of the processes it "
-          f"waited for {cpu / args.students:.2f} s per submission")
-    print(f"projected 30 students x 4 notebooks: {projected:.1f} min "
-          f"(target {TARGET_MINUTES:g} min: {'met' if projected <= TARGET_MINUTES else 'missed'})")
+    limit = f"{args.cell_timeout:g} s" if args.cell_timeout else "derived from the source"
+    rates = []
+    for notebook in args.notebook:
+        try:
+            got = _grade(notebook, args)
+        except RuntimeError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        per = got["seconds"] / args.students
+        rates.append(per)
+        print(f"notebook {notebook}, {args.students} submissions (mix {args.mix}), cell limit "
+              f"{limit}, {cores} cores, sandbox {got['sandbox']}, jobs {args.jobs or 'default'}")
+        print(f"  load average {got['load'][0]:.1f} before, {got['load'][1]:.1f} after (other "
+              f"work on the machine slows the grader down)")
+        print(f"  total {got['seconds']:.1f} s, {per:.2f} s per submission; CPU time of the "
+              f"processes it waited for {got['cpu'] / args.students:.2f} s per submission")
+        print("  each kind, seconds of its own grading (mean, n): " + ", ".join(
+            f"{kind} {sum(v) / len(v):.1f} ({len(v)})"
+            for kind in KINDS for v in [got["by_kind"].get(kind)] if v))
+    mean = sum(rates) / len(rates)
+    projected = mean * 30 * 4 / 60
+    print(f"projected 30 students x 4 notebooks at {mean:.2f} s per submission: {projected:.1f} "
+          f"min (target {TARGET_MINUTES:g} min: "
+          f"{'met' if projected <= TARGET_MINUTES else 'missed'})")
     return 0

@@ -15,9 +15,10 @@ What runs: the setup cell (the first code cell), then each exercise: every code 
 previous check (for the first exercise: from the heading above its first exercise cell) up to
 and including its check; the experiments of the notebook's body are not run. A cell the student
 added inside an exercise's section runs with it. Each exercise has its own time limit
-(``--cell-timeout``); on a timeout or a kernel death only that exercise scores 0, the kernel and
-everything it started are killed, a new kernel replays the setup and the finished exercises'
-cells, and grading goes on. ``--timeout`` bounds a whole submission.
+(``--cell-timeout``; by default derived from the source notebook's own recorded run time of the
+same cells, :mod:`labs.exercises.limits`); on a timeout or a kernel death only that exercise
+scores 0, the kernel and everything it started are killed, a new kernel replays the setup and
+the finished exercises' cells, and grading goes on. ``--timeout`` bounds a whole submission.
 
 The verdict is decided here, in the grader's process, not in the student's kernel: the kernel
 hands back only a record of what the student's code returned on the check's inputs
@@ -55,6 +56,7 @@ import tempfile
 import threading
 import time
 import unicodedata
+from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,7 +65,7 @@ import nbformat
 
 from labs.messages import DEFAULT_LANGUAGE, EDITION_FOLDERS, LANGUAGES, text
 
-from . import copying, record, sandbox
+from . import copying, limits, record, sandbox
 from . import secret as secret_module
 from .generate import graded_cells, is_graded
 
@@ -336,7 +338,7 @@ def plan(nb, positions: dict[str, int], source) -> dict:
 @dataclass
 class _Settings:
     timeout: float = DEFAULT_TIMEOUT
-    cell_timeout: float = DEFAULT_CELL_TIMEOUT
+    cell_timeout: float | None = DEFAULT_CELL_TIMEOUT  # None: derived per step (limits.derive)
     kernel_name: str | None = None
     sandbox: str = "none"
     hide: tuple = ()
@@ -349,6 +351,16 @@ def _max_points(cell) -> float:
         return float(cell.metadata["nbgrader"].get("points", 0))
     except (TypeError, ValueError):
         return 0.0
+
+
+def _limits(source, settings: _Settings) -> dict:
+    """The time limit of each step (``"setup"``, each grade_id): ``--cell-timeout`` when given,
+    else derived from the source's own recorded run times (:mod:`labs.exercises.limits`)."""
+    if settings.cell_timeout is not None:
+        return defaultdict(lambda: settings.cell_timeout)
+    cap = min(settings.timeout, DEFAULT_CELL_TIMEOUT)
+    nb, positions = prepare(source, source)  # a few milliseconds
+    return defaultdict(lambda: cap, limits.derive(source, plan(nb, positions, source), cap))
 
 
 def _zeros(result: SubmissionResult, reference: dict, message: str) -> None:
@@ -390,7 +402,8 @@ def _language(nb, source_name: str | None = None) -> str | None:
     return EDITION_FOLDERS.get(folder)
 
 
-def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | None) -> dict:
+def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | None,
+                step_limits: dict) -> dict:
     """Run the prepared notebook in a worker process; its JSON result."""
     scratch = Path(tempfile.mkdtemp(prefix="s", dir=settings.scratch))
     try:
@@ -411,8 +424,9 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
                secret_module.SECRET_ENV: settings.secret}
         if lang:
             env["LABS_LANG"] = lang
-        job = {"notebook": nb, "setup": steps["setup"], "exercises": steps["exercises"],
-               "exercise_timeout": settings.cell_timeout, "timeout": settings.timeout,
+        exercises = [{**e, "limit": step_limits[e["grade_id"]]} for e in steps["exercises"]]
+        job = {"notebook": nb, "setup": steps["setup"], "exercises": exercises,
+               "setup_timeout": step_limits["setup"], "timeout": settings.timeout,
                "kernel_name": settings.kernel_name, "sandbox": settings.sandbox,
                "workdir": str(work.resolve()), "course": str(course.resolve()),
                "ipc": str(ipc.resolve()), "hide": [str(p) for p in settings.hide], "env": env,
@@ -496,15 +510,18 @@ def _judge(exercise: dict, found: dict | None, judge_setup: str, lang: str | Non
 
 
 def grade_submission(path: Path, sources: dict, *, label: str | None = None,
-                     timeout: float = DEFAULT_TIMEOUT, cell_timeout: float = DEFAULT_CELL_TIMEOUT,
+                     timeout: float = DEFAULT_TIMEOUT,
+                     cell_timeout: float | None = DEFAULT_CELL_TIMEOUT,
                      kernel_name: str | None = None, sandbox_mode: str = "none",
                      hide: tuple = (), scratch: Path | None = None,
                      secret: str = "") -> SubmissionResult:
     """Grade one submission; the file is only read, never written. Never raises: any failure
-    becomes the submission's error, with 0 points."""
+    becomes the submission's error, with 0 points. ``cell_timeout=None``: each step's limit is
+    derived from the source's own run times (:mod:`labs.exercises.limits`)."""
     start = time.monotonic()
     result = SubmissionResult(submission=label or str(path), notebook=None, sandbox=sandbox_mode)
-    settings = _Settings(timeout=timeout, cell_timeout=min(cell_timeout, timeout),
+    settings = _Settings(timeout=timeout,
+                         cell_timeout=None if cell_timeout is None else min(cell_timeout, timeout),
                          kernel_name=kernel_name, sandbox=sandbox_mode, hide=tuple(hide),
                          scratch=scratch, secret=secret)
     reference: dict = {}
@@ -553,7 +570,8 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
     nb, positions = prepare(submission, source)
     steps = plan(nb, positions, source)
     lang = _language(submission, name)
-    raw = _run_worker(nb, steps, path, settings, lang)
+    step_limits = _limits(source, settings)
+    raw = _run_worker(nb, steps, path, settings, lang, step_limits)
     result.restarts = int(raw.get("restarts", 0))
     status = raw.get("exercises", {})
     by_gid = {e["grade_id"]: e for e in steps["exercises"]}
@@ -573,7 +591,7 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
             deaths += state == "dead"
             message = {
                 "timeout": lambda: _say("timeout", grade_id=grade_id,
-                                      seconds=f"{settings.cell_timeout:g}"),
+                                      seconds=f"{round(step_limits[grade_id], 1):g}"),
                 "dead": lambda: _say("dead", grade_id=grade_id),
                 "overall": lambda: _say("overall", grade_id=grade_id,
                                       seconds=f"{settings.timeout:g}"),
@@ -792,7 +810,7 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
         mode, why = sandbox.choose(sandbox_mode)
     except RuntimeError as exc:
         raise GraderError(str(exc)) from None
-    cell_timeout = min(timeout, cell_timeout or DEFAULT_CELL_TIMEOUT)
+    cell_timeout = None if cell_timeout is None else min(timeout, cell_timeout)
     jobs = max(1, jobs or default_jobs())
     secret = secret or os.environ.get(secret_module.SECRET_ENV) or secrets.token_hex(16)
     hashes = _source_hashes(sources)
@@ -877,7 +895,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"time limit per submission in seconds (default: {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--cell-timeout", "--exercise-timeout", dest="cell_timeout", type=float,
                         default=None, help="time limit per exercise (its cells and its check) "
-                        f"and for the setup cell (default: min(--timeout, {DEFAULT_CELL_TIMEOUT:g}))")
+                        "and for the setup cell (default: each derived from the source notebook's "
+                        f"own run time, {limits.FLOOR:g} s + {limits.FACTOR:g}x it, at most "
+                        f"min(--timeout, {DEFAULT_CELL_TIMEOUT:g}))")
     parser.add_argument("--solutions", type=Path, default=None,
                         help="folder of the solution notebooks (default: ./solutions)")
     parser.add_argument("--kernel", default=None, help="Jupyter kernel name (default: python3)")

@@ -3,13 +3,13 @@ cells printed. ``python -m labs.exercises.runner JOB.json RESULT.json`` (started
 :mod:`labs.exercises.grade`, one process per submission, never inside the sandbox).
 
 The job names the setup cell(s) and, per exercise, its cells (the exercise cells and, last, its
-check). The kernel -- in the sandbox of :mod:`labs.exercises.sandbox` -- runs the setup, then the
-exercises in order, each exercise with its own time limit. On a timeout or a kernel death
-only that exercise is lost: the kernel and every process it started are killed, a new kernel
-runs the setup again and replays the (non-check) cells of the exercises that had finished,
-and grading goes on with the next exercise. The result is plain JSON (the outputs of the cells
-run, a status per exercise); this process unpickles nothing the student made. It dies with
-the grader (``PR_SET_PDEATHSIG``), and its kernel with it.
+check) and its time limit. The kernel -- in the sandbox of :mod:`labs.exercises.sandbox` -- runs
+the setup, then the exercises in order, each exercise with its own time limit. On a timeout or
+a kernel death only that exercise is lost: the kernel and every process it started are killed,
+a new kernel runs the setup again and replays the (non-check) cells of the exercises that had
+finished, and grading goes on with the next exercise. The result is plain JSON (the outputs of
+the cells run, a status per exercise); this process unpickles nothing the student made. It dies
+with the grader (``PR_SET_PDEATHSIG``), and its kernel with it.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def run_job(job: dict) -> dict:
         at = prefix.index("--")
         prefix[at:at] = ["--unsetenv", "JPY_PARENT_PID"]
     manager_class = _manager_class(prefix, ipc)
-    limit = float(job["exercise_timeout"])
+    setup_limit = float(job["setup_timeout"])
     overall = time.monotonic() + float(job["timeout"])
     status: dict[str, dict] = {}
     finished: list[dict] = []
@@ -133,14 +133,14 @@ def run_job(job: dict) -> dict:
     def fresh_kernel():
         nonlocal setup_error
         k = _Kernel(nb, job, manager_class)
-        state, at = _run_cells(k, nb, job["setup"], time.monotonic() + limit, overall)
+        state, at = _run_cells(k, nb, job["setup"], time.monotonic() + setup_limit, overall)
         if state != OK:
             setup_error = {"status": state, "cell": at}
             k.close()
             return None
         for done in finished:  # replay what the exercises before defined
             cells = [i for i in done["cells"] if i != done["check"]]
-            state, _ = _run_cells(k, nb, cells, time.monotonic() + limit, overall)
+            state, _ = _run_cells(k, nb, cells, time.monotonic() + float(done["limit"]), overall)
             if state != OK:
                 k.close()
                 return None
@@ -166,8 +166,8 @@ def run_job(job: dict) -> dict:
                     if setup_error and setup_error["status"] == OVERALL:
                         status[gid]["status"] = OVERALL
                     continue
-            state, at = _run_cells(kernel, nb, exercise["cells"], time.monotonic() + limit,
-                                   overall)
+            state, at = _run_cells(kernel, nb, exercise["cells"],
+                                   time.monotonic() + float(exercise["limit"]), overall)
             status[gid] = {"status": state, "cell": at}
             if state == OK:
                 finished.append(exercise)

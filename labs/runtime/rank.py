@@ -1,7 +1,8 @@
 """What runs inside one rank: set up the process, run the user's function, report back.
 
-This module is preloaded by the launcher's forkserver (it imports torch, torch.distributed
-and torch._dynamo once), so a warm launch only forks and joins the process group.
+This module is preloaded by the launcher's forkserver (it imports torch and torch.distributed
+once; the forkserver preloads torch._dynamo beside it), so a warm launch only forks and joins
+the process group. The kernel imports it too (the launcher's helpers), without torch._dynamo.
 It is also used by the torchrun entry (``python -m labs run module:function``).
 """
 
@@ -20,7 +21,6 @@ import traceback
 
 import cloudpickle
 import torch
-import torch._dynamo  # noqa: F401  (DDP imports it lazily; preload it once in the forkserver)
 import torch.distributed as dist
 
 from labs.messages import text
