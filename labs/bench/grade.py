@@ -64,6 +64,7 @@ def kinds(students: int, mix: str) -> list[str]:
         return [KINDS[k % len(KINDS)] for k in range(students)]
     if mix != "class":
         raise ValueError(f"mix {mix!r}: class or even")
+
     def share(i):  # where the i-th of its kind falls in the class, from 0 to 1
         kind = CLASS_MIX[i]
         return (CLASS_MIX[:i + 1].count(kind) - 0.5) / CLASS_MIX.count(kind)

@@ -377,8 +377,9 @@ def _flags(grade_id: str, nb, exercise: dict, setup: list[int], source) -> list[
     context = "\n".join(nb.cells[i].source for i in setup)
     course = source.metadata.get("course", {})
     extra = course.get("references") if isinstance(course, dict) else None
-    source_code = [_setup_source(source)] + [c.source for c in source.cells if c.cell_type == "code"
-                                  and c.metadata.get("nbgrader", {}).get("solution")]
+    source_code = [_setup_source(source)] + [
+        c.source for c in source.cells
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
     found = copying.flags(grade_id, student, solutions, context=context,
                           extra=extra if isinstance(extra, dict) else None,
                           source_cells=source_code)
