@@ -6,6 +6,7 @@ inherit); the tests at the end check that they follow the notebook's language, r
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import subprocess
@@ -36,8 +37,20 @@ def launcher_tmpdirs(pid: int | None = None) -> set:
     return set(Path(tempfile.gettempdir()).glob(f"labs-launch-{pid or os.getpid()}-*"))
 
 
+def write_pid(pid_dir, name: str, text: str) -> None:
+    """Write a pid file under a temporary name, then rename it: a test polling the folder never
+    sees a file created but still empty (int("") would fail it on a loaded machine)."""
+    path = os.path.join(pid_dir, name)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+WRITE_PID = inspect.getsource(write_pid)  # for the code run in a kernel or a fresh Python
+
+
 def record_pid(pid_dir: str) -> None:
-    Path(pid_dir, f"{dist.get_rank()}.pid").write_text(str(os.getpid()))
+    write_pid(pid_dir, f"{dist.get_rank()}.pid", str(os.getpid()))
 
 
 def recorded_pids(pid_dir) -> list[int]:
@@ -64,15 +77,14 @@ def interrupt_sleeping_cell(km, kc, pid_dir, *, interrupts: int, gap_s: float = 
     """In a kernel that has imported labs, os, time and dist: run 4 sleeping ranks in a
     cell, interrupt the kernel ``interrupts`` times ``gap_s`` apart once they all run, and
     check the cell ended with KeyboardInterrupt leaving no rank and no run folder."""
-    msg_id = kc.execute(textwrap.dedent(f"""
+    msg_id = kc.execute(WRITE_PID + textwrap.dedent(f"""
         def sleeper():
-            open(os.path.join({str(pid_dir)!r}, f"{{dist.get_rank()}}.pid"), "w").write(
-                str(os.getpid()))
+            write_pid({str(pid_dir)!r}, f"{{dist.get_rank()}}.pid", str(os.getpid()))
             time.sleep(120)
         labs.launch(sleeper, 4, timeout=120)
     """))
     pids = wait_for_pids(pid_dir, 4)
-    assert len(pids) == 4
+    assert len(pids) == 4, f"{len(pids)} of 4 ranks started within 60 s"
     for k in range(interrupts):
         if k:
             time.sleep(gap_s)
@@ -80,7 +92,7 @@ def interrupt_sleeping_cell(km, kc, pid_dir, *, interrupts: int, gap_s: float = 
     reply = kc.get_shell_msg(timeout=30)
     while reply["parent_header"]["msg_id"] != msg_id:  # replies of the earlier cells
         reply = kc.get_shell_msg(timeout=30)
-    assert reply["content"]["ename"] == "KeyboardInterrupt"
+    assert reply["content"].get("ename") == "KeyboardInterrupt", reply["content"]
     assert wait_until_gone(pids, 10) == []
     assert launcher_tmpdirs(km.provisioner.pid) == set()
 
@@ -411,6 +423,23 @@ def test_torchrun_entry_runs_the_same_function():
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("all_reduce_demo returned 3.0") == 2
+
+
+def test_a_torchrun_worker_leaves_with_its_output_and_code_and_no_group():
+    """exit_worker (how the torchrun entries end, skipping the interpreter's finalization)
+    destroys the group, flushes what was printed without a newline, and keeps the exit code."""
+    code = ("import os, torch.distributed as dist, sys\n"
+            "from labs.runtime.torchrun import exit_worker\n"
+            "store = dist.HashStore()\n"
+            "dist.init_process_group('gloo', store=store, rank=0, world_size=1)\n"
+            "dist.destroy_process_group = (lambda f: lambda: (f(), print('destroyed', end=' ')))"
+            "(dist.destroy_process_group)\n"
+            "print('unflushed', end=' '); sys.stderr.write('err')\n"
+            "exit_worker(3)\n"
+            "print('never')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert (proc.returncode, proc.stdout, proc.stderr[-3:]) == (3, "unflushed destroyed ", "err")
 
 
 def test_labs_run_outside_torchrun_says_how():

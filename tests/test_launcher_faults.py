@@ -27,8 +27,9 @@ from labs import messages
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import launcher
 from labs.runtime import processes as _processes
-from test_launcher import (ROOT, interrupt_sleeping_cell, launcher_tmpdirs, record_pid,
-                           recorded_pids, run_script, wait_for_pids, wait_until_gone)
+from test_launcher import (ROOT, WRITE_PID, interrupt_sleeping_cell, launcher_tmpdirs,
+                           record_pid, recorded_pids, run_script, wait_for_pids,
+                           wait_until_gone, write_pid)
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +68,7 @@ def start_children_then(pid_dir, then):
     pool = multiprocessing.get_context("fork").Pool(2)
     pool.apply_async(time.sleep, (120,))
     pids = [popen.pid, detached.pid] + [w.pid for w in pool._pool]
-    Path(pid_dir, f"children{rank}.pid").write_text(" ".join(map(str, pids)))
+    write_pid(pid_dir, f"children{rank}.pid", " ".join(map(str, pids)))
     dist.barrier()
     if then == "raise":
         raise RuntimeError("planted failure after starting children")
@@ -237,7 +238,7 @@ def test_helper_frozen_mid_run_still_returns_within_the_timeout(tmp_path):
 KILLED_KERNEL = """
     import os, time, labs, torch.distributed as dist
     def sleeper(pid_dir):
-        open(os.path.join(pid_dir, f"{{dist.get_rank()}}.pid"), "w").write(str(os.getpid()))
+        write_pid(pid_dir, f"{{dist.get_rank()}}.pid", str(os.getpid()))
         time.sleep(120)
     labs.launch(sleeper, 2, args=({pid_dir!r},), timeout=120)
 """
@@ -246,8 +247,8 @@ KILLED_KERNEL = """
 def test_killed_kernel_leaves_no_run_or_socket_folder_after_next_launch(tmp_path):
     root = Path(tempfile.gettempdir())
     pymp_before = set(root.glob("pymp-*"))
-    proc = subprocess.Popen([sys.executable, "-c",
-                             textwrap.dedent(KILLED_KERNEL.format(pid_dir=str(tmp_path)))],
+    proc = subprocess.Popen([sys.executable, "-c", "import os\n" + WRITE_PID + textwrap.dedent(
+                                KILLED_KERNEL.format(pid_dir=str(tmp_path)))],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         pids = wait_for_pids(tmp_path, 2)

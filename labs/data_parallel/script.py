@@ -17,7 +17,7 @@ The same function runs from a notebook: ``labs.launch(train_tinygpt, 2)``.
 from __future__ import annotations
 
 import argparse
-import sys
+from typing import NoReturn
 
 import torch.distributed as dist
 
@@ -28,7 +28,7 @@ from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 from labs.reference import train_reference
-from labs.runtime.torchrun import init_from_torchrun
+from labs.runtime.torchrun import exit_worker, init_from_torchrun
 
 __all__ = ["CONFIG", "train_tinygpt", "main"]
 
@@ -64,7 +64,7 @@ def train_tinygpt(steps: int = 20, batch_size: int = 16, lr: float = 1e-3,
     return result.losses
 
 
-def main(argv=None) -> int:
+def main(argv=None) -> NoReturn:
     parser = argparse.ArgumentParser(prog="torchrun ... -m labs.data_parallel.script",
                                      description=text("data_parallel.script_description"))
     parser.add_argument("--steps", type=int, default=20)
@@ -81,10 +81,11 @@ def main(argv=None) -> int:
                        command="-m labs.data_parallel.script")
     try:
         train_tinygpt(args.steps, args.batch_size, args.lr, args.variant, args.check)
-    finally:
+    except BaseException:
         dist.destroy_process_group()
-    return 0
+        raise
+    exit_worker(0)  # destroys the group and leaves without finalization (see its docstring)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
