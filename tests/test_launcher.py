@@ -426,16 +426,16 @@ def test_torchrun_entry_runs_the_same_function():
 
 
 def test_a_torchrun_worker_leaves_with_its_output_and_code_and_no_group():
-    """exit_worker (how the torchrun entries end, skipping the interpreter's finalization)
+    """exit_rank (how every rank ends, skipping the interpreter's finalization)
     destroys the group, flushes what was printed without a newline, and keeps the exit code."""
     code = ("import os, torch.distributed as dist, sys\n"
-            "from labs.runtime.torchrun import exit_worker\n"
+            "from labs.runtime.rank import exit_rank\n"
             "store = dist.HashStore()\n"
             "dist.init_process_group('gloo', store=store, rank=0, world_size=1)\n"
             "dist.destroy_process_group = (lambda f: lambda: (f(), print('destroyed', end=' ')))"
             "(dist.destroy_process_group)\n"
             "print('unflushed', end=' '); sys.stderr.write('err')\n"
-            "exit_worker(3)\n"
+            "exit_rank(3)\n"
             "print('never')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)

@@ -21,7 +21,6 @@ import torch.distributed as dist
 
 from labs.runtime import examples, launcher
 from labs.runtime import rank as _rank
-from labs.runtime.torchrun import exit_worker
 
 COLD_SNIPPET = """
 import time, labs
@@ -37,7 +36,7 @@ def _spawn_worker(rank: int, world_size: int, store_dir: str) -> None:
     _rank.setup_rank(backend="gloo", rank=rank, world_size=world_size, local_rank=rank,
                      local_world_size=world_size, timeout=300, store=store)
     examples.all_reduce_demo()
-    exit_worker(0)  # destroys the group; leaves without finalization (see its docstring)
+    _rank.exit_rank(0)  # destroys the group; leaves without finalization (its docstring)
 
 
 def time_spawn(n: int) -> float:

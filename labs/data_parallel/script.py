@@ -28,7 +28,8 @@ from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 from labs.reference import train_reference
-from labs.runtime.torchrun import exit_worker, init_from_torchrun
+from labs.runtime.rank import exit_rank
+from labs.runtime.torchrun import init_from_torchrun
 
 __all__ = ["CONFIG", "train_tinygpt", "main"]
 
@@ -84,7 +85,7 @@ def main(argv=None) -> NoReturn:
     except BaseException:
         dist.destroy_process_group()
         raise
-    exit_worker(0)  # destroys the group and leaves without finalization (see its docstring)
+    exit_rank(0)  # destroys the group and leaves without finalization (see its docstring)
 
 
 if __name__ == "__main__":

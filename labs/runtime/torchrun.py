@@ -19,7 +19,7 @@ from labs.messages import text
 from labs.runtime import rank as _rank
 from labs.runtime.launcher import resolve_backend
 
-__all__ = ["load_function", "init_from_torchrun", "exit_worker", "run"]
+__all__ = ["load_function", "init_from_torchrun", "run"]
 
 
 def load_function(target: str):
@@ -61,31 +61,9 @@ def init_from_torchrun(*, backend: str = "auto", timeout: float = 600.0,
     return rank
 
 
-def exit_worker(code: int = 0) -> NoReturn:
-    """End a torchrun worker: destroy the process group, flush the output, then ``os._exit``.
-
-    Why not return and let Python exit: after a training run, the gloo backend's worker threads
-    (``pt_gloo_runloop``) outlive ``destroy_process_group`` (something still holds the group),
-    and such a thread may still be dropping the last collective's tensors, which needs the GIL.
-    If the interpreter is finalizing by then, CPython ends that thread with a forced unwind that
-    C++ turns into ``std::terminate``: the worker dies with SIGABRT ("terminate called without
-    an active exception") after it has finished its work. Measured with torch 2.13 on CPU: about
-    one two-node run in 40 (the same crash as pytorch/pytorch#179291). ``os._exit`` skips the
-    finalization, as the ranks of ``labs.launch`` do; everything the worker owes the world
-    (its output, the group's teardown) is done before it.
-    """
-    try:
-        if dist.is_initialized():
-            dist.destroy_process_group()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-
-
 def run(target: str, *, backend: str = "auto", timeout: float = 600.0) -> NoReturn:
     """Initialise the process group from torchrun's environment, run the function once, leave
-    with :func:`exit_worker` (an exception propagates after the group is destroyed)."""
+    with ``labs.runtime.rank.exit_rank`` (an exception propagates after the group is destroyed)."""
     fn = load_function(target)
     rank = init_from_torchrun(backend=backend, timeout=timeout, command=f"-m labs run {target}")
     try:
@@ -95,7 +73,7 @@ def run(target: str, *, backend: str = "auto", timeout: float = 600.0) -> NoRetu
     except BaseException:
         dist.destroy_process_group()
         raise
-    exit_worker(0)
+    _rank.exit_rank(0)
 
 
 if __name__ == "__main__":  # pragma: no cover
