@@ -1,8 +1,9 @@
 """The English edition stays in lockstep with the Chinese one.
 
 - ``solutions/en/X.ipynb`` exists for every ``solutions/X.ipynb``, with the same cells (same ids,
-  same order) and byte-identical code cells (``python -m labs.exercises.edition check``); the
-  student versions ``notebooks/en/`` are generated from it like the Chinese ones.
+  same order) and code cells identical up to their string literals and comments, compared as
+  syntax trees (``python -m labs.exercises.edition check``); the student versions
+  ``notebooks/en/`` are generated from it like the Chinese ones.
 - It is English: no CJK character in any markdown cell or output (the chapter's claims are
   quoted in translation), stubs and check verdicts in English, exercise headings and hints as
   the catalog names them in English, the same headings and hint blocks as the Chinese.
@@ -174,28 +175,49 @@ def test_the_readme_lists_both_editions():
     assert "ERRATA.en.md" in readme
 
 
+def test_code_shape_ignores_strings_and_comments_only():
+    zh = 'n = 4  # 四个 rank\nprint(f"{n} 个 rank：{n * 2} 条消息", "好")'
+    assert edition.code_shape(zh) == edition.code_shape(
+        'n = 4  # four ranks\nprint(f"{n} ranks: {n * 2} messages", "fine")')
+    for other in ('n = 5\nprint(f"{n} ranks", "fine")',  # another number
+                  'm = 4\nprint(f"{m} ranks", "fine")',  # another name
+                  'n = 4\nprint(f"{n} ranks")',  # one argument fewer
+                  'n = 4\nprint(f"{n} ranks", "fine", sep="")'):  # one more
+        assert edition.code_shape(zh) != edition.code_shape(other), other
+    assert edition.code_shape("!ls\nx = 1") != edition.code_shape("!pwd\nx = 1")
+
+
 def test_sync_copies_changed_code_and_keeps_the_rest():
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
     def notebook(code, markdown, outputs):
-        cells = [new_markdown_cell(markdown), new_code_cell(code[0]), new_code_cell(code[1])]
+        cells = [new_markdown_cell(markdown)] + [new_code_cell(c) for c in code]
         for cell, out in zip(cells[1:], outputs):
             cell.outputs = [new_output("stream", text=out)] if out else []
         for k, cell in enumerate(cells):
             cell.id = f"c{k}"
         return new_notebook(cells=cells)
 
-    zh = notebook(("x = 1", "print(x + 1)"), "# 标题", ("", "2"))
-    en = notebook(("x = 1", "print(x)"), "# Title", ("", "1"))
+    zh = notebook(("x = 1", "print(x + 1)", 'print(f"结果：{x}")  # 中文'), "# 标题", ("", "2", "结果：1"))
+    en = notebook(("x = 1", "print(x)", 'print(f"result: {x}")  # English'), "# Title",
+                  ("", "1", "result: 1"))
     en.cells[1].metadata["execution"] = {"shell.execute_reply": "t"}
     synced = edition.sync(zh, en)
-    assert [c.source for c in synced.cells] == ["# Title", "x = 1", "print(x + 1)"]
+    assert [c.source for c in synced.cells] == [
+        "# Title", "x = 1", "print(x + 1)", 'print(f"result: {x}")  # English']
     assert synced.cells[1].metadata["execution"] == {"shell.execute_reply": "t"}  # kept
+    assert synced.cells[3].outputs[0]["text"] == "result: 1"  # only its strings differ: kept
     assert synced.cells[2].outputs == []  # changed: to be run again in English
+    assert synced.cells[2].metadata["course"][edition.TRANSLATE] is True  # ... once translated
+    assert edition.differences(zh, synced) == [
+        "notebook cell #2 (id c2): marked for translation: translate its strings, then remove "
+        f"metadata.course.{edition.TRANSLATE}"]
+    del synced.cells[2].metadata["course"]
     assert edition.differences(zh, synced) == []
     assert edition.differences(zh, en) == [
-        "notebook cell #2 (id c2): code differs from the Chinese source (run sync)"]
+        "notebook cell #2 (id c2): code differs from the Chinese source beyond its strings and "
+        "comments (run sync, then translate the cell's strings)"]
     zh.cells.append(new_markdown_cell("新的"))
-    zh.cells[-1].id = "c3"
+    zh.cells[-1].id = "c4"
     with pytest.raises(ValueError, match="no English translation"):
         edition.sync(zh, en)

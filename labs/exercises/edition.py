@@ -1,12 +1,19 @@
 """The English edition, kept in lockstep with the Chinese source.
 
 ``solutions/en/X.ipynb`` has the cells of ``solutions/X.ipynb`` in the same order with the same
-ids: every code cell identical (source, metadata, tags -- the messages layer switches what it
-prints by the notebook's language), every markdown cell translated. A code cell is never edited
-in the English notebook: ``sync`` copies the Chinese code cells over it (clearing the outputs of
-any cell whose source changed, so ``make execute`` reruns it), ``check`` lists what differs.
-``init`` builds an English notebook from the Chinese one and a JSON file ``{cell id: English
-markdown}`` (used once, when a notebook is first translated).
+ids: every markdown cell translated, and every code cell the same code with its strings in
+English -- identical after removing string literals (f-strings included) and comments, compared
+as syntax trees (:func:`code_shape`), with the same metadata and tags. A notebook's code cell
+prints with plain f-strings in its edition's language, so only the strings may differ.
+
+``sync`` copies a Chinese code cell whose code changed (beyond strings and comments) over its
+English twin, clears the twin's outputs (``make execute`` reruns it) and marks it for translation
+(``metadata.course.translate``); ``check`` lists what differs, marked cells included, until the
+twin's strings are translated and the mark removed. An English cell whose code still has the
+Chinese cell's shape is kept as it is (its strings, outputs and execution times). ``init`` builds
+an English notebook from the Chinese one and a JSON file ``{cell id: English markdown}`` (used
+once, when a notebook is first translated). It must not decide anything about what a cell
+prints: that is the notebook's own code.
 
     python -m labs.exercises.edition check [--src solutions] [--dst solutions/en]
     python -m labs.exercises.edition sync  [--src solutions] [--dst solutions/en]
@@ -16,6 +23,7 @@ markdown}`` (used once, when a notebook is first translated).
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import json
 import sys
@@ -25,16 +33,58 @@ import nbformat
 
 from .generate import dumps
 
-__all__ = ["differences", "sync", "init", "main"]
+__all__ = ["code_shape", "differences", "sync", "init", "main"]
 
 LANGUAGE = "en"
+#: ``metadata.course.translate`` on an English code cell that ``sync`` replaced by the Chinese
+#: code: its strings are still Chinese.
+TRANSLATE = "translate"
+_STRING = "<str>"
+
+
+class _Strings(ast.NodeTransformer):
+    """Every string literal and f-string becomes one placeholder (their text is the edition's)."""
+
+    def visit_JoinedStr(self, node):
+        return ast.copy_location(ast.Constant(_STRING), node)
+
+    def visit_Constant(self, node):
+        return ast.copy_location(ast.Constant(_STRING), node) if isinstance(node.value, str) \
+            else node
+
+
+def code_shape(source: str) -> str:
+    """A code cell's code without its string literals and comments: two editions' cells are the
+    same code when their shapes are equal. Shell and magic lines (``!``, ``%``) are kept as text."""
+    magics, code = [], []
+    for line in source.splitlines():
+        (magics if line.lstrip().startswith(("%", "!")) else code).append(line)
+    try:
+        tree = ast.parse("\n".join(code))
+    except SyntaxError:
+        return source  # not Python: compared as it is
+    return "\n".join(magics) + "\n" + ast.dump(_Strings().visit(tree))
+
+
+def _metadata(cell) -> dict:
+    """A code cell's metadata as both editions must have it: the execution timestamps and the
+    translation mark left out."""
+    metadata = {k: v for k, v in cell.metadata.items() if k not in ("execution", "ExecuteTime")}
+    course = {k: v for k, v in metadata.get("course", {}).items() if k != TRANSLATE}
+    if course:
+        metadata["course"] = course
+    else:
+        metadata.pop("course", None)
+    return metadata
 
 
 def _code_view(cell) -> dict:
-    """What must be identical between the editions: a code cell's source and metadata (the
-    execution timestamps left out)."""
-    metadata = {k: v for k, v in cell.metadata.items() if k not in ("execution", "ExecuteTime")}
-    return {"source": cell.source, "metadata": metadata}
+    """What must be identical between the editions: a code cell's shape and metadata."""
+    return {"shape": code_shape(cell.source), "metadata": _metadata(cell)}
+
+
+def _marked(cell) -> bool:
+    return bool(cell.metadata.get("course", {}).get(TRANSLATE))
 
 
 def differences(zh, en, name: str = "notebook") -> list[str]:
@@ -47,7 +97,11 @@ def differences(zh, en, name: str = "notebook") -> list[str]:
         if a.cell_type != b.cell_type or a.get("id") != b.get("id"):
             problems.append(f"{where}: is {b.cell_type} id {b.get('id')} in the English edition")
         elif a.cell_type == "code" and _code_view(a) != _code_view(b):
-            problems.append(f"{where}: code differs from the Chinese source (run sync)")
+            problems.append(f"{where}: code differs from the Chinese source beyond its strings "
+                            "and comments (run sync, then translate the cell's strings)")
+        elif a.cell_type == "code" and _marked(b):
+            problems.append(f"{where}: marked for translation: translate its strings, then "
+                            f"remove metadata.course.{TRANSLATE}")
     return problems
 
 
@@ -56,8 +110,10 @@ def _language_metadata(nb) -> None:
 
 
 def sync(zh, en):
-    """A copy of ``en`` whose code cells are the Chinese ones (outputs kept where the source
-    did not change); markdown stays English. The cell lists must line up (same ids)."""
+    """A copy of ``en`` whose code cells have the Chinese cells' code: an English cell of the
+    same shape (same code up to strings and comments) is kept with its outputs; any other is
+    replaced by the Chinese cell, outputs cleared and marked for translation. Markdown stays
+    English. The cell lists must line up (same ids)."""
     by_id = {c.get("id"): c for c in en.cells}
     out = copy.deepcopy(en)
     cells = []
@@ -72,9 +128,10 @@ def sync(zh, en):
             cells.append(mine)  # unchanged: its English outputs and execution stay
             continue
         new = copy.deepcopy(cell)
-        if cell.cell_type == "code":  # changed: run it again in English (make execute)
+        if cell.cell_type == "code":  # changed: translate its strings, run it again in English
             new.outputs, new.execution_count = [], None
             new.metadata.pop("execution", None)
+            new.metadata.setdefault("course", {})[TRANSLATE] = True
         cells.append(new)
     out.cells = cells
     _language_metadata(out)
