@@ -12,6 +12,9 @@ The map, one folder or file per idea (each package's ``__init__`` is its own map
 - 2.1 :mod:`labs.data_parallel` -- DDP by hand (ddp, buckets, scaling, experiments, plots, script);
 - 2.2 :mod:`labs.tensor_parallel` -- Megatron TP (comm, layers, model, dtensor, verify, ...);
 - 2.3 :mod:`labs.pipeline` -- PP (partition, schedules, simulator, comm, executor, plots, ...);
+- 2.4 :mod:`labs.hybrid` -- the DP x PP x TP mesh, the composed 3D step, CP/EP, profiling;
+- 2.4/2.5 :mod:`labs.planner` -- a layout's memory, traffic and time, the search, the widget
+  (on the GPUs and links of :mod:`labs.hardware`);
 - the numbers: :mod:`labs.memory` (bytes of model states and activations) and :mod:`labs.cost`
   (bytes on the wire, bubbles, time on a link, "does it fit?");
 - drawing: :mod:`labs.timeline` (one timeline type) and :mod:`labs.plots` (figure style, shared

@@ -85,6 +85,7 @@ MOVED_ATTRIBUTES = {
 def _internal(frame) -> bool:
     name = frame.f_globals.get("__name__", "")
     return (name == "labs" or name.startswith(("importlib", "labs._moved", "labs._compat"))
+            or "__moved_to__" in frame.f_globals  # a thin file left at an old path
             or frame.f_code.co_filename.startswith("<frozen importlib"))
 
 
@@ -171,6 +172,18 @@ def moved_attribute(module: str, name: str):
     _warn(text("runtime.moved_attribute", old=f"{module}.{name}", new=target.replace(":", "."),
                removed_in=text("runtime.removed_in")))
     return _resolve(target)
+
+
+def old_module(old: str, new: str) -> None:
+    """For a thin file left at an old path that notebooks still import (``labs/hybrid/planner.py``
+    -> :mod:`labs.planner`): warn, then put a :class:`MovedModule` in its place in
+    ``sys.modules``. Such a path joins :data:`MOVED_MODULES` (and its file goes) once no
+    notebook of the course imports it."""
+    _warn(text("runtime.moved_module", old=old, new=new, removed_in=text("runtime.removed_in")))
+    importlib.import_module(new)
+    module = MovedModule(old, new)
+    module.__spec__ = sys.modules[old].__spec__  # the thin file's, as importlib.util expects
+    sys.modules[old] = module
 
 
 def install() -> None:

@@ -2,10 +2,10 @@
 node and on two "nodes" of one machine.
 
 The table is computed, not typed: every number comes from the planner
-(:mod:`labs.hybrid.planner`, which composes :mod:`labs.memory` and :mod:`labs.cost`)::
+(:mod:`labs.planner`, which composes :mod:`labs.memory` and :mod:`labs.cost`)::
 
     from labs import summary
-    from labs.hybrid import planner as pl
+    from labs import planner as pl
     model = pl.Model(n_layers=40, hidden=5120, n_heads=40, seq_len=2048, vocab=50257)
     cluster = pl.Cluster(gpu="A100-80GB", n_gpus=64, gpus_per_node=8)
     train = pl.Training(global_batch=512)
@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from labs.hybrid import planner as pl
-from labs.hybrid.planner_types import GiB
+from labs import planner as pl
+from labs.planner.types import GiB
 from labs.messages import text
 
 __all__ = ["ParadigmRow", "paradigm_table", "format_table", "table_html", "best_config",

@@ -16,13 +16,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import figure_checks  # noqa: E402
 
-from labs.hybrid import planner as pl  # noqa: E402
-from labs.hybrid import widgets_view  # noqa: E402
+from labs import planner as pl  # noqa: E402
+from labs.planner import view as widgets_view  # noqa: E402
 from labs.hybrid.mesh import MeshShape  # noqa: E402
 from labs.hybrid.plots_cp_ep import plot_all_to_all, plot_ring  # noqa: E402
 from labs.hybrid.plots_mesh import draw_mesh  # noqa: E402
 from labs.hybrid.profiling import CATEGORIES, plot_breakdown  # noqa: E402
-from labs.hybrid.widgets import compute, DEFAULTS  # noqa: E402
+from labs.planner.widgets import compute, DEFAULTS  # noqa: E402
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 

@@ -158,7 +158,7 @@ def _links(shape, gpus_per_node):
     (MeshShape(4, 1, 2), 1, dict(tp="InfiniBand", pp=None, dp="InfiniBand")),
 ])
 def test_link_table_picks_nvlink_only_inside_a_node(shape, gpus_per_node, expected):
-    from labs.hybrid.hardware import links
+    from labs.hardware import links
 
     bandwidth = {link.name: link.bandwidth for link in links("H100-80GB").values()}
     table = _links(shape, gpus_per_node)

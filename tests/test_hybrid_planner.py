@@ -1,4 +1,4 @@
-"""labs.hybrid.planner: the estimate of one layout by hand, the search, the five steps, bad input.
+"""labs.planner: the estimate of one layout by hand, the search, the five steps, bad input.
 
 Expected numbers are computed here from the papers' formulas with the arithmetic visible, not
 by calling the planner twice."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from labs import cost
-from labs.hybrid import hardware
-from labs.hybrid import planner as pl
+from labs import hardware
+from labs import planner as pl
 
 A100 = pl.GPUS["A100-80GB"]
 GPT3 = pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200)

@@ -4,7 +4,7 @@ run must not, and the estimated throughput must land near what they reported.
 Every row names its primary source. Reported TFLOP/s of Megatron-LM (PTD-P), MT-NLG and BLOOM
 count executed FLOPs with full activation recomputation (PTD-P eq. 3: 96·B·s·l·h²·(...));
 they are compared with ``Estimate.flops_per_gpu``, which counts the same way. Nothing in the
-planner is fitted to these rows (its constants: ``labs.hybrid.planner.Efficiency``).
+planner is fitted to these rows (its constants: ``labs.planner.Efficiency``).
 
 Run with ``-s`` to see the table.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from labs.hybrid import planner as pl
+from labs import planner as pl
 
 BAND = 0.30  # relative tolerance on per-GPU TFLOP/s or tokens/s
 

@@ -14,7 +14,7 @@ import pytest
 
 from labs import collectives
 from labs.data_parallel import experiments as dpx
-from labs.hybrid.hardware import GPUS
+from labs.hardware import GPUS
 
 KiB, MiB = 2**10, 2**20
 SIZES = [KiB * 4**k for k in range(9)]  # 1 KiB .. 64 MiB, as notebook 2.0 sweeps

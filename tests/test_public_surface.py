@@ -20,7 +20,7 @@ from labs import _moved
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 PACKAGES = ["labs", "labs.runtime", "labs.data_parallel", "labs.tensor_parallel", "labs.pipeline",
-            "labs.hybrid", "labs.exercises", "labs.bench"]
+            "labs.hybrid", "labs.planner", "labs.exercises", "labs.bench"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

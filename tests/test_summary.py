@@ -11,8 +11,8 @@ import pytest
 from labs import summary
 from labs.exercises import summary_checks as sc
 from labs.exercises.checks import ExerciseFailed
-from labs.hybrid import planner as pl
-from labs.hybrid.planner_types import GiB
+from labs import planner as pl
+from labs.planner.types import GiB
 
 MODEL = pl.Model(n_layers=40, hidden=5120, n_heads=40, seq_len=2048, vocab=50257)
 CLUSTER = pl.Cluster("A100-80GB", 64)

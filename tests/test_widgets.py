@@ -1,18 +1,18 @@
-"""labs.hybrid.widgets: the planner widget shows exactly what the planner computes for the same
+"""labs.planner.widgets: the planner widget shows exactly what the planner computes for the same
 inputs (every preset, fixed and auto layouts), says what is wrong with bad inputs instead of
 raising, recomputes on one control change, and renders non-empty HTML and figures.
 
-Expected values come from calling labs.hybrid.planner directly with objects built here, not
+Expected values come from calling labs.planner directly with objects built here, not
 through the widget's own input conversion."""
 from __future__ import annotations
 
 import ipywidgets
 import pytest
 
-from labs.hybrid import planner as pl
-from labs.hybrid import widgets as wd
-from labs.hybrid.planner_search import Step
-from labs.hybrid.planner_types import Config
+from labs import planner as pl
+from labs.planner import widgets as wd
+from labs.planner.search import Step
+from labs.planner.types import Config
 
 PNG = b"\x89PNG"
 

@@ -103,17 +103,17 @@ def main(argv=None) -> int:
 def planner_lines(shape: MeshShape, rows: list[dict], memory_run) -> list[str]:
     """The planner's model-state estimate for the small model next to the measured maximum.
 
-    The planner (:mod:`labs.hybrid.planner`) sees only the shape (layers, hidden, heads,
+    The planner (:mod:`labs.planner`) sees only the shape (layers, hidden, heads,
     vocab): it splits every weight over tp (a vocabulary-parallel embedding included), while
     the course's TP keeps embeddings, LayerNorms and row-parallel biases whole, and it counts
     no biases. The difference is printed, not hidden.
     """
-    from labs.hybrid import planner as pl
+    from labs import planner as pl
 
     c = memory_run.config
     model = pl.Model(n_layers=c.n_layer, hidden=c.n_embd, n_heads=c.n_head, seq_len=c.block_size,
                      vocab=c.vocab_size, tied_embeddings=False, learned_positions=True)
-    lines = [f"planner (labs.hybrid.planner, {model.n_params:.0f} parameters from the shape) vs "
+    lines = [f"planner (labs.planner, {model.n_params:.0f} parameters from the shape) vs "
              f"measured, model states of the fullest rank:"]
     for mode, zero in (("ddp", 0), ("fsdp", 3)):
         train = pl.Training(global_batch=memory_run.batch_size, micro_batch=1, precision="fp32",

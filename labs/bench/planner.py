@@ -1,5 +1,5 @@
-"""The planner's speed: one :func:`~labs.hybrid.planner.estimate`, one
-:func:`~labs.hybrid.planner.plan` over a 4,096-GPU search space (GPT-3 175B on 4,096
+"""The planner's speed: one :func:`~labs.planner.estimate`, one
+:func:`~labs.planner.plan` over a 4,096-GPU search space (GPT-3 175B on 4,096
 A100-80GB), and one update of the planner widget (set one control until its outputs are
 redrawn), all measured in one run. Medians over repeats; the conditions are printed first.
 Targets (printed, not asserted): estimate <= 5 ms, plan <= 1 s, widget update <= 1 s.
@@ -29,8 +29,8 @@ def _median_s(fn, repeats: int) -> float:
 def measure(*, repeats: int) -> dict:
     """Median seconds of estimate, plan and two kinds of widget update (a training control,
     which reruns decide and plan, and a layout control, which reuses them)."""
-    from labs.hybrid import planner as pl
-    from labs.hybrid.widgets import planner_widget
+    from labs import planner as pl
+    from labs.planner.widgets import planner_widget
 
     model = pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200)
     cluster = pl.Cluster("A100-80GB", 4096)

@@ -23,9 +23,12 @@ import torch
 import torch.distributed as dist
 
 import labs
+from labs.collectives import describe_link_gap, orders_of_magnitude
+from labs.cost import bus_bandwidth, training_flops
 from labs.data_parallel.buckets import BUCKET_BYTES
 from labs.data_parallel.ddp import VARIANTS, train_data_parallel
 from labs.data_parallel.scaling import scaling_efficiency
+from labs.hardware import GPUS
 from labs.messages import sentences, text
 from labs.models import MLP
 
@@ -258,11 +261,7 @@ def interpret_gpu_gap(cc: dict, *, gpu: str = "A100-80GB") -> str:
     """How far this machine is from a GPU server, from one :func:`compute_vs_comm` result:
     the measured bus bandwidth of the gradient all-reduce against NVLink, and one rank's
     forward+backward FLOP/s (6 per parameter per sample) against the GPU's bf16 peak
-    (:mod:`labs.hybrid.hardware`, each number sourced there)."""
-    from labs.collectives import describe_link_gap, orders_of_magnitude
-    from labs.cost import bus_bandwidth, training_flops
-    from labs.hybrid.hardware import GPUS
-
+    (:mod:`labs.hardware`, each number sourced there)."""
     card = GPUS[gpu]
     busbw = bus_bandwidth(cc["bytes"], cc["comm"], cc["world_size"])
     flops = training_flops(cc["params"], cc["batch_per_rank"]) / cc["compute"]

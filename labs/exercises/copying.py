@@ -68,13 +68,13 @@ REFERENCES: dict[str, tuple[str, ...]] = {
     "ex2_3_1f1b_executor": ("labs.pipeline.executor.run_schedule",),
     "ex2_4_groups": ("labs.hybrid.mesh.new_groups", "labs.hybrid.mesh.device_mesh",
                      "torch.distributed.device_mesh.init_device_mesh"),
-    "ex2_4_memory": ("labs.memory.model_state_bytes_per_gpu", "labs.hybrid.planner.estimate"),
-    "ex2_4_layout": ("labs.hybrid.planner.plan", "labs.hybrid.planner.decide"),
+    "ex2_4_memory": ("labs.memory.model_state_bytes_per_gpu", "labs.planner.estimate"),
+    "ex2_4_layout": ("labs.planner.plan", "labs.planner.decide"),
     "ex2_4_hybrid_step": ("labs.hybrid.mesh.new_groups", "labs.hybrid.mesh.device_mesh",
                           "torch.distributed.device_mesh.init_device_mesh",
                           _TP + "layers.ColumnParallelLinear", _TP + "layers.RowParallelLinear",
                           _TP + "layers.ParallelMLP"),
-    "ex2_5_capstone": ("labs.hybrid.planner.plan", "labs.hybrid.planner.decide",
+    "ex2_5_capstone": ("labs.planner.plan", "labs.planner.decide",
                        "labs.summary.best_config"),
 }
 #: What exercise code has no reason to touch: IPython's hooks, the checks and the grader's

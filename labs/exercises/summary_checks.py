@@ -1,5 +1,5 @@
 """Checks of the capstone exercises of notebook 2.5 (the summary), graded by the planner
-(:mod:`labs.hybrid.planner`) on shown and hidden scenarios::
+(:mod:`labs.planner`) on shown and hidden scenarios::
 
     check_capstone(plan_training)   # ex2_5_capstone, 4 points: a layout + its numbers
     check_diagnose(diagnose)        # ex2_5_diagnose, 2 points: why a layout fails
@@ -18,8 +18,8 @@ import random
 
 from labs.exercises.checks import ExerciseFailed, case, graded
 from labs.exercises.secret import active, hidden_int, hidden_seed
-from labs.hybrid import planner as pl
-from labs.hybrid.planner_types import GiB
+from labs import planner as pl
+from labs.planner.types import GiB
 from labs.messages import LazyMapping, text
 
 __all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",

@@ -6,7 +6,7 @@ Read in this order:
 1. :mod:`labs.hybrid.mesh` -- the DP × PP × TP layout (TP innermost: one node), rank <->
    coordinates, the process groups of each dimension, torch's DeviceMesh of the same shape;
    :mod:`labs.hybrid.plots_mesh` draws it with the link each dimension uses
-   (:mod:`labs.hybrid.hardware`: GPUs and links, each number sourced).
+   (:mod:`labs.hardware`: GPUs and links, each number sourced).
 2. :mod:`labs.hybrid.three_d` -- 3D training by hand: tensor-parallel blocks (optionally with
    sequence parallelism) inside pipeline stages (the 1F1B executor), one pipeline per
    data-parallel replica; equal to one process.
@@ -18,10 +18,11 @@ Read in this order:
    over an EP group, tokens routed with all-to-all; :mod:`labs.hybrid.verify_cp_ep` checks
    both against one process on the ranks, :mod:`labs.hybrid.send_counter` and
    :mod:`labs.hybrid.plots_cp_ep` count and draw who talks to whom.
-6. :mod:`labs.hybrid.planner` -- memory, bubble, communication, step time and MFU of a
-   configuration; the search; the chapter's five steps.
-7. :mod:`labs.hybrid.fragmentation`, :mod:`labs.hybrid.profiling` -- two pitfalls: memory
+6. :mod:`labs.hybrid.fragmentation`, :mod:`labs.hybrid.profiling` -- two pitfalls: memory
    fragmentation, and where the time of a hybrid step goes (torch.profiler).
+
+The planner (memory, bubble, communication, step time and MFU of a configuration; the search;
+the chapter's five steps; its widget) has a package of its own: :mod:`labs.planner`.
 """
 
 from labs.hybrid.context_parallel import ring_attention, sequence_chunk

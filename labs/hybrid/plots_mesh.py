@@ -11,7 +11,7 @@ one DP group share a fill colour, and dashed grey boxes are the servers ("nodes"
 a dimension whose every group stays inside one node uses NVLink, otherwise InfiniBand --
 computed from the groups' rank ranges (:meth:`MeshShape.group_ranks`) and ``gpus_per_node``,
 never assumed from the dimension's name. The bandwidths and their sources come from
-:func:`labs.hybrid.hardware.links`. Why the order TP (innermost), PP, DP (outermost) puts the
+:func:`labs.hardware.links`. Why the order TP (innermost), PP, DP (outermost) puts the
 heaviest traffic on the fastest link: Narayanan et al. 2021 (PTD-P, arXiv:2104.04473, §3.2-3.3
 and Takeaway #1: tensor parallelism up to the GPUs of one server, pipeline parallelism across
 servers); Shoeybi et al. 2019 (Megatron-LM, arXiv:1909.08053, §3: two all-reduces forward and
@@ -32,7 +32,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 from matplotlib.transforms import blended_transform_factory
 
-from labs.hybrid.hardware import links
+from labs.hardware import links
 from labs.hybrid.mesh import MeshShape
 from labs.messages import text
 from labs.plots import DPI, FIGSIZE, GREY, RED, finish, label

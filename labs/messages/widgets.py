@@ -1,4 +1,4 @@
-"""Messages of the planner widget (labs.hybrid.widgets, labs.hybrid.widgets_view): controls,
+"""Messages of the planner widget (labs.planner.widgets, labs.planner.view): controls,
 outputs, tables, errors and its two figures."""
 
 MESSAGES = {

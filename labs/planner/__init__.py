@@ -1,0 +1,46 @@
+"""A 3D-parallelism planner: memory, traffic and time of one (tp, pp, dp) layout, from sizes.
+
+Composes the course's formulas (memory bytes from :mod:`labs.memory`; bytes on the wire, the
+bubble, FLOPs and time from :mod:`labs.cost`) with the hardware of :mod:`labs.hardware`::
+
+    from labs import planner as pl
+    model = pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200)
+    cluster = pl.Cluster(gpu=pl.GPUS["A100-80GB"], n_gpus=1024, gpus_per_node=8)
+    train = pl.Training(global_batch=1536, micro_batch=1, precision="bf16", recompute="full")
+    est = pl.estimate(model, cluster, train, tp=8, pp=16, dp=8)   # one layout
+    print(est.summary())
+    plans = pl.plan(model, cluster, train, top=5)                  # best first, + .rejected
+    steps = pl.decide(model, cluster, train)                       # the chapter's five steps
+
+Units are SI base units (bytes, seconds, FLOP/s); GiB and TFLOP/s appear only in ``summary()``.
+Layout: TP innermost (consecutive ranks, one node), then PP, DP outermost (:mod:`labs.hybrid.mesh`).
+
+The time model, first principles and a few named constants (:class:`Efficiency`, sources
+there; none fitted to the published runs of ``tests/test_hybrid_planner_published.py``):
+
+- compute: executed matmul FLOPs (:func:`labs.cost.matmul_flops`, recomputation included) of
+  the slowest stage per micro-batch ÷ (peak × GEMM efficiency), times (1 + the share of
+  memory-bound kernels);
+- tensor parallelism: 4 ring all-reduces of b·s·h per layer and micro-batch (6 with full
+  recomputation, which repeats the forward), not overlapped, on NVLink when tp fits a node;
+- pipeline: one activation and one gradient per micro-batch and chunk, split over the TP
+  ranks (PTD-P's scatter/gather), on the critical path; the step is (m + (p-1)/v) micro-batch
+  times (:func:`labs.cost.pipeline_step_seconds`);
+- data parallelism: :func:`labs.cost.dp_bytes_per_step`, hidden under the backward pass of the
+  last micro-batch (ZeRO-2: every micro-batch's backward; ZeRO-3: all compute) when
+  ``Training.overlap_grad_reduce``.
+
+MFU uses model FLOPs 6·N·tokens + 12·L·s·h·tokens (PaLM, arXiv:2204.02311, App. B;
+:func:`labs.cost.training_flops`); ``flops_per_gpu`` and ``hfu`` use the executed FLOPs (with
+recomputation), the convention of Megatron-LM's reported TFLOP/s (PTD-P eq. 3).
+"""
+from __future__ import annotations
+
+from labs.hardware import GPUS
+from labs.planner.model import estimate
+from labs.planner.search import Plans, Step, decide, plan
+from labs.planner.types import (PRECISIONS, Cluster, Config, Efficiency, Estimate,
+                                       MemoryBreakdown, Model, Training)
+
+__all__ = ["GPUS", "Model", "Cluster", "Training", "Efficiency", "Config", "MemoryBreakdown",
+           "Estimate", "estimate", "plan", "decide", "Plans", "Step", "PRECISIONS"]

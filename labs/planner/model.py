@@ -1,0 +1,186 @@
+"""The planner's estimate of one layout: memory of the fullest stage, bytes and seconds of each
+dimension's communication, step time, throughput, MFU. Composes :mod:`labs.memory` and
+:mod:`labs.cost`; the model of time is described in :mod:`labs.planner`."""
+from __future__ import annotations
+
+import math
+
+from labs import cost, memory
+from labs.messages import text
+from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate,
+                                       MemoryBreakdown, Model, Training, check_layout)
+
+__all__ = ["estimate", "evaluate", "stage_params", "stage_memory", "layers_per_stage"]
+
+
+def layers_per_stage(model: Model, pp: int) -> int:
+    """Layers on the fullest stage: ceil(L / pp) (uneven splits load the slowest stage)."""
+    return math.ceil(model.n_layers / pp)
+
+
+def stage_params(model: Model, tp: int, pp: int, stage: int) -> float:
+    """Parameters one GPU of pipeline ``stage`` holds: its layers and, on the first stage, the
+    input embedding (and learned positions), on the last the output layer (a copy of the word
+    embeddings when tied and pp > 1, as Megatron-LM keeps), all split over TP."""
+    words = model.vocab * model.hidden
+    params = layers_per_stage(model, pp) * model.layer_params
+    if stage == 0:
+        params += words + (model.seq_len * model.hidden if model.learned_positions else 0)
+    if stage == pp - 1 and (pp > 1 or not model.tied_embeddings):
+        params += words
+    return params / tp
+
+
+def _layer_activations(model: Model, train: Training, config: Config, recompute: str) -> float:
+    scale = train.element_bytes / 2  # the paper's bytes are for 2-byte activations
+    return scale * memory.layer_activation_bytes(
+        seq_len=model.seq_len, micro_batch=config.micro_batch, hidden=model.hidden,
+        n_heads=model.n_heads, ffn_hidden=model.ffn_hidden, n_kv_heads=model.n_kv_heads,
+        gated_mlp=model.gated, tp=config.tp, sequence_parallel=train.sequence_parallel,
+        recompute=recompute, flash_attention=train.flash_attention, dropout=model.dropout)
+
+
+def stage_memory(model: Model, cluster: Cluster, train: Training, config: Config, stage: int,
+                 efficiency: Efficiency) -> MemoryBreakdown:
+    """Bytes one GPU of ``stage`` holds at its peak: model states (ZeRO-sharded over DP) and
+    the activations of the micro-batches the 1F1B schedule keeps in flight there, plus, with
+    full recomputation, one layer's activations rebuilt during its backward pass."""
+    tp, pp, dp = config.tp, config.pp, config.dp
+    m = train.global_batch // (dp * config.micro_batch)
+    states = memory.model_state_bytes_per_gpu(
+        stage_params(model, tp, pp, stage), dp=dp, zero_stage=config.zero_stage,
+        optimizer="adam", precision=train.state_precision)
+    in_flight = memory.microbatches_in_flight(pp, m, v=config.v, stage=stage)
+    acts = layers_per_stage(model, pp) * in_flight * _layer_activations(
+        model, train, config, train.recompute)
+    if train.recompute == "full":
+        acts += _layer_activations(model, train, config, "none")  # working set of one layer
+    if stage == pp - 1:  # the output layer's last micro-batch (1 in flight on the last stage)
+        acts += train.element_bytes / 2 * memory.output_activation_bytes(
+            seq_len=model.seq_len, micro_batch=config.micro_batch, hidden=model.hidden,
+            vocab=model.vocab, tp=tp)
+    return MemoryBreakdown(weights=states.params, grads=states.grads,
+                           optimizer=states.master_params + states.optimizer_states,
+                           activations=acts, stage=stage,
+                           usable=efficiency.usable_bytes(cluster.gpu), in_flight=in_flight)
+
+
+def _reasons(mem: MemoryBreakdown, config: Config, train: Training) -> list:
+    """What overflows and what to change, largest lever first."""
+    if mem.total <= mem.usable:
+        return []
+    overflow = text("hybrid.overflow", stage=mem.stage, total=mem.total / GiB,
+                    usable=mem.usable / GiB, states=mem.states / GiB,
+                    activations=mem.activations / GiB)
+    hints = []
+    if mem.states > mem.usable / 2:
+        hints.append(text("hybrid.hint_split", tp=config.tp, pp=config.pp,
+                          zero_stage=config.zero_stage))
+    if mem.activations > mem.usable / 4 or not hints:
+        if train.recompute != "full":
+            hints.append(text("hybrid.hint_recompute", now=train.recompute))
+        if config.micro_batch > 1:
+            hints.append(text("hybrid.hint_micro_batch", now=config.micro_batch))
+        hints.append(text("hybrid.hint_tp"))
+    return [overflow, text("hybrid.to_fit", hints=text("hybrid.hint_sep").join(hints))]
+
+
+def _link(cluster: Cluster, group_span: int, efficiency: Efficiency) -> tuple[float, str]:
+    """Bus bandwidth for a group whose ranks span ``group_span`` consecutive GPUs."""
+    gpu = cluster.gpu
+    if group_span <= cluster.gpus_per_node:
+        return gpu.intra_node_bw * efficiency.nvlink_bus, "NVLink"
+    return gpu.inter_node_bw * efficiency.ib_bus, "InfiniBand"
+
+
+def _dp_exposed_s(dp_s: float, zero_stage: int, compute_mb: float, m: int,
+                  overlap: bool) -> float:
+    """The part of the DP traffic on the critical path. Gradients are reduced bucket by bucket
+    while backward still runs (Li et al., arXiv:2006.15704, §3.2.3): ZeRO 0 all-reduces and
+    ZeRO 1 reduce-scatters under the last micro-batch's backward (2/3 of its compute), ZeRO 2
+    reduce-scatters under every micro-batch's backward; the all-gather of updated parameters of
+    ZeRO 1 and 2 follows the optimizer step and is exposed; ZeRO 3 prefetches its gathers under
+    all forward and backward compute. ``overlap=False``: all exposed."""
+    if not overlap:
+        return dp_s
+    backward_s = compute_mb * 2 / 3
+    if zero_stage == 3:
+        return cost.exposed_seconds(dp_s, m * compute_mb)
+    gather_s = {0: 0.0, 1: dp_s / 2, 2: dp_s / (m + 1)}[zero_stage]  # shares of dp_bytes_per_step
+    window = m * backward_s if zero_stage == 2 else backward_s
+    return gather_s + cost.exposed_seconds(dp_s - gather_s, window)
+
+
+def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
+             efficiency: Efficiency) -> Estimate:
+    """The estimate of a checked layout (:func:`estimate` checks first)."""
+    tp, pp, dp, v, mb = config.tp, config.pp, config.dp, config.v, config.micro_batch
+    m = train.global_batch // (dp * mb)
+    s, h, e = model.seq_len, model.hidden, train.element_bytes
+    stages = sorted({0, pp - 1})
+    mems = [stage_memory(model, cluster, train, config, st, efficiency) for st in stages]
+    mem = max(mems, key=lambda x: x.total)
+
+    # compute: the slowest stage (the last: full layers + output layer), per micro-batch
+    flops_mb = cost.matmul_flops(mb * s, n_layers=layers_per_stage(model, pp),
+                                 layer_params=model.layer_params, seq_len=s, hidden=h,
+                                 vocab=model.vocab, recompute=train.recompute) / tp
+    compute_mb = cost.compute_seconds(flops_mb, cluster.gpu.peak_flops, efficiency.gemm) \
+        * (1 + efficiency.other_kernels)
+
+    # bytes per GPU per step, by dimension
+    tp_passes = 1.5 if train.recompute == "full" else 1.0  # the recomputed forward's 2 of 6
+    grad_bytes = max(stage_params(model, tp, pp, st) for st in stages) * e
+    comm_bytes = {
+        "tp": tp_passes * cost.tp_bytes_per_step(mb, s, h, m, layers_per_stage(model, pp), tp,
+                                                 bytes_per_element=e),
+        "pp": (v * cost.pp_bytes_per_step(mb, s, h, m, bytes_per_element=e) / tp
+               if pp > 1 else 0.0),
+        "dp": cost.dp_bytes_per_step(grad_bytes, dp, zero_stage=config.zero_stage,
+                                     n_microbatches=m) if dp > 1 else 0.0,
+    }
+    spans = {"tp": tp, "pp": tp * pp, "dp": tp * pp * dp}
+    comm_s = {k: cost.seconds_on_link(b, _link(cluster, spans[k], efficiency)[0])
+              for k, b in comm_bytes.items()}
+
+    microbatch_s = compute_mb + (comm_s["tp"] + comm_s["pp"]) / m
+    pipeline_s = cost.pipeline_step_seconds(microbatch_s, m, pp, v)
+    dp_exposed = _dp_exposed_s(comm_s["dp"], config.zero_stage, compute_mb, m,
+                               train.overlap_grad_reduce)
+    step_s = pipeline_s + dp_exposed
+
+    tokens = train.global_batch * s
+    model_flops = cost.training_flops(model.n_params, tokens, n_layers=model.n_layers,
+                                      seq_len=s, hidden=h)
+    hardware_flops = cost.matmul_flops(tokens, n_layers=model.n_layers,
+                                       layer_params=model.layer_params, seq_len=s, hidden=h,
+                                       vocab=model.vocab, recompute=train.recompute)
+    peak = cluster.gpu.peak_flops
+    return Estimate(
+        config=config, memory=mem, fits=mem.total <= mem.usable,
+        reasons=_reasons(mem, config, train), n_microbatches=m,
+        bubble=cost.bubble_fraction(pp, m, v) if pp > 1 else 0.0,
+        bubble_ratio=cost.pipeline_bubble_ratio(pp, m, v),
+        comm_bytes=comm_bytes, comm_s=comm_s,
+        exposed_s={"tp": comm_s["tp"], "pp": comm_s["pp"], "dp": dp_exposed},
+        compute_s=m * compute_mb, step_time_s=step_s, tokens_per_s=tokens / step_s,
+        model_flops=model_flops, hardware_flops=hardware_flops,
+        mfu=cost.flops_utilization(model_flops, step_s, cluster.n_gpus, peak),
+        hfu=cost.flops_utilization(hardware_flops, step_s, cluster.n_gpus, peak),
+        n_gpus=cluster.n_gpus)
+
+
+def estimate(model: Model, cluster: Cluster, train: Training, *, tp: int, pp: int, dp: int,
+             v: int = 1, micro_batch: int | None = None, zero_stage: int | None = None,
+             efficiency: Efficiency = Efficiency()) -> Estimate:
+    """Memory, communication and time of the layout tp × pp × dp (= n_gpus) on ``cluster``.
+
+    ``micro_batch`` and ``zero_stage`` default to ``train``'s. Raises ValueError for a layout
+    that cannot exist (:func:`~labs.planner.types.check_layout`: tp·pp·dp ≠ n_gpus, tp
+    not dividing the heads, pp > layers, batch not divisible, ...); one that exists but
+    overflows memory comes back with ``fits=False`` and ``reasons`` saying what to change.
+    """
+    config = Config(tp, pp, dp, train.micro_batch if micro_batch is None else micro_batch, v,
+                    train.zero_stage if zero_stage is None else zero_stage)
+    check_layout(model, cluster, train, config)
+    return evaluate(model, cluster, train, config, efficiency)

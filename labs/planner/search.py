@@ -1,0 +1,230 @@
+"""Searching layouts (:func:`plan`) and walking the chapter's five steps (:func:`decide`) with
+the estimates of :mod:`labs.planner.model`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from labs import memory
+from labs.messages import text
+from labs.planner.model import estimate, layers_per_stage
+from labs.planner.types import GiB, Cluster, Config, Efficiency, Estimate, Model, Training
+
+__all__ = ["MICRO_BATCHES", "CHUNKS", "LAYER_BUDGET", "Plans", "Step", "plan", "decide",
+           "candidates"]
+
+MICRO_BATCHES = (1, 2, 4, 8)
+CHUNKS = (1, 2, 4)  # interleaved virtual stages per GPU
+LAYER_BUDGET = 0.7  # share of a GPU one layer's states may take: the chapter's 70 % rule
+# (labs.cost.fits_on_one_card / pp_decision), the rest left for activations
+
+
+class Plans(list):
+    """Fitting :class:`~labs.planner.types.Estimate` s, fastest first. ``rejected``: why
+    a family found nothing, keyed ``"tp=T"`` (no pipeline depth works with that TP) or
+    ``"tp=T,pp=P"``; ``considered``: how many layouts were estimated."""
+
+    def __init__(self, items=(), rejected=None, considered=0):
+        super().__init__(items)
+        self.rejected = dict(rejected or {})
+        self.considered = considered
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of :func:`decide`: the question, this case's answer, the numbers behind it and
+    the layout after the step."""
+
+    number: int
+    question: str
+    answer: str
+    numbers: dict
+    config: Config | None
+
+    def __str__(self) -> str:
+        return f"{self.number}. {self.question}\n   {self.answer}\n   -> {self.config}"
+
+
+def _divisors(n: int) -> list:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _try(model, cluster, train, efficiency, **layout) -> Estimate | None:
+    try:
+        return estimate(model, cluster, train, efficiency=efficiency, **layout)
+    except ValueError:
+        return None
+
+
+def candidates(model: Model, cluster: Cluster, train: Training, tp: int, pp: int,
+               efficiency: Efficiency) -> list:
+    """Every estimable layout of the family (tp, pp): micro-batches, chunks, ZeRO stages
+    (ZeRO 2 and 3 only without a pipeline, as DeepSpeed allows; none with dp = 1)."""
+    dp = cluster.n_gpus // (tp * pp)
+    zeros = (0,) if dp == 1 else (0, 1) if pp > 1 else memory.ZERO_STAGES
+    found = []
+    for mb in MICRO_BATCHES:
+        for v in CHUNKS:
+            for zero in zeros:
+                est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=dp, v=v,
+                           micro_batch=mb, zero_stage=zero)
+                if est is not None:
+                    found.append(est)
+    return found
+
+
+def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
+         efficiency: Efficiency = Efficiency()) -> Plans:
+    """The ``top`` fitting layouts, ranked by estimated step time.
+
+    Searched: tp over the divisors of n_gpus that divide the heads and KV heads, pp over the
+    divisors of n_gpus / tp up to the layer count, dp = n_gpus / (tp·pp) -- every GPU is used
+    (tp·pp·dp = n_gpus, as the published runs do; a smaller job is a smaller cluster) --
+    micro-batch in {1, 2, 4, 8}, interleaving v in {1, 2, 4}, ZeRO 0-1 (0-3 without PP).
+    ``recompute`` and the other recipe settings are ``train``'s.
+    """
+    n, found, rejected, considered = cluster.n_gpus, [], {}, 0
+    for tp in _divisors(n):
+        if tp > model.n_heads:
+            break
+        if model.n_heads % tp or model.n_kv_heads % tp:
+            rejected[f"tp={tp}"] = text("hybrid.rejected_tp_heads", tp=tp,
+                                        n_heads=model.n_heads, n_kv_heads=model.n_kv_heads)
+            continue
+        tp_found = len(found)
+        for pp in _divisors(n // tp):
+            key = f"tp={tp},pp={pp}"
+            if pp > model.n_layers:
+                rejected[key] = text("hybrid.rejected_pp_layers", n_layers=model.n_layers)
+                break
+            family = candidates(model, cluster, train, tp, pp, efficiency)
+            considered += len(family)
+            fitting = [e for e in family if e.fits]
+            found += fitting
+            if not family:
+                rejected[key] = text("hybrid.rejected_batch", global_batch=train.global_batch,
+                                     dp=n // (tp * pp))
+            elif not fitting:
+                rejected[key] = min(family, key=lambda e: e.memory.total).reasons[0]
+        if len(found) == tp_found:
+            rejected[f"tp={tp}"] = text("hybrid.rejected_no_depth", tp=tp)
+    found.sort(key=lambda e: e.step_time_s)
+    return Plans(found[:top], rejected, considered)
+
+
+def _gib(x: float) -> float:
+    return round(x / GiB, 2)
+
+
+def _step1(model, cluster, train, efficiency) -> tuple[Step, bool]:
+    one = estimate(model, replace(cluster, n_gpus=1), replace(train, global_batch=train.micro_batch,
+                                                             zero_stage=0),
+                   tp=1, pp=1, dp=1, efficiency=efficiency)
+    m = one.memory
+    numbers = {"params": model.n_params, "states_GiB": _gib(m.states),
+               "activations_GiB": _gib(m.activations), "usable_GiB": _gib(m.usable)}
+    if one.fits:
+        answer = text("hybrid.step1_yes", total=m.total / GiB, usable=m.usable / GiB,
+                      n_gpus=cluster.n_gpus)
+        return Step(1, text("hybrid.step1_question"), answer,
+                    numbers, Config(1, 1, cluster.n_gpus, train.micro_batch)), True
+    answer = text("hybrid.step1_no", states=m.states / GiB, activations=m.activations / GiB,
+                  usable=m.usable / GiB)
+    return Step(1, text("hybrid.step1_question"), answer, numbers, None), False
+
+
+def _fits(model, cluster, train, efficiency, tp, pp) -> Estimate | None:
+    est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=cluster.n_gpus // (tp * pp))
+    return est if est is not None and est.fits else None
+
+
+def _step2(model, cluster, train, efficiency) -> Step:
+    usable = efficiency.usable_bytes(cluster.gpu)
+    layer = memory.model_state_bytes(model.layer_params, "adam", train.state_precision).total
+    valid = [t for t in _divisors(cluster.n_gpus)
+             if model.n_heads % t == 0 and model.n_kv_heads % t == 0]
+    needed = next((t for t in valid if layer / t <= LAYER_BUDGET * usable), valid[-1])
+    in_node = [t for t in valid if needed <= t <= cluster.gpus_per_node] or [needed]
+    alone = next((t for t in in_node if _fits(model, cluster, train, efficiency, t, 1)), None)
+    tp = alone or in_node[-1]
+    numbers = {"layer_state_GiB": _gib(layer), "usable_GiB": _gib(usable), "tp_needed": needed,
+               "tp": tp}
+    why = text("hybrid.step2_too_big" if needed > 1 else "hybrid.step2_fine",
+               gib=layer / GiB, needed=needed)
+    answer = text("hybrid.step2_alone" if alone else "hybrid.step2_fill_node", why=why, tp=tp)
+    return Step(2, text("hybrid.step2_question"), answer,
+                numbers, Config(tp, 1, cluster.n_gpus // tp, train.micro_batch))
+
+
+def _step3(model, cluster, train, efficiency, tp) -> Step:
+    depths = [p for p in _divisors(cluster.n_gpus // tp) if p <= model.n_layers]
+    pp = next((p for p in depths if _fits(model, cluster, train, efficiency, tp, p)), None)
+    question = text("hybrid.step3_question")
+    if pp is None:
+        return Step(3, question, text("hybrid.step3_none", tp=tp),
+                    {"tp": tp, "depths_tried": depths}, None)
+    est = _fits(model, cluster, train, efficiency, tp, pp)
+    numbers = {"pp": pp, "layers_per_stage": layers_per_stage(model, pp),
+               "memory_GiB": _gib(est.memory.total), "usable_GiB": _gib(est.memory.usable)}
+    answer = (text("hybrid.step3_not_needed") if pp == 1 else
+              text("hybrid.step3_pp", pp=pp, layers=layers_per_stage(model, pp),
+                   gib=est.memory.total / GiB, stage=est.memory.stage))
+    return Step(3, question, answer, numbers, est.config)
+
+
+def _step4(model, cluster, train, efficiency, config) -> Step:
+    est = estimate(model, cluster, train, tp=config.tp, pp=config.pp, dp=config.dp,
+                   efficiency=efficiency)
+    numbers = {"dp": config.dp, "n_microbatches": est.n_microbatches, "bubble": est.bubble,
+               "dp_GiB_per_step": _gib(est.comm_bytes["dp"])}
+    answer = text("hybrid.step4_answer", dp=config.dp, m=est.n_microbatches, bubble=est.bubble,
+                  step=est.step_time_s, mfu=est.mfu)
+    return Step(4, text("hybrid.step4_question"), answer, numbers, config)
+
+
+def _step5(model, cluster, train, efficiency, config) -> Step:
+    base = estimate(model, cluster, train, tp=config.tp, pp=config.pp, dp=config.dp,
+                    efficiency=efficiency)
+    tuned = [e for e in candidates(model, cluster, train, config.tp, config.pp, efficiency)
+             if e.fits] or [base]
+    best = min(tuned, key=lambda e: e.step_time_s)
+    if best.step_time_s > 0.99 * base.step_time_s:  # less than 1 % faster: keep it simple
+        best = base
+    overall = plan(model, cluster, train, top=1, efficiency=efficiency)
+    numbers = {"step_s_before": base.step_time_s, "step_s_after": best.step_time_s,
+               "bubble_before": base.bubble, "bubble_after": best.bubble,
+               "exposed_comm_s": sum(best.exposed_s.values()),
+               "uneven_layers": model.n_layers % config.pp != 0,
+               "planner_best": str(overall[0].config) if overall else None,
+               "planner_best_step_s": overall[0].step_time_s if overall else None}
+    answer = text("hybrid.step5_answer", micro_batch=best.config.micro_batch, v=best.config.v,
+                  zero_stage=best.config.zero_stage, before=base.step_time_s,
+                  after=best.step_time_s, bubble_before=base.bubble, bubble_after=best.bubble,
+                  exposed=sum(best.exposed_s.values()),
+                  overlap=text("hybrid.on" if train.overlap_grad_reduce else "hybrid.off"),
+                  recompute=train.recompute)
+    if model.n_layers % config.pp:
+        answer = text("hybrid.step5_uneven", answer=answer, n_layers=model.n_layers,
+                      pp=config.pp)
+    return Step(5, text("hybrid.step5_question"), answer, numbers, best.config)
+
+
+def decide(model: Model, cluster: Cluster, train: Training, *,
+           efficiency: Efficiency = Efficiency()) -> list:
+    """Walk the chapter's five steps: 1. does everything fit one GPU (then DDP); 2. is one layer
+    too big (TP first, inside a node); 3. still too big (PP across nodes); 4. the remaining GPUs
+    are DP; 5. fine tuning (micro-batch, interleaving, ZeRO, overlap, load balance), compared
+    with :func:`plan`'s best. Returns the five :class:`Step` s."""
+    first, fits = _step1(model, cluster, train, efficiency)
+    if fits:
+        config = first.config
+        skipped = [Step(n, text(q), text("hybrid.step_not_needed"), {}, config)
+                   for n, q in ((2, "hybrid.step2_question_short"),
+                                (3, "hybrid.step3_question_short"))]
+        return [first, *skipped, _step4(model, cluster, train, efficiency, config),
+                _step5(model, cluster, train, efficiency, config)]
+    second = _step2(model, cluster, train, efficiency)
+    third = _step3(model, cluster, train, efficiency, second.config.tp)
+    if third.config is None:
+        return [first, second, third]
+    return [first, second, third, _step4(model, cluster, train, efficiency, third.config),
+            _step5(model, cluster, train, efficiency, third.config)]

@@ -1,0 +1,297 @@
+"""The planner's inputs and outputs: model, cluster, training recipe, efficiency constants,
+layout, and the estimate of one layout (:mod:`labs.planner` is the entry point)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from labs import memory
+from labs.messages import text
+from labs.hardware import GPU, GPUS
+
+__all__ = ["GiB", "PRECISIONS", "Efficiency", "Model", "Cluster", "Training", "Config",
+           "MemoryBreakdown", "Estimate", "check_layout"]
+
+GiB = 2**30
+PRECISIONS = {"bf16": 2, "fp16": 2, "fp32": 4}  # bytes of an activation / a communicated grad
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """The few constants of the time and memory model, each with its source.
+
+    - ``gemm``: achieved share of the dense peak on a transformer's large bf16 GEMMs. cuBLAS
+      reaches 230-250 of 312 TFLOP/s on A100 for the large, well-shaped GEMMs of these models
+      (NVIDIA Deep Learning Performance Guide, "Matrix Multiplication Background"; PTD-P §5.9
+      discusses the same ceiling): 0.75.
+    - ``other_kernels``: time of memory-bound kernels (norms, softmax, activation functions,
+      dropout, residual adds) relative to GEMM time. Unfused BERT spends 39 % of its time
+      outside tensor contractions (Ivanov et al., "Data Movement Is All You Need", MLSys 2021,
+      arXiv:2007.00072), i.e. 0.64 of GEMM time; Megatron fuses most of them (PTD-P §4.2) and
+      flash attention the softmax: assumed 0.15 (an assumption, not a measurement).
+    - ``nvlink_bus``, ``ib_bus``: nccl-tests all-reduce bus bandwidth / link peak on DGX A100,
+      the figures quoted in :mod:`labs.hardware`: 230 of 300 GB/s inside a node (0.77),
+      23 of 25 GB/s per GPU across nodes (0.92).
+    - ``reserved_bytes``, ``fragmentation``: memory the training tensors cannot use: CUDA
+      context, cuBLAS workspaces and NCCL buffers (about 2 GiB, PyTorch CUDA semantics notes),
+      and the caching allocator's fragmentation (assumed 10 % of the card).
+    """
+
+    gemm: float = 0.75
+    other_kernels: float = 0.15
+    nvlink_bus: float = 230 / 300
+    ib_bus: float = 23 / 25
+    reserved_bytes: float = 2 * GiB
+    fragmentation: float = 0.10
+
+    def usable_bytes(self, gpu: GPU) -> float:
+        return gpu.memory_bytes * (1 - self.fragmentation) - self.reserved_bytes
+
+
+def _positive_int(name: str, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(text("hybrid.positive_int", name=name, value=value))
+
+
+@dataclass(frozen=True)
+class Model:
+    """A GPT-style decoder. ``mlp``: "gelu" (2 matrices of ffn_hidden, default 4·hidden) or
+    "swiglu" (3); ``n_kv_heads`` < ``n_heads``: grouped-query attention; ``n_params`` is derived
+    (:func:`labs.memory.general_layer_params` per layer, embeddings, learned positions) unless
+    given."""
+
+    n_layers: int
+    hidden: int
+    n_heads: int
+    seq_len: int
+    vocab: int
+    ffn_hidden: int | None = None
+    n_kv_heads: int | None = None
+    mlp: str = "gelu"
+    tied_embeddings: bool = True
+    learned_positions: bool = True
+    dropout: bool = True
+    n_params: float | None = None
+
+    def __post_init__(self):
+        for name in ("n_layers", "hidden", "n_heads", "seq_len", "vocab"):
+            _positive_int(name, getattr(self, name))
+        if self.mlp not in ("gelu", "swiglu"):
+            raise ValueError(text("hybrid.mlp_unknown", mlp=self.mlp))
+        if self.hidden % self.n_heads:
+            raise ValueError(text("hybrid.hidden_heads", hidden=self.hidden,
+                                  n_heads=self.n_heads))
+        object.__setattr__(self, "ffn_hidden", self.ffn_hidden or 4 * self.hidden)
+        object.__setattr__(self, "n_kv_heads", self.n_kv_heads or self.n_heads)
+        _positive_int("ffn_hidden", self.ffn_hidden)
+        _positive_int("n_kv_heads", self.n_kv_heads)
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(text("hybrid.heads_kv", n_heads=self.n_heads,
+                                  n_kv_heads=self.n_kv_heads))
+        if self.n_params is None:
+            object.__setattr__(self, "n_params", self.n_layers * self.layer_params
+                               + self.embedding_params)
+        elif self.n_params <= 0:
+            raise ValueError(text("hybrid.n_params_positive", n_params=self.n_params))
+
+    @property
+    def gated(self) -> bool:
+        return self.mlp == "swiglu"
+
+    @property
+    def layer_params(self) -> float:
+        return memory.general_layer_params(self.hidden, ffn_hidden=self.ffn_hidden,
+                                           n_heads=self.n_heads, n_kv_heads=self.n_kv_heads,
+                                           gated_mlp=self.gated)
+
+    @property
+    def embedding_params(self) -> float:
+        copies = 1 if self.tied_embeddings else 2
+        positions = self.seq_len if self.learned_positions else 0
+        return (copies * self.vocab + positions) * self.hidden
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """``n_gpus`` of one kind (a :class:`~labs.hardware.GPU` or its name in ``GPUS``),
+    ``gpus_per_node`` joined by NVLink, nodes by InfiniBand."""
+
+    gpu: GPU | str
+    n_gpus: int
+    gpus_per_node: int = 8
+
+    def __post_init__(self):
+        if isinstance(self.gpu, str):
+            if self.gpu not in GPUS:
+                raise ValueError(text("hybrid.unknown_gpu", gpu=self.gpu, choices=sorted(GPUS)))
+            object.__setattr__(self, "gpu", GPUS[self.gpu])
+        _positive_int("n_gpus", self.n_gpus)
+        _positive_int("gpus_per_node", self.gpus_per_node)
+
+
+@dataclass(frozen=True)
+class Training:
+    """The recipe: global batch and micro-batch in sequences, precision ("bf16", "fp16": mixed
+    precision with fp32 master weights and Adam, 16 bytes per parameter; "fp32"), ZeRO stage
+    (0-3), activation recomputation ("none", "selective", "full")."""
+
+    global_batch: int
+    micro_batch: int = 1
+    precision: str = "bf16"
+    zero_stage: int = 0
+    recompute: str = "full"
+    flash_attention: bool = True
+    sequence_parallel: bool = True
+    overlap_grad_reduce: bool = True
+
+    def __post_init__(self):
+        _positive_int("global_batch", self.global_batch)
+        _positive_int("micro_batch", self.micro_batch)
+        if self.precision not in PRECISIONS:
+            raise ValueError(text("hybrid.precision_unknown", precision=self.precision,
+                                  choices=sorted(PRECISIONS)))
+        if self.zero_stage not in memory.ZERO_STAGES:
+            raise ValueError(text("hybrid.zero_stage_unknown", zero_stage=self.zero_stage,
+                                  choices=memory.ZERO_STAGES))
+        if self.recompute not in memory.RECOMPUTE:
+            raise ValueError(text("hybrid.recompute_unknown", recompute=self.recompute,
+                                  choices=memory.RECOMPUTE))
+
+    @property
+    def element_bytes(self) -> int:
+        return PRECISIONS[self.precision]
+
+    @property
+    def state_precision(self) -> str:
+        return "fp32" if self.precision == "fp32" else "mixed"
+
+
+@dataclass(frozen=True)
+class Config:
+    """One layout: degrees, micro-batch, interleaving chunks, ZeRO stage."""
+
+    tp: int
+    pp: int
+    dp: int
+    micro_batch: int = 1
+    v: int = 1
+    zero_stage: int = 0
+
+    def __str__(self) -> str:
+        return text("hybrid.config", tp=self.tp, pp=self.pp, dp=self.dp,
+                    micro_batch=self.micro_batch, v=self.v, zero_stage=self.zero_stage)
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes on the fullest GPU (``stage``: 0 = first pipeline stage, pp-1 = last)."""
+
+    weights: float
+    grads: float
+    optimizer: float  # fp32 master weights + Adam moments
+    activations: float
+    stage: int
+    usable: float  # what the card leaves for these (Efficiency.usable_bytes)
+    in_flight: float = 1.0  # micro-batches whose activations the stage keeps at its peak
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.grads + self.optimizer + self.activations
+
+    @property
+    def states(self) -> float:
+        return self.weights + self.grads + self.optimizer
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Memory, traffic and time of one layout (SI units; :meth:`summary` for people).
+
+    ``bubble``: the idle share of the step, (p-1)/(v·m+p-1) (:func:`labs.cost.bubble_fraction`);
+    ``bubble_ratio``: PTD-P's bubble time / compute time, (p-1)/(v·m). ``comm_bytes`` and
+    ``comm_s``: per GPU per step, by dimension; ``exposed_s``: the part on the critical path.
+    ``compute_s``: the slowest stage's kernels for all its micro-batches, without bubble or
+    communication; ``step_time_s`` = (m + (p-1)/v) × (per-micro-batch compute + TP + PP time)
+    + exposed DP time.
+    ``mfu``: model FLOPs (6·N + attention, no recomputation); ``hfu`` and ``flops_per_gpu``:
+    executed FLOPs (with recomputation), as Megatron-LM reports them.
+    """
+
+    config: Config
+    memory: MemoryBreakdown
+    fits: bool
+    reasons: list
+    n_microbatches: int
+    bubble: float
+    bubble_ratio: float
+    comm_bytes: dict
+    comm_s: dict
+    exposed_s: dict
+    compute_s: float
+    step_time_s: float
+    tokens_per_s: float
+    model_flops: float
+    hardware_flops: float
+    mfu: float
+    hfu: float
+    n_gpus: int = field(repr=False, default=1)
+
+    @property
+    def flops_per_gpu(self) -> float:
+        """Executed FLOP/s per GPU (recomputation counted): what Megatron-LM reports."""
+        return self.hardware_flops / self.step_time_s / self.n_gpus
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        return self.tokens_per_s / self.n_gpus
+
+    def summary(self) -> str:
+        m = self.memory
+        verdict = text("hybrid.fits" if self.fits else "hybrid.does_not_fit")
+        lines = [text("hybrid.summary_layout", config=self.config, m=self.n_microbatches),
+                 text("hybrid.summary_memory", stage=m.stage, weights=m.weights / GiB,
+                      grads=m.grads / GiB, optimizer=m.optimizer / GiB,
+                      activations=m.activations / GiB, total=m.total / GiB,
+                      usable=m.usable / GiB, verdict=verdict)]
+        lines += [f"  - {r}" for r in self.reasons]
+        comm = text("hybrid.list_sep").join(
+            text("hybrid.summary_comm_dim", dim=k.upper(), gib=self.comm_bytes[k] / GiB,
+                 exposed=self.exposed_s[k], seconds=self.comm_s[k])
+            for k in self.comm_bytes)
+        lines += [text("hybrid.summary_comm", comm=comm),
+                  text("hybrid.summary_step", step=self.step_time_s, compute=self.compute_s,
+                       bubble=self.bubble, exposed=sum(self.exposed_s.values())),
+                  text("hybrid.summary_throughput", tokens=self.tokens_per_s,
+                       per_gpu=self.tokens_per_s_per_gpu, tflops=self.flops_per_gpu / 1e12,
+                       mfu=self.mfu, hfu=self.hfu)]
+        return "\n".join(lines)
+
+    __str__ = summary
+
+
+def check_layout(model: Model, cluster: Cluster, train: Training, config: Config) -> None:
+    """Raise ValueError, saying what to change, if ``config`` cannot be laid out at all."""
+    for name in ("tp", "pp", "dp", "micro_batch", "v"):
+        _positive_int(name, getattr(config, name))
+    tp, pp, dp, v = config.tp, config.pp, config.dp, config.v
+    if tp * pp * dp != cluster.n_gpus:
+        raise ValueError(text("hybrid.layout_product", tp=tp, pp=pp, dp=dp,
+                              product=tp * pp * dp, n_gpus=cluster.n_gpus,
+                              dp_needed=cluster.n_gpus / (tp * pp)))
+    if model.n_heads % tp or model.n_kv_heads % tp:
+        raise ValueError(text("hybrid.tp_heads", tp=tp, n_heads=model.n_heads,
+                              n_kv_heads=model.n_kv_heads))
+    if pp > model.n_layers:
+        raise ValueError(text("hybrid.pp_layers", pp=pp, n_layers=model.n_layers))
+    if v > 1 and (pp == 1 or model.n_layers % (pp * v)):
+        raise ValueError(text("hybrid.v_chunks", v=v, n_layers=model.n_layers, ppv=pp * v))
+    if train.global_batch % (dp * config.micro_batch):
+        raise ValueError(text("hybrid.batch_split", global_batch=train.global_batch,
+                              n=dp * config.micro_batch))
+    m = train.global_batch // (dp * config.micro_batch)
+    if v > 1 and m % pp:
+        raise ValueError(text("hybrid.interleave_m", m=m, pp=pp))
+    if config.zero_stage not in memory.ZERO_STAGES:
+        raise ValueError(text("hybrid.zero_stage_unknown", zero_stage=config.zero_stage,
+                              choices=memory.ZERO_STAGES))
+
+
