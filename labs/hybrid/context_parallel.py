@@ -50,7 +50,8 @@ from torch import Tensor
 from labs.cost import ring_attention_traffic  # the formula lives in labs.cost; re-exported
 from labs.messages import text
 
-__all__ = ["ring_attention", "sequence_chunk", "causal_block", "ring_attention_traffic"]
+__all__ = ["ring_attention", "ring_forward", "sequence_chunk", "causal_block",
+           "ring_attention_traffic"]
 
 
 # --- the group and the ring -------------------------------------------------------------------
@@ -111,37 +112,43 @@ def _block_scores(q: Tensor, k: Tensor, kind: str) -> Tensor:
     return scores
 
 
+def ring_forward(q: Tensor, k: Tensor, v: Tensor, group=None, counter=None):
+    """One causal ring-attention forward on this rank: my queries against every K/V block as it
+    travels the ring, merged with the online softmax. Returns (output, log-sum-exp)."""
+    size, rank = _size_and_rank(group)
+    kv = torch.stack([k, v])  # (2, B, nh, T, hs): one message per step carries both
+    out = torch.zeros_like(q)  # (B, nh, T, hs), sum of exp(score - row_max) * v so far
+    row_max = q.new_full(q.shape[:-1] + (1,), float("-inf"))  # (B, nh, T, 1), m
+    row_sum = q.new_zeros(q.shape[:-1] + (1,))  # (B, nh, T, 1), l = sum of exp(score - m)
+    for step in range(size):
+        pending = None
+        if step < size - 1:  # start the next block's transfer before computing this one
+            pending = _pass_to_next(kv, group=group, tag=0, counter=counter, kind="kv",
+                                    phase="forward")
+        kind = causal_block(rank, (rank - step) % size)  # step 0 holds my own block
+        if kind != "skip":
+            scores = _block_scores(q, kv[0], kind)  # (B, nh, T, Tk)
+            new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))  # (B, nh, T, 1)
+            # finite from step 0 on: the diagonal block always lets a query see itself
+            probs = torch.exp(scores - new_max)  # (B, nh, T, Tk), unnormalised; masked -> 0
+            rescale = torch.exp(row_max - new_max)  # (B, nh, T, 1); 0 at step 0 (m = -inf)
+            row_sum = row_sum * rescale + probs.sum(dim=-1, keepdim=True)
+            out = out * rescale + probs @ kv[1]  # (B, nh, T, Tk) x (B, nh, Tk, hs) -> (B, nh, T, hs)
+            row_max = new_max
+        if pending is not None:
+            kv, requests = pending
+            _wait(requests)
+    out = out / row_sum  # (B, nh, T, hs): now the softmax-weighted average of v
+    return out, row_max + torch.log(row_sum)  # log-sum-exp (B, nh, T, 1): all backward needs
+
+
 class _RingAttention(torch.autograd.Function):
-    """forward: online softmax over the K/V blocks visiting on the ring; backward: FA-2's
-    recomputation, with dK/dV travelling alongside K/V and a last hop home."""
+    """forward: :func:`ring_forward` (online softmax over the K/V blocks visiting on the ring);
+    backward: FA-2's recomputation, with dK/dV travelling alongside K/V and a last hop home."""
 
     @staticmethod
     def forward(ctx, q, k, v, group, counter):
-        size, rank = _size_and_rank(group)
-        kv = torch.stack([k, v])  # (2, B, nh, T, hs): one message per step carries both
-        out = torch.zeros_like(q)  # (B, nh, T, hs), sum of exp(score - row_max) * v so far
-        row_max = q.new_full(q.shape[:-1] + (1,), float("-inf"))  # (B, nh, T, 1), m
-        row_sum = q.new_zeros(q.shape[:-1] + (1,))  # (B, nh, T, 1), l = sum of exp(score - m)
-        for step in range(size):
-            pending = None
-            if step < size - 1:  # start the next block's transfer before computing this one
-                pending = _pass_to_next(kv, group=group, tag=0, counter=counter, kind="kv",
-                                        phase="forward")
-            kind = causal_block(rank, (rank - step) % size)  # step 0 holds my own block
-            if kind != "skip":
-                scores = _block_scores(q, kv[0], kind)  # (B, nh, T, Tk)
-                new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))  # (B, nh, T, 1)
-                # finite from step 0 on: the diagonal block always lets a query see itself
-                probs = torch.exp(scores - new_max)  # (B, nh, T, Tk), unnormalised; masked -> 0
-                rescale = torch.exp(row_max - new_max)  # (B, nh, T, 1); 0 at step 0 (m = -inf)
-                row_sum = row_sum * rescale + probs.sum(dim=-1, keepdim=True)
-                out = out * rescale + probs @ kv[1]  # (B, nh, T, Tk) x (B, nh, Tk, hs) -> (B, nh, T, hs)
-                row_max = new_max
-            if pending is not None:
-                kv, requests = pending
-                _wait(requests)
-        out = out / row_sum  # (B, nh, T, hs): now the softmax-weighted average of v
-        log_sum_exp = row_max + torch.log(row_sum)  # (B, nh, T, 1): all the backward needs
+        out, log_sum_exp = ring_forward(q, k, v, group, counter)
         ctx.save_for_backward(q, k, v, out, log_sum_exp)
         ctx.group, ctx.counter = group, counter
         return out
