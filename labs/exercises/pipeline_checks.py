@@ -276,14 +276,17 @@ def _executor_on_rank(student_fn, n_stages, n_micro, micro, width, out, pairs):
     x, y = _pipeline_batch(seed, n_micro, micro, width, out)
     inputs = list(x.split(micro)) if stage == 0 else None
     targets = list(y.split(micro)) if stage == n_stages - 1 else None
-    # the executor's own code object is swapped, so every way of reaching it is refused
-    code = executor.run_schedule.__code__
-    executor.run_schedule.__code__ = _refuse_executor.__code__
+    # the executor's own code objects are swapped, so every way of reaching them is refused
+    ready = (executor.run_schedule, executor.run_actions)
+    codes = [f.__code__ for f in ready]
+    for f in ready:
+        f.__code__ = _refuse_executor.__code__
     try:
         loss = student_fn(stage_module, inputs, targets, fn.mse_loss, n_micro, (micro, width),
                           group=group)
     finally:
-        executor.run_schedule.__code__ = code
+        for f, code in zip(ready, codes):
+            f.__code__ = code
     if torch.is_tensor(loss):
         loss = loss.detach().clone() if loss.numel() == 1 else loss
     return dict(seed=seed, stage=stage, loss=loss, peak=stage_module.peak,

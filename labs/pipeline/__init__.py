@@ -10,7 +10,7 @@
    computes its ideal timeline.
 4. :mod:`~labs.pipeline.comm` -- the point-to-point messages between stages (isend / irecv).
 5. :mod:`~labs.pipeline.executor` -- ``run_schedule`` runs exactly that list on real ranks and
-   records a measured timeline.
+   records a measured timeline; its core loop is ``run_actions``.
 6. :mod:`~labs.pipeline.plots` -- timelines (simulated and measured alike), bubble vs formula,
    memory per rank.
 7. :mod:`~labs.pipeline.experiments` -- a training step on real ranks compared with one process
@@ -47,6 +47,8 @@ from labs.pipeline.executor import (
     gather_timeline,
     mode_label,
     run_schedule,
+    run_actions,
+    RankContext,
 )
 from labs.pipeline.partition import (
     Bounds,
@@ -75,5 +77,6 @@ __all__ = [
     # simulator
     "Timeline", "ScheduleError", "DeadlockError", "validate", "simulate",
     # executor
-    "REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule", "gather_timeline",
+    "REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule", "run_actions",
+    "RankContext", "gather_timeline",
 ]

@@ -5,7 +5,10 @@ action: a forward runs the stage on the micro-batch's input, a backward runs aut
 gradient that came back, a send is an ``isend`` (asynchronous: it never blocks the rank), a
 receive is an ``irecv`` waited on at once (the messages: :mod:`labs.pipeline.comm`). Before
 anything runs, every rank simulates the whole schedule, so a schedule that would deadlock is an
-error, not a hang.
+error, not a hang. The loop itself is :func:`run_actions` (short, shown in notebook 2.3); what
+a rank keeps between actions, its messages and its clock are :class:`RankContext`'s.
+This module runs schedules; it must not build them (:mod:`~labs.pipeline.schedules`) nor
+know the model (stages are modules it is given).
 
 Two modes of timing, stated on every plot:
 - real compute (``timing=None``): each action takes what it takes. On a machine with fewer
@@ -23,6 +26,7 @@ of a machine, so the ranks' events line up without correction.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -36,7 +40,8 @@ from labs.pipeline.schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, Action
 from labs.pipeline.simulator import simulate
 from labs.timeline import REAL_COMPUTE, Event, Timeline
 
-__all__ = ["REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule", "gather_timeline"]
+__all__ = ["REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule", "run_actions",
+           "RankContext", "gather_timeline"]
 
 
 @dataclass(frozen=True)
@@ -136,78 +141,117 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
     if len(schedule) != p:
         raise ValueError(text("pipeline.schedule_ranks", n=len(schedule), p=p))
     plan = simulate(schedule).info  # raises DeadlockError / ScheduleError before any message
-    n_stages, m = plan["n_stages"], plan["n_microbatches"]
-    device = next(next(iter(stages.values())).parameters()).device
-    recorder = recorder or Recorder()
-    params = {q.untyped_storage().data_ptr() for mod in stages.values() for q in mod.parameters()}
-    x_in: dict[tuple, Tensor] = {}  # (mb, stage) -> stage input (requires grad after stage 0)
-    y_out: dict[tuple, Tensor] = {}  # (mb, stage) -> stage output, or the loss on the last stage
-    grad_out: dict[tuple, Tensor] = {}  # (mb, stage) -> gradient of the stage output
-    losses: list[Tensor] = []
-    sends: list[tuple[dist.Work, Tensor]] = []
+    ctx = RankContext(rank=rank, n_ranks=p, n_stages=plan["n_stages"],
+                      n_microbatches=plan["n_microbatches"],
+                      device=next(next(iter(stages.values())).parameters()).device,
+                      params={q.untyped_storage().data_ptr()
+                              for mod in stages.values() for q in mod.parameters()},
+                      activation_shape=activation_shape, dtype=dtype, group=group,
+                      timing=timing, recorder=recorder or Recorder(), counter=counter)
+    run_actions(schedule[rank], stages, ctx, inputs=inputs, targets=targets, loss_fn=loss_fn)
+    ctx.clock.finish()
+    for work, _ in ctx.sends:
+        work.wait()
+    return ctx.losses
 
-    clock = _Clock(timing, recorder)
 
-    def recv(a: Action, kind: str) -> Tensor:
+def run_actions(actions: Sequence[Action], stages: dict[int, nn.Module], ctx: RankContext, *,
+                inputs, targets, loss_fn) -> None:
+    """The executor's core loop: run one rank's actions in order.
+
+    A forward runs the stage on its input and keeps input and output for the backward (the last
+    stage's output is its loss / m); a backward runs autograd from the gradient of the output; a
+    send ships an output forward or an input's gradient back. ``ctx`` (:class:`RankContext`)
+    holds what arrived, the messages, the clock and the saved-bytes count."""
+    for a in actions:
+        key = (a.mb, a.stage)
+        if a.kind == RECV_F:  # the previous stage's output: this stage's input
+            ctx.x_in[key] = ctx.recv(a, F).requires_grad_()
+        elif a.kind == RECV_B:  # the gradient of this stage's output, from the next stage
+            ctx.grad_out[key] = ctx.recv(a, B)
+        elif a.kind == SEND_F:
+            ctx.send(a, F, ctx.y_out[key].detach())
+        elif a.kind == SEND_B:
+            ctx.send(a, B, ctx.x_in[key].grad)
+        elif a.kind == F:
+            with ctx.computing(a):
+                if a.stage == 0:
+                    x = inputs[a.mb].to(ctx.device)
+                elif ctx.holds(a.stage - 1):  # previous stage on this rank (interleaved)
+                    x = ctx.y_out[(a.mb, a.stage - 1)].detach().requires_grad_()
+                else:
+                    x = ctx.x_in[key]
+                ctx.x_in[key] = x
+                out = stages[a.stage](x)
+                if a.stage == ctx.n_stages - 1:
+                    loss = loss_fn(out, targets[a.mb].to(ctx.device))
+                    ctx.losses.append(loss.detach())
+                    out = loss / ctx.n_microbatches  # sums to the batch's mean loss
+                ctx.y_out[key] = out
+        elif a.kind == B:
+            with ctx.computing(a):
+                if a.stage == ctx.n_stages - 1:
+                    ctx.y_out.pop(key).backward()
+                else:
+                    grad = ctx.grad_out.pop(key, None)
+                    if grad is None:  # next stage on this rank (interleaved)
+                        grad = ctx.x_in[(a.mb, a.stage + 1)].grad
+                    torch.autograd.backward(ctx.y_out.pop(key), grad)
+
+
+class RankContext:
+    """One rank's state while :func:`run_actions` runs: what it keeps per (micro-batch, stage),
+    its messages (:mod:`labs.pipeline.comm`), its clock and its recorder."""
+
+    def __init__(self, *, rank: int, n_ranks: int, n_stages: int, n_microbatches: int, device,
+                 params: set[int], activation_shape: Sequence[int], dtype: torch.dtype,
+                 group, timing: FixedTime | None, recorder: Recorder, counter=None) -> None:
+        self.rank, self.n_ranks, self.device = rank, n_ranks, device
+        self.n_stages, self.n_microbatches = n_stages, n_microbatches
+        self.params, self.activation_shape, self.dtype = params, activation_shape, dtype
+        self.group, self.timing, self.recorder, self.counter = group, timing, recorder, counter
+        self.x_in: dict[tuple, Tensor] = {}  # stage input (requires grad after stage 0)
+        self.y_out: dict[tuple, Tensor] = {}  # stage output, or the loss / m on the last stage
+        self.grad_out: dict[tuple, Tensor] = {}  # gradient of the stage output
+        self.losses: list[Tensor] = []  # the last stage's micro-batch losses (unscaled)
+        self.sends: list[tuple[dist.Work, Tensor]] = []  # waited on at the end
+        self.clock = _Clock(timing, recorder)
+
+    def holds(self, stage: int) -> bool:
+        """Whether this rank holds ``stage`` (interleaved schedules give a rank several)."""
+        return stage_rank(stage, self.n_ranks) == self.rank
+
+    def recv(self, a: Action, kind: str) -> Tensor:
         src_stage = a.stage - 1 if kind == F else a.stage + 1
-        buf, ready_at = recv_message(activation_shape, kind=kind, mb=a.mb, stage=src_stage,
-                                     n_stages=n_stages, peer=a.peer, group=group, dtype=dtype,
-                                     device=device, with_stamp=timing is not None,
-                                     counter=counter)
+        buf, ready_at = recv_message(self.activation_shape, kind=kind, mb=a.mb, stage=src_stage,
+                                     n_stages=self.n_stages, peer=a.peer, group=self.group,
+                                     dtype=self.dtype, device=self.device,
+                                     with_stamp=self.timing is not None, counter=self.counter)
         if ready_at is not None:  # when the data was ready at the sender (fixed-time mode)
-            clock.ready[(kind, a.mb, src_stage)] = ready_at
+            self.clock.ready[(kind, a.mb, src_stage)] = ready_at
         return buf
 
-    def send(a: Action, kind: str, t: Tensor) -> None:
-        ready_at = None if timing is None else clock.done[(kind, a.mb, a.stage)]
-        sends.extend(send_message(t, kind=kind, mb=a.mb, stage=a.stage, n_stages=n_stages,
-                                  peer=a.peer, group=group, ready_at=ready_at,
-                                  counter=counter))
+    def send(self, a: Action, kind: str, t: Tensor) -> None:
+        ready_at = None if self.timing is None else self.clock.done[(kind, a.mb, a.stage)]
+        self.sends.extend(send_message(t, kind=kind, mb=a.mb, stage=a.stage,
+                                       n_stages=self.n_stages, peer=a.peer, group=self.group,
+                                       ready_at=ready_at, counter=self.counter))
 
-    for a in schedule[rank]:
-        key = (a.mb, a.stage)
-        if a.kind == RECV_F:
-            x_in[key] = recv(a, F).requires_grad_()
-        elif a.kind == RECV_B:
-            grad_out[key] = recv(a, B)
-        elif a.kind == SEND_F:
-            send(a, F, y_out[key].detach())
-        elif a.kind == SEND_B:
-            send(a, B, x_in[key].grad)
-        elif a.kind == F:
-            start = clock.begin(a, (F, a.mb, a.stage - 1))
-            if a.stage == 0:
-                x = inputs[a.mb].to(device)
-            elif stage_rank(a.stage - 1, p) == rank:  # previous stage on this rank (interleaved)
-                x = y_out[(a.mb, a.stage - 1)].detach().requires_grad_()
-            else:
-                x = x_in[key]
-            x_in[key] = x
-            saved = _SavedBytes(params)
+    @contextmanager
+    def computing(self, a: Action):
+        """Around a forward or backward: its start and end on the clock; for a forward, the
+        bytes of activations autograd saves for its backward."""
+        needs = (F, a.mb, a.stage - 1) if a.kind == F else (B, a.mb, a.stage + 1)
+        start = self.clock.begin(a, needs)
+        if a.kind == F:
+            saved = _SavedBytes(self.params)
             with saved:
-                out = stages[a.stage](x)
-                if a.stage == n_stages - 1:
-                    loss = loss_fn(out, targets[a.mb].to(device))
-                    losses.append(loss.detach())
-                    out = loss / m  # the mean over micro-batches = the batch's mean loss
-            y_out[key] = out
-            recorder.forward_done(key, saved.nbytes)
-            clock.end(a, start)
-        elif a.kind == B:
-            start = clock.begin(a, (B, a.mb, a.stage + 1))
-            if a.stage == n_stages - 1:
-                y_out.pop(key).backward()
-            else:
-                grad = grad_out.pop(key, None)
-                if grad is None:  # next stage on this rank (interleaved)
-                    grad = x_in[(a.mb, a.stage + 1)].grad
-                torch.autograd.backward(y_out.pop(key), grad)
-            recorder.backward_done(key)
-            clock.end(a, start)
-    clock.finish()
-    for work, _ in sends:
-        work.wait()
-    return losses
+                yield
+            self.recorder.forward_done((a.mb, a.stage), saved.nbytes)
+        else:
+            yield
+            self.recorder.backward_done((a.mb, a.stage))
+        self.clock.end(a, start)
 
 
 class _Clock:
