@@ -33,7 +33,8 @@ from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
 from labs.numerics import assert_close
 from labs.reference import make_optimizer, train_reference
 
-__all__ = ["VOCAB", "TINY", "SMALL", "PipelineRun", "pipeline_step", "torch_pipeline_step",
+__all__ = ["VOCAB", "TINY", "SMALL", "PipelineRun", "build_stages", "average_replicas",
+           "pipeline_step", "torch_pipeline_step",
            "merge", "reference_step", "compare", "timeline_of", "sweep", "bubble_grid", "with_",
            "measure", "simulate_run", "TOLERANCE", "interpret_bubble", "interpret_schedules",
            "interpret_bubble_sweep", "interpret_interleaving", "interpret_stages",
@@ -85,14 +86,31 @@ class PipelineRun:
         return get_batch(step, self.batch_size, self.config.block_size, seed=self.seed)
 
 
-def _setup(run: PipelineRun, group, tp_group=None):
+def build_stages(run: PipelineRun, group=None, tp_group=None) -> dict:
+    """This rank's stages of the seeded TinyGPT, {stage index: GPTStage}. With ``tp_group``
+    (3D), every block is first split Megatron-style over that group, so each stage holds this
+    rank's TP shards of its blocks."""
     rank, p = dist.get_rank(group), dist.get_world_size(group)
-    bounds = run.stage_bounds(p)
     model = TinyGPT(run.config, seed=run.seed).to(labs.device())
-    if tp_group is not None:  # every stage's blocks tensor-parallel over tp_group
+    if tp_group is not None:  # TP inside PP: every block tensor-parallel over tp_group
         from labs.tensor_parallel.model import ParallelTinyGPT
         model = ParallelTinyGPT(model, group=tp_group, sequence_parallel=run.sequence_parallel)
-    return rank, p, bounds, model
+    return pp.build_gpt_stages(model, run.stage_bounds(p), rank, p)  # PP: my stages' blocks
+
+
+def average_replicas(params: list, losses: list, dp_group) -> list:
+    """Data parallelism across pipeline replicas (3D): average every gradient over
+    ``dp_group``, as DDP does; on the last stage the loss becomes the whole batch's.
+    Returns the losses."""
+    dp = dist.get_world_size(dp_group)
+    for q in params:
+        dist.all_reduce(q.grad, group=dp_group)
+        q.grad /= dp
+    if losses:  # last stage: the loss of the whole batch, for the comparison
+        mean = torch.stack(losses).mean()
+        dist.all_reduce(mean, group=dp_group)
+        losses = [mean / dp]
+    return losses
 
 
 def _activation_shape(run: PipelineRun, dp: int, tp_group=None) -> tuple[int, int, int]:
@@ -142,14 +160,14 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
     (before the update) and weights (after it), the recorder's summary of the last step, and
     every step's wall time.
     """
-    rank, p, bounds, model = _setup(run, group, tp_group)
+    p = dist.get_world_size(group)
     m = run.n_microbatches
     dp = dist.get_world_size(dp_group) if dp_group is not None else 1
     dp_rank = dist.get_rank(dp_group) if dp_group is not None else 0
     if run.batch_size % (dp * m):
         raise ValueError(text("pipeline.dp_split", batch_size=run.batch_size, dp=dp, m=m,
                               multiple=dp * m))
-    stages = pp.build_gpt_stages(model, bounds, rank, p)
+    stages = build_stages(run, group, tp_group)
     schedule = run.build_schedule(p)
     params = [q for s in stages.values() for q in s.parameters()]
     opt = make_optimizer(params, run.optimizer, lr=run.lr)
@@ -170,13 +188,7 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
             for stage in stages.values():
                 sync_sequence_parallel_grads(stage, group=tp_group)
         if dp > 1:  # data parallel: average the replicas' gradients, as DDP does
-            for q in params:
-                dist.all_reduce(q.grad, group=dp_group)
-                q.grad /= dp
-            if losses:  # last stage: the loss of the whole batch, for the comparison
-                mean = torch.stack(losses).mean()
-                dist.all_reduce(mean, group=dp_group)
-                losses = [mean / dp]
+            losses = average_replicas(params, losses, dp_group)
         step_s.append(time.perf_counter() - start)
         opt.step()  # leaves .grad alone: _result reads this step's gradients
     return _result(stages, losses, m, step_s=step_s, **recorder.summary())
@@ -190,9 +202,9 @@ def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None
     classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
     if run.schedule not in classes or run.n_chunks != 1:
         raise ValueError(text("pipeline.torch_compare", schedules=sorted(classes)))
-    rank, p, bounds, model = _setup(run, group)
+    rank, p = dist.get_rank(group), dist.get_world_size(group)
     m = run.n_microbatches
-    (module,) = pp.build_gpt_stages(model, bounds, rank, p).values()
+    (module,) = build_stages(run, group).values()
     stage = PipelineStage(module, rank, p, labs.device(), group=group)
     schedule = classes[run.schedule](stage, n_microbatches=m, loss_fn=language_model_loss)
     opt = make_optimizer(module.parameters(), run.optimizer, lr=run.lr)
