@@ -1,10 +1,27 @@
 # The course's commands. `make lab` opens the course, `make test` runs every test.
 # Both set up .venv first (and reuse it when it is already complete).
 
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# The Pythons the pinned requirements have wheels for (torch 2.13: up to 3.14; numpy 2.4 and
+# matplotlib 3.11: from 3.11); pyproject.toml's requires-python and environment.yml say the same
+# (tests/test_python_guard.py checks). The first supported python3.X found is used.
+PYTHON_VERSIONS := 3.11 3.12 3.13 3.14
+ifndef PYTHON
+PYTHON := $(firstword $(foreach v,$(PYTHON_VERSIONS),$(shell command -v python$(v))) $(shell command -v python3))
+endif
 VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.labs-ready
+
+# One line and a stop, before any download, when the interpreter that would build $(VENV) is not
+# one of PYTHON_VERSIONS (in Chinese when LABS_LANG or LANG says zh, else in English).
+SETUP_PYTHON = $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+SETUP_PYTHON_FOUND = $(or $(if $(SETUP_PYTHON),$(shell $(SETUP_PYTHON) -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)),none)
+PYTHON_NEEDED = $(firstword $(PYTHON_VERSIONS))-$(lastword $(PYTHON_VERSIONS))
+PYTHON_HOWTO = uv python install 3.11, pyenv install 3.11 or conda create -n py311 python=3.11
+PYTHON_ERROR_en = found Python $(1) ($(or $(SETUP_PYTHON),no python3 on PATH)), the course needs Python $(PYTHON_NEEDED): get one with $(PYTHON_HOWTO), then run make lab PYTHON=/path/to/python3.11
+PYTHON_ERROR_zh = 找到的 Python 是 $(1)（$(or $(SETUP_PYTHON),PATH 上没有 python3)），本课程需要 Python $(PYTHON_NEEDED)：用 $(PYTHON_HOWTO) 装一个，再运行 make lab PYTHON=/path/to/python3.11
+check_python = $(foreach found,$(SETUP_PYTHON_FOUND),$(if $(filter $(addsuffix .%,$(PYTHON_VERSIONS)),$(found)),,\
+	$(error $(call PYTHON_ERROR_$(if $(filter zh%,$(or $(LABS_LANG),$(LANG))),zh,en),$(found)))))
 SUBMISSIONS ?= submissions
 
 # `make test-portability`: the unit tests (tests/, not the notebooks) once more per variant of
@@ -22,6 +39,7 @@ PORTABILITY_IGNORE ?= tests/test_launcher*.py tests/test_browser.py tests/test_g
 setup: $(READY)
 
 $(READY): requirements.txt pyproject.toml
+	$(check_python)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
