@@ -10,7 +10,8 @@ from labs.messages import text
 from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate,
                                        MemoryBreakdown, Model, Training, check_layout)
 
-__all__ = ["estimate", "evaluate", "stage_params", "stage_memory", "layers_per_stage"]
+__all__ = ["estimate", "evaluate", "step_seconds", "stage_params", "stage_memory",
+           "layers_per_stage"]
 
 
 def layers_per_stage(model: Model, pp: int) -> int:
@@ -111,15 +112,14 @@ def _dp_exposed_s(dp_s: float, zero_stage: int, compute_mb: float, m: int,
     return gather_s + cost.exposed_seconds(dp_s - gather_s, window)
 
 
-def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
-             efficiency: Efficiency) -> Estimate:
-    """The estimate of a checked layout (:func:`estimate` checks first)."""
+def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config,
+                 efficiency: Efficiency) -> dict:
+    """One step's time for a checked layout: the slowest stage's compute per micro-batch, the
+    bytes and seconds of each dimension's traffic on its link, the pipeline schedule (bubble
+    included) and the part of the DP traffic left exposed."""
     tp, pp, dp, v, mb = config.tp, config.pp, config.dp, config.v, config.micro_batch
     m = train.global_batch // (dp * mb)
     s, h, e = model.seq_len, model.hidden, train.element_bytes
-    stages = sorted({0, pp - 1})
-    mems = [stage_memory(model, cluster, train, config, st, efficiency) for st in stages]
-    mem = max(mems, key=lambda x: x.total)
 
     # compute: the slowest stage (the last: full layers + output layer), per micro-batch
     flops_mb = cost.matmul_flops(mb * s, n_layers=layers_per_stage(model, pp),
@@ -130,7 +130,7 @@ def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
 
     # bytes per GPU per step, by dimension
     tp_passes = 1.5 if train.recompute == "full" else 1.0  # the recomputed forward's 2 of 6
-    grad_bytes = max(stage_params(model, tp, pp, st) for st in stages) * e
+    grad_bytes = max(stage_params(model, tp, pp, st) for st in {0, pp - 1}) * e
     comm_bytes = {
         "tp": tp_passes * cost.tp_bytes_per_step(mb, s, h, m, layers_per_stage(model, pp), tp,
                                                  bytes_per_element=e),
@@ -147,9 +147,21 @@ def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
     pipeline_s = cost.pipeline_step_seconds(microbatch_s, m, pp, v)
     dp_exposed = _dp_exposed_s(comm_s["dp"], config.zero_stage, compute_mb, m,
                                train.overlap_grad_reduce)
-    step_s = pipeline_s + dp_exposed
+    return dict(compute_s=m * compute_mb, comm_bytes=comm_bytes, comm_s=comm_s,
+                dp_exposed_s=dp_exposed, step_s=pipeline_s + dp_exposed)
 
-    tokens = train.global_batch * s
+
+def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
+             efficiency: Efficiency) -> Estimate:
+    """The estimate of a checked layout (:func:`estimate` checks first): the fullest stage's
+    memory, :func:`step_seconds`, then throughput and MFU."""
+    pp, m = config.pp, train.global_batch // (config.dp * config.micro_batch)
+    mem = max((stage_memory(model, cluster, train, config, st, efficiency)
+               for st in sorted({0, pp - 1})), key=lambda x: x.total)
+    t = step_seconds(model, cluster, train, config, efficiency)
+    step_s, comm_s = t["step_s"], t["comm_s"]
+
+    tokens, s, h = train.global_batch * model.seq_len, model.seq_len, model.hidden
     model_flops = cost.training_flops(model.n_params, tokens, n_layers=model.n_layers,
                                       seq_len=s, hidden=h)
     hardware_flops = cost.matmul_flops(tokens, n_layers=model.n_layers,
@@ -159,11 +171,11 @@ def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
     return Estimate(
         config=config, memory=mem, fits=mem.total <= mem.usable,
         reasons=_reasons(mem, config, train), n_microbatches=m,
-        bubble=cost.bubble_fraction(pp, m, v) if pp > 1 else 0.0,
-        bubble_ratio=cost.pipeline_bubble_ratio(pp, m, v),
-        comm_bytes=comm_bytes, comm_s=comm_s,
-        exposed_s={"tp": comm_s["tp"], "pp": comm_s["pp"], "dp": dp_exposed},
-        compute_s=m * compute_mb, step_time_s=step_s, tokens_per_s=tokens / step_s,
+        bubble=cost.bubble_fraction(pp, m, config.v) if pp > 1 else 0.0,
+        bubble_ratio=cost.pipeline_bubble_ratio(pp, m, config.v),
+        comm_bytes=t["comm_bytes"], comm_s=comm_s,
+        exposed_s={"tp": comm_s["tp"], "pp": comm_s["pp"], "dp": t["dp_exposed_s"]},
+        compute_s=t["compute_s"], step_time_s=step_s, tokens_per_s=tokens / step_s,
         model_flops=model_flops, hardware_flops=hardware_flops,
         mfu=cost.flops_utilization(model_flops, step_s, cluster.n_gpus, peak),
         hfu=cost.flops_utilization(hardware_flops, step_s, cluster.n_gpus, peak),
