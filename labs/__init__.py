@@ -16,7 +16,7 @@ The map, one folder or file per idea (each package's ``__init__`` is its own map
 - 2.4/2.5 :mod:`labs.planner` -- a layout's memory, traffic and time, the search, the widget
   (on the GPUs and links of :mod:`labs.hardware`);
 - the numbers: :mod:`labs.memory` (bytes of model states and activations) and :mod:`labs.cost`
-  (bytes on the wire, bubbles, time on a link, "does it fit?");
+  (bytes on the wire, bubbles, time on a link), :mod:`labs.fit` ("does it fit?");
 - drawing: :mod:`labs.timeline` (one timeline type) and :mod:`labs.plots` (figure style, shared
   figures);
 - :mod:`labs.exercises` (checks, student notebooks, grader) and :mod:`labs.bench` (benchmarks).
