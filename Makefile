@@ -11,6 +11,7 @@ endif
 VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.labs-ready
+DEV_READY := $(VENV)/.labs-dev-ready
 
 # One line and a stop, before any download, when the interpreter that would build $(VENV) is not
 # one of PYTHON_VERSIONS (in Chinese when LABS_LANG or LANG says zh, else in English).
@@ -45,6 +46,11 @@ $(READY): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -e .
 	@touch $(READY)
 
+# The test tools (requirements-dev.txt), only for the targets that run tests: a second stamp.
+$(DEV_READY): $(READY) requirements-dev.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	@touch $(DEV_READY)
+
 lab: setup
 	$(BIN)/python -m labs doctor || true
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks \
@@ -57,11 +63,11 @@ lab: setup
 CHROMIUM := $(shell command -v $${LABS_CHROMIUM:-chromium} chromium-browser google-chrome 2>/dev/null | head -1)
 NBVAL_STUDENTS := $(if $(CHROMIUM),,notebooks)
 
-test: setup
+test: $(DEV_READY)
 	$(BIN)/python -m pytest tests solutions $(NBVAL_STUDENTS) --nbval-lax --nbval-current-env \
 		--nbval-cell-timeout=300 --durations=25
 
-test-portability: setup
+test-portability: $(DEV_READY)
 	@status=0; for variant in $(PORTABILITY); do \
 		capability=$${variant%%:*}; threads=$${variant##*:}; \
 		echo "=== unit tests with ATEN_CPU_CAPABILITY=$$capability LABS_THREADS_PER_RANK=$$threads"; \
