@@ -5,8 +5,8 @@
   syntax trees (``python -m labs.exercises.edition check``); the student versions
   ``notebooks/en/`` are generated from it like the Chinese ones.
 - It is English: no CJK character in any markdown cell or output (the chapter's claims are
-  quoted in translation), stubs and check verdicts in English, exercise headings and hints as
-  the catalog names them in English, the same headings and hint blocks as the Chinese.
+  quoted in translation), stubs and check verdicts in English, the same headings and hint
+  blocks as the Chinese (exercise headings as declared: tests/test_exercise_declaration.py).
 - Its corrections: ERRATA.en.md has the same rows (anchors) as ERRATA.md, each row links its
   English notebook, and every English notebook links the same rows as its Chinese one.
 - It was executed in English: every code cell that has outputs in the Chinese edition has them.
@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labs.exercises import catalog, edition
+from labs.exercises import edition
 from labs.exercises import generate as gen
 from labs.messages import text
 
@@ -29,7 +29,6 @@ ZH = sorted((ROOT / "solutions").glob("*.ipynb"))
 NAMES = [p.name for p in ZH]
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 HEADING = re.compile(r"^(#{1,6})\s", re.M)
-EN_EXERCISE = re.compile(r"^#{2,4}\s*Exercise\s+(\d+)\s+\((\d+) points?\):\s*(.+?)\s*$", re.M)
 EN_HINT = re.compile(r"<summary>\s*Exercise\s+(\d+)\s*·\s*Hint\s+(\d+)\s*</summary>")
 ZH_HINT = re.compile(r"<summary>\s*练习\s*(\d+)\s*·\s*提示\s*(\d+)\s*</summary>")
 ERRATA_LINK = {"zh": re.compile(r"\(\.\./ERRATA\.md#(\d+)\)"),
@@ -108,23 +107,7 @@ def test_same_headings_and_hint_blocks(pair):
         assert ZH_HINT.findall(a.source) == EN_HINT.findall(b.source), where
 
 
-def test_exercise_headings_are_the_catalogs_in_english(pair):
-    name, zh, en = pair
-    wanted = {gid: e for gid, e in catalog._EXERCISES.items() if e[0] == name}
-    found = {}
-    heading = None
-    for cell in en.cells:
-        if cell.cell_type == "markdown":
-            heading = EN_EXERCISE.search(cell.source) or heading
-        if gen.is_graded(cell):
-            assert heading is not None, f"{name}: a check without an English heading"
-            found[cell.metadata["nbgrader"]["grade_id"]] = (
-                int(heading.group(1)), int(heading.group(2)), heading.group(3))
-            heading = None
-    assert set(found) == set(wanted)
-    for gid, (number, points, title) in found.items():
-        assert (number, points) == (wanted[gid][1], wanted[gid][2]), gid
-        assert title == text(f"exercises.{gid}", lang="en"), gid
+# The English exercise headings, hints and points: tests/test_exercise_declaration.py.
 
 
 def test_english_notebooks_were_executed_in_english(pair):

@@ -75,12 +75,4 @@ def test_submissions_and_grades_are_ignored_by_git():
     assert {"submissions/", "grades/", "artifacts/"} <= set(ignored)
 
 
-def test_readme_lists_every_exercise_with_points_and_difficulty():
-    from labs.exercises.catalog import EXERCISES, difficulty
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("## 练习一览", 1)
-    assert len(readme) == 2, "README has no 练习一览 section"
-    rows = re.findall(r"^\| `(2\.\d_\w+\.ipynb)` \| 练习 (\d+)：(.+?) \| (\d+) \| (\S+) \|$",
-                      readme[1].split("\n## ", 1)[0], re.M)
-    expected = sorted((e.notebook, str(e.number), e.title, str(e.points), difficulty(e.points))
-                      for e in EXERCISES.values())
-    assert sorted(rows) == expected
+# The README's exercise table: tests/test_exercise_declaration.py.

@@ -6,7 +6,7 @@ notebook's language (:mod:`labs.messages`, catalog ``checks``), what is wrong. I
 by :func:`graded` (or called through :func:`run_check`), which prints the verdict once and
 re-raises, so the notebook cell errors and the graders see the failure::
 
-    @graded("ex2_0_ring", points=3)
+    @graded("ex2_0_ring_all_reduce")  # its points: the declaration's
     def check_ring_allreduce(student_fn):
         with case(msg("checks_2_0.case_ranks_length", n=1, world_size=4, length=8)):
             compare_tensors(expected, student_fn(x), what=text("checks_2_0.what_result"), rank=1)
@@ -308,8 +308,16 @@ def last_traceback(file=None) -> None:
     print(text("checks.last_header", exercise=_last["exercise"]) + "\n" + _last["text"], file=out)
 
 
-def graded(exercise_id: str, points: int | float = 1):
-    """Decorator form of :func:`run_check`: calling the decorated check runs it graded."""
+def graded(exercise_id: str, points: int | float | None = None):
+    """Decorator form of :func:`run_check`: calling the decorated check runs it graded.
+
+    A declared exercise's points come from its declaration (labs/messages/exercises.py); points
+    given here must agree with it. An undeclared id (a test's own check) takes ``points`` (1)."""
+    declared = catalog.lookup(exercise_id)
+    if declared is not None and points is not None and points != declared.points:
+        raise ValueError(text("exercises.points_disagree", exercise_id=exercise_id,
+                              declared=declared.points, points=points))
+    points = declared.points if declared is not None else (1 if points is None else points)
 
     def decorate(check: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(check)

@@ -179,7 +179,7 @@ def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required
                 compare_tensors(total, got, what=text("checks_2_0.what_result"), rank=rank)
 
 
-@graded("ex2_0_ring_all_reduce", points=3)
+@graded("ex2_0_ring_all_reduce")
 def check_ring_all_reduce(student_fn):
     """``student_fn(tensor)`` sums ``tensor`` over the ranks in place with send/recv only."""
     _check_sum_on_ranks(
@@ -187,7 +187,7 @@ def check_ring_all_reduce(student_fn):
         why=text("checks_2_0.why_ring"))
 
 
-@graded("ex2_0_rs_ag_all_reduce", points=2)
+@graded("ex2_0_rs_ag_all_reduce")
 def check_all_reduce_from_rs_ag(student_fn):
     """``student_fn(tensor)`` sums ``tensor`` over the ranks with reduce-scatter + all-gather."""
 
@@ -229,7 +229,7 @@ def _bytes_cases() -> tuple:
 MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
 
 
-@graded("ex2_0_ring_bytes", points=1)
+@graded("ex2_0_ring_bytes")
 def check_ring_bytes(student_fn):
     """``student_fn(size_bytes, world_size)`` = bytes each rank sends in a ring all-reduce."""
     from labs.collectives import ring_all_reduce_bytes_per_rank

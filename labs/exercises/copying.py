@@ -3,80 +3,27 @@ the exercise asks for, or that is the solution cell itself (up to names, comment
 docstrings). Static (``ast``), in the grader's process; a flag is for review, never a penalty.
 
 :data:`REFERENCES` maps a ``grade_id`` to the dotted names that implement that exercise in the
-course (``labs``) or in torch; the checks refuse some of them at run time too (see each
-``*_checks.py``). A source notebook may add its own in ``metadata.course.references``
-(``{grade_id: [dotted names]}``). A name in the student's cell is resolved through the imports
-of the setup cell and of the exercise's cells, and through the course's usual aliases
-(``dist``, ``F``, ``nn``); a name that cannot be resolved matches by its last part when that
-part is distinctive (10 characters or more, e.g. ``ring_all_reduce``).
+course (``labs``) or in torch, as its declaration names them (labs/messages/exercises.py); the
+checks refuse some of them at run time too (see each ``*_checks.py``). A source notebook may
+add its own in ``metadata.course.references`` (``{grade_id: [dotted names]}``). A name in the
+student's cell is resolved through the imports of the setup cell and of the exercise's cells,
+and through the course's usual aliases (``dist``, ``F``, ``nn``); a name that cannot be
+resolved matches by its last part when that part is distinctive (10 characters or more, e.g.
+``ring_all_reduce``).
 """
 
 from __future__ import annotations
 
 import ast
 
+from labs.exercises import catalog
+
 __all__ = ["REFERENCES", "TAMPERING", "references_in", "tampering_in", "normalized",
            "matches_solution", "flags"]
 
-_COLL = "labs.collectives."
-_DIST = "torch.distributed."
-_TP = "labs.tensor_parallel."
-_SCHED = "labs.pipeline.schedules."
-
-REFERENCES: dict[str, tuple[str, ...]] = {
-    "ex2_0_ring_all_reduce": (
-        *(_COLL + n for n in ("ring_all_reduce", "naive_all_reduce", "ring_reduce_scatter",
-                              "ring_all_gather")),
-        *(_DIST + n for n in ("all_reduce", "all_reduce_coalesced", "reduce", "reduce_scatter",
-                              "reduce_scatter_tensor", "all_gather", "all_gather_into_tensor"))),
-    "ex2_0_rs_ag_all_reduce": (
-        *(_COLL + n for n in ("ring_all_reduce", "naive_all_reduce")),
-        _DIST + "all_reduce", _DIST + "all_reduce_coalesced"),
-    "ex2_0_ring_bytes": (_COLL + "ring_all_reduce_bytes_per_rank",
-                         "labs.cost.ring_all_reduce_bytes_per_rank"),
-    "ex2_1_average_gradients": ("labs.data_parallel.ddp.allreduce_gradients",
-                                "labs.data_parallel.ddp.allreduce_gradients_bucketed",
-                                "torch.nn.parallel.DistributedDataParallel"),
-    "ex2_1_buckets": ("labs.data_parallel.buckets.assign_buckets",),
-    "ex2_1_model_state_bytes": ("labs.memory.model_state_bytes",
-                                "labs.memory.model_state_bytes_per_gpu"),
-    "ex2_1_zero1": ("torch.distributed.optim.ZeroRedundancyOptimizer",
-                    "labs.data_parallel.zero.ShardedOptimizer",
-                    "labs.data_parallel.zero_stages.Zero2Optimizer",
-                    "labs.data_parallel.zero_stages.Zero3Optimizer"),
-    "ex2_2_conjugate_ops": tuple(_TP + "comm." + n for n in (
-        "CopyToTensorParallelRegion", "ReduceFromTensorParallelRegion",
-        "copy_to_tensor_parallel_region", "reduce_from_tensor_parallel_region")),
-    "ex2_2_column_linear": (_TP + "layers.ColumnParallelLinear",),
-    "ex2_2_row_linear": (_TP + "layers.RowParallelLinear",),
-    "ex2_2_parallel_mlp": (_TP + "layers.ParallelMLP",),
-    "ex2_2_attention_heads": (_TP + "layers.ParallelSelfAttention",),
-    "ex2_2_tp_bytes": ("labs.cost.tp_layer_comm", "labs.cost.layerwise_comm",
-                       "labs.cost.tp_bytes_per_step"),
-    "ex2_2_sequence_parallel_mlp": tuple(_TP + "comm." + n for n in (
-        "GatherFromSequenceParallelRegion", "ReduceScatterToSequenceParallelRegion",
-        "gather_from_sequence_parallel_region", "reduce_scatter_to_sequence_parallel_region",
-        "all_gather_along", "reduce_scatter_along")),
-    "ex2_3_gpipe_order": (_SCHED + "gpipe_order", _SCHED + "build_schedule",
-                          _SCHED + "compute_order"),
-    "ex2_3_1f1b_order": (_SCHED + "one_f_one_b_order", _SCHED + "build_schedule",
-                         _SCHED + "compute_order", _SCHED + "one_f_one_b_warmup"),
-    "ex2_3_bubble": ("labs.cost.bubble_fraction", "labs.cost.pipeline_bubble_ratio",
-                     _SCHED + "bubble_fraction"),
-    "ex2_3_min_microbatches": ("labs.cost.min_microbatches", _SCHED + "min_microbatches"),
-    "ex2_3_balanced_partition": ("labs.pipeline.partition.balanced_partition",),
-    "ex2_3_1f1b_executor": ("labs.pipeline.executor.run_schedule",),
-    "ex2_4_groups": ("labs.hybrid.mesh.new_groups", "labs.hybrid.mesh.device_mesh",
-                     "torch.distributed.device_mesh.init_device_mesh"),
-    "ex2_4_memory": ("labs.memory.model_state_bytes_per_gpu", "labs.planner.estimate"),
-    "ex2_4_layout": ("labs.planner.plan", "labs.planner.decide"),
-    "ex2_4_hybrid_step": ("labs.hybrid.mesh.new_groups", "labs.hybrid.mesh.device_mesh",
-                          "torch.distributed.device_mesh.init_device_mesh",
-                          _TP + "layers.ColumnParallelLinear", _TP + "layers.RowParallelLinear",
-                          _TP + "layers.ParallelMLP"),
-    "ex2_5_capstone": ("labs.planner.plan", "labs.planner.decide",
-                       "labs.summary.best_config"),
-}
+#: ``grade_id -> dotted names`` that implement the exercise, from its one declaration
+#: (labs/messages/exercises.py, ``Exercise.references``).
+REFERENCES = catalog.REFERENCES
 #: What exercise code has no reason to touch: IPython's hooks, the checks and the grader's
 #: machinery, the interpreter's module table. A name the source notebook uses too (its setup
 #: imports ``graded``, say) is not flagged. The verdict does not depend on any of it (it is

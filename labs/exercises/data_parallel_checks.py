@@ -89,7 +89,7 @@ def _grads_cases() -> list:
             for label, world_size, sizes, batch, seed, hidden in cases]
 
 
-@graded("ex2_1_average_gradients", points=3)
+@graded("ex2_1_average_gradients")
 def check_average_gradients(student_fn):
     for label, world_size, sizes, batch, seed, hidden in _grads_cases():
         with case(label, hidden=hidden):
@@ -108,7 +108,7 @@ def check_average_gradients(student_fn):
 
 # --- exercise 2: bucketing ---------------------------------------------------------------
 
-@graded("ex2_1_buckets", points=2)
+@graded("ex2_1_buckets")
 def check_buckets(student_fn):
     from labs.data_parallel import assign_buckets
 
@@ -136,7 +136,7 @@ def check_buckets(student_fn):
 
 # --- exercise 3: memory estimator --------------------------------------------------------
 
-@graded("ex2_1_model_state_bytes", points=2)
+@graded("ex2_1_model_state_bytes")
 def check_model_state_bytes(student_fn):
     from labs.memory import model_state_bytes
 
@@ -162,7 +162,7 @@ def check_model_state_bytes(student_fn):
 
 # --- exercise 4: linear scaling with warmup ----------------------------------------------
 
-@graded("ex2_1_warmup_lr", points=2)
+@graded("ex2_1_warmup_lr")
 def check_warmup_lr(student_fn):
     from labs.data_parallel import warmup_lr
 
@@ -195,7 +195,7 @@ def _hours(samples, batch, seconds):
     return -(-samples // batch) * seconds / 3600  # the last, partial batch is a step too
 
 
-@graded("ex2_1_hours_per_epoch", points=1)
+@graded("ex2_1_hours_per_epoch")
 def check_hours_per_epoch(student_fn):
     def draw(key, low, high, default):
         return _int("hours_per_epoch", key, low, high, default)
@@ -413,7 +413,7 @@ def _zero1_cases() -> list:
              [draw(31, 2, 9, 5), draw(32, 2, 9, 6), draw(33, 1, 6, 3)], "adam", True, True)]
 
 
-@graded("ex2_1_zero1", points=4)
+@graded("ex2_1_zero1")
 def check_zero1(student_cls):
     for n, (label, world_size, sizes, optimizer, pairs, hidden) in enumerate(_zero1_cases()):
         with case(label, hidden=hidden):

@@ -50,7 +50,7 @@ def _as_ints(got, n: int, what: str) -> tuple[int, ...]:
         raise ExerciseFailed(text("checks_2_4.not_integers", what=what, got=got)) from None
 
 
-@graded("ex2_4_coords", points=1)
+@graded("ex2_4_coords")
 def check_coords(student_fn):
     """student_fn(rank, dp, pp, tp) -> (dp_index, pp_index, tp_index), TP innermost."""
     shown = [MeshShape(2, 2, 2), MeshShape(1, 2, 4)]
@@ -81,7 +81,7 @@ def _normalise(groups, what: str) -> list[tuple[int, ...]]:
                                   groups=groups)) from None
 
 
-@graded("ex2_4_groups", points=2)
+@graded("ex2_4_groups")
 def check_groups(student_fn):
     """student_fn(dp, pp, tp, dim) -> every group of dimension dim as lists of ranks."""
     shown = [(MeshShape(2, 2, 2), "tp"), (MeshShape(2, 2, 2), "dp")]
@@ -109,7 +109,7 @@ def states_per_gpu(n_params: float, tp: int, pp: int, dp: int, zero_stage: int) 
                                             optimizer="adam", precision="mixed").total
 
 
-@graded("ex2_4_memory", points=2)
+@graded("ex2_4_memory")
 def check_states_per_gpu(student_fn):
     """student_fn(n_params, tp, pp, dp, zero_stage) -> bytes per GPU (mixed precision, Adam)."""
     shown = [(175e9, 8, 16, 8, 0), (530e9, 8, 35, 8, 1)]
@@ -196,7 +196,7 @@ def _layout_cases() -> list[tuple]:
     return cases
 
 
-@graded("ex2_4_layout", points=3)
+@graded("ex2_4_layout")
 def check_choose_layout(student_fn):
     """student_fn(n_params, n_layers, n_heads, n_gpus, gpus_per_node, budget_bytes) ->
     (dp, pp, tp) or None, by the rule of :func:`choose_layout`."""
@@ -429,7 +429,7 @@ def _step_cases() -> list[tuple]:
     return cases
 
 
-@graded("ex2_4_hybrid_step", points=4)
+@graded("ex2_4_hybrid_step")
 def check_hybrid_step(student_fn):
     """student_fn(dp, tp, w1, w2, x, y) on every rank of a dp × tp mesh (pp = 1, TP innermost)
     -> (grad of this rank's rows of w1, grad of this rank's columns of w2), averaged over DP."""

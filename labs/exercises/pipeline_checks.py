@@ -83,13 +83,13 @@ def _check_order(student_fn, reference, shown, seed, name):
     return True
 
 
-@graded("ex2_3_gpipe_order", points=2)
+@graded("ex2_3_gpipe_order")
 def check_gpipe_order(student_fn):
     """student_fn(n_stages, n_microbatches, stage) -> ['F0', ..., 'B0', ...]."""
     return _check_order(student_fn, pp.gpipe_order, [(4, 3, 1), (2, 1, 0)], 23, "gpipe_order")
 
 
-@graded("ex2_3_1f1b_order", points=3)
+@graded("ex2_3_1f1b_order")
 def check_1f1b_order(student_fn):
     """student_fn(n_stages, n_microbatches, stage) -> the 1F1B compute order as strings."""
     _check_order(student_fn, pp.one_f_one_b_order, [(4, 5, 1), (4, 5, 3)], 11, "one_f_one_b_order")
@@ -105,7 +105,7 @@ def check_1f1b_order(student_fn):
     return True
 
 
-@graded("ex2_3_bubble", points=1)
+@graded("ex2_3_bubble")
 def check_bubble_fraction(student_fn):
     """student_fn(p, m) -> the idle share (p-1)/(m+p-1)."""
     shown = [(8, 32), (4, 4)]
@@ -139,7 +139,7 @@ def _min_microbatches_case(k: int, p: int, target: float) -> tuple[int, float]:
     return p, hundredths / 100
 
 
-@graded("ex2_3_min_microbatches", points=1)
+@graded("ex2_3_min_microbatches")
 def check_min_microbatches(student_fn):
     """student_fn(p, target) -> the smallest m whose bubble share is at most target."""
     shown = [(8, 0.10), (4, 0.25)]
@@ -175,7 +175,7 @@ def _check_bounds(bounds, costs, n_stages) -> list[tuple[int, int]]:
     return bounds
 
 
-@graded("ex2_3_balanced_partition", points=3)
+@graded("ex2_3_balanced_partition")
 def check_balanced_partition(student_fn):
     """student_fn(costs, n_stages) -> consecutive (start, stop) per stage, minimal max cost."""
     shown = [([1, 1, 1, 1, 1, 1, 1, 5], 4), ([4, 1, 1, 1, 1, 4], 3)]
@@ -378,7 +378,7 @@ def _executor_case(case_):
     return number, n_stages, n_micro, micro, width, out, pairs, hidden
 
 
-@graded("ex2_3_1f1b_executor", points=4)
+@graded("ex2_3_1f1b_executor")
 def check_1f1b_executor(student_fn):
     """student_fn(stage_module, inputs, targets, loss_fn, n_microbatches, activation_shape,
     group=None) -> the batch's loss on the last stage; runs this rank's 1F1B schedule."""

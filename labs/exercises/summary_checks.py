@@ -185,7 +185,7 @@ def _grade_answer(model, cluster, train, answer) -> None:
                                       expected=expected, tolerance=NUMBER_TOLERANCE))
 
 
-@graded("ex2_5_capstone", points=4)
+@graded("ex2_5_capstone")
 def check_capstone(student_fn):
     """student_fn(model, cluster, train) -> dict with the keys of ``KEYS``: a layout
     (tp·pp·dp = n_gpus, tp within a node and dividing the heads) that fits, whose estimated
@@ -280,7 +280,7 @@ def _random_configs(seed: int, scenarios: list, per_scenario: int) -> list:
     return found
 
 
-@graded("ex2_5_diagnose", points=2)
+@graded("ex2_5_diagnose")
 def check_diagnose(student_fn):
     """student_fn(model, cluster, train, config) -> one key of ``REASONS``: the first rule
     ``config`` breaks (in the order of :func:`diagnose`), or "ok"."""
@@ -314,7 +314,7 @@ def training_days(n_params: float, tokens: float, n_gpus: int, peak_flops: float
     return cost.training_flops(n_params, tokens) / (n_gpus * peak_flops * mfu) / 86400
 
 
-@graded("ex2_5_training_days", points=2)
+@graded("ex2_5_training_days")
 def check_training_days(student_fn):
     """student_fn(n_params, tokens, n_gpus, peak_flops, mfu) -> days (6·N·D FLOPs)."""
     shown = [(65.2e9, 1.4e12, 2048, 312e12, 0.476), (65.2e9, 1.4e12, 128, 312e12, 38 / 312)]

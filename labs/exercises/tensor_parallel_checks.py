@@ -88,7 +88,7 @@ def _on_rank_conjugate(copy_cls, reduce_cls, tp, per_rank):
     return f_out, f_grad, g.detach(), x.grad.clone()
 
 
-@graded("ex2_2_conjugate_ops", points=2)
+@graded("ex2_2_conjugate_ops")
 def check_conjugate_ops(copy_cls, reduce_cls):
     """CopyToRegion: identity / all-reduce; ReduceFromRegion: all-reduce / identity."""
     import torch
@@ -174,13 +174,13 @@ def _check_linear(student_fn, kind):
                 compare_tensors(expected_b, gb, rank=rank, what=text("checks_2_2.what_bias_grad"))
 
 
-@graded("ex2_2_column_linear", points=2)
+@graded("ex2_2_column_linear")
 def check_column_parallel(student_fn):
     """``student_fn(x, weight, bias, group)`` -> this rank's column slice of x W^T + b."""
     _check_linear(student_fn, "column")
 
 
-@graded("ex2_2_row_linear", points=2)
+@graded("ex2_2_row_linear")
 def check_row_parallel(student_fn):
     """``student_fn(x_shard, weight, bias, group)`` -> the full x W^T + b on every rank."""
     _check_linear(student_fn, "row")
@@ -201,7 +201,7 @@ def _on_rank_mlp(student_fn, tp, x, fc_w, fc_b, proj_w, proj_b, cot):
     return dist.get_rank(), r, t, y.detach(), [xi.grad] + [p.grad for p in params]
 
 
-@graded("ex2_2_parallel_mlp", points=2)
+@graded("ex2_2_parallel_mlp")
 def check_parallel_mlp(student_fn):
     """``student_fn(x, fc_w, fc_b, proj_w, proj_b, group)``: the MLP, column then row."""
     import torch
@@ -250,7 +250,7 @@ def _compare_gradients(rank, names, expected, grads, correct_so_far: str, advice
             advice=advice))
 
 
-@graded("ex2_2_attention_heads", points=2)
+@graded("ex2_2_attention_heads")
 def check_qkv_shard(student_fn):
     """``student_fn(weight, bias, rank, tp)`` -> this rank's rows of the fused q/k/v weight."""
     import torch
@@ -319,7 +319,7 @@ def _tp_bytes_case(k, case_):
     return b, s, h, t, e, hidden
 
 
-@graded("ex2_2_tp_bytes", points=1)
+@graded("ex2_2_tp_bytes")
 def check_tp_bytes(student_fn):
     """``student_fn(batch, seq, hidden, tp, bytes_per_element)`` = bytes each rank sends for
     one TP transformer layer, forward + backward (ring all-reduce)."""
@@ -545,7 +545,7 @@ def _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, h
                            text("checks_2_2.advice_sp_grads"))
 
 
-@graded("ex2_2_sequence_parallel_mlp", points=4)
+@graded("ex2_2_sequence_parallel_mlp")
 def check_sequence_parallel_mlp(gather_cls, scatter_cls, student_fn):
     """``SeqAllGather`` / ``SeqReduceScatter`` (autograd Functions, ``apply(x, group)``, along
     the sequence dim 1) and ``student_fn(x_shard, fc_w, fc_b, proj_w, proj_b, group)``: the
