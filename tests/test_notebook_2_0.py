@@ -22,7 +22,8 @@ SOLUTION = ROOT / "solutions" / "2.0_collectives.ipynb"
 STUDENT = ROOT / "notebooks" / "2.0_collectives.ipynb"
 SOLUTION_EN = ROOT / "solutions" / "en" / "2.0_collectives.ipynb"
 STUDENT_EN = ROOT / "notebooks" / "en" / "2.0_collectives.ipynb"
-POINTS = {"ex2_0_ring_all_reduce": 3, "ex2_0_rs_ag_all_reduce": 2, "ex2_0_ring_bytes": 1}
+POINTS = catalog.points("2.0_collectives.ipynb")  # the declaration's (labs/messages/exercises.py)
+TOTAL = sum(POINTS.values())
 
 
 def _plant_wrong_ring(nb):
@@ -60,7 +61,7 @@ def test_notebook_declares_the_graded_exercises():
 def test_solution_scores_full_marks(report):
     solution = report["solution"]
     assert solution["error"] is None
-    assert (solution["total"], solution["max_total"]) == (6, 6)
+    assert (solution["total"], solution["max_total"]) == (TOTAL, TOTAL)
     for gid, e in grading.by_id(solution).items():
         assert e["message"] == f"✅ {catalog.label(gid)} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
 
@@ -68,17 +69,16 @@ def test_solution_scores_full_marks(report):
 def test_untouched_student_notebook_scores_zero(report):
     untouched = report["untouched"]
     assert untouched["error"] is None  # "Run All" reached the end
-    assert (untouched["total"], untouched["max_total"]) == (0, 6)
+    assert (untouched["total"], untouched["max_total"]) == (0, TOTAL)
     for gid, e in grading.by_id(untouched).items():
         assert e["message"].startswith(f"❌ {catalog.label(gid)} 未完成（0 分）：练习代码还没有写"), e["message"]
 
 
 def test_planted_wrong_ring_scores_partial_marks_with_the_reason(report):
     planted = report["planted"]
-    assert (planted["total"], planted["max_total"]) == (3, 6)
+    assert (planted["total"], planted["max_total"]) == (TOTAL - POINTS["ex2_0_ring_all_reduce"], TOTAL)
     exercises = grading.by_id(planted)
-    assert {gid: e["points"] for gid, e in exercises.items()} == {
-        "ex2_0_ring_all_reduce": 0, "ex2_0_rs_ag_all_reduce": 2, "ex2_0_ring_bytes": 1}
+    assert {gid: e["points"] for gid, e in exercises.items()} == {**POINTS, "ex2_0_ring_all_reduce": 0}
     message = exercises["ex2_0_ring_all_reduce"]["message"]
     assert re.fullmatch(
         r"❌ 练习 1 未通过（0/3 分）：用例 1：4 个 rank，长度 8："

@@ -14,13 +14,14 @@ import nbformat
 import pytest
 
 from labs.messages import text as msg
+from labs.exercises import catalog
 from tests import grading
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "2.4_hybrid_parallel.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
-EXERCISES = {"ex2_4_coords": 1, "ex2_4_groups": 2, "ex2_4_memory": 2, "ex2_4_layout": 3,
-             "ex2_4_hybrid_step": 4}
+EXERCISES = catalog.points(NAME)  # the declaration's (labs/messages/exercises.py)
+TOTAL = sum(EXERCISES.values())
 
 
 def _pipeline_first(nb):
@@ -42,11 +43,11 @@ def grades(tmp_path_factory):
 
 
 def test_grader_gives_full_marks_to_the_solution(grades):
-    grading.assert_full_marks(grades["solution"], EXERCISES, 12)
+    grading.assert_full_marks(grades["solution"], EXERCISES, TOTAL)
 
 
 def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
-    grading.assert_zero_for_untouched(grades["untouched"], 12)
+    grading.assert_zero_for_untouched(grades["untouched"], TOTAL)
 
 
 def test_grader_gives_partial_marks_with_the_checks_message(grades):

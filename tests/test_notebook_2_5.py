@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import pytest
 
+from labs.exercises import catalog
 from tests import grading
 
 NAME = "2.5_summary.ipynb"
-EXERCISES = {"ex2_5_capstone": 4, "ex2_5_diagnose": 2, "ex2_5_training_days": 2}
+EXERCISES = catalog.points(NAME)  # the declaration's (labs/messages/exercises.py)
+TOTAL = sum(EXERCISES.values())
 
 
 def _forward_only(nb):
@@ -32,11 +34,11 @@ def grades(tmp_path_factory):
 
 
 def test_grader_gives_full_marks_to_the_solution(grades):
-    grading.assert_full_marks(grades["solution"], EXERCISES, 8)
+    grading.assert_full_marks(grades["solution"], EXERCISES, TOTAL)
 
 
 def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
-    grading.assert_zero_for_untouched(grades["untouched"], 8)
+    grading.assert_zero_for_untouched(grades["untouched"], TOTAL)
 
 
 def test_grader_gives_partial_marks_with_the_checks_message(grades):
