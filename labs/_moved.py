@@ -49,6 +49,14 @@ MOVED_MODULES = {
     "labs.doctor": "labs.runtime.doctor",
     "labs.torchrun": "labs.runtime.torchrun",
     "labs.examples": "labs.runtime.examples",
+    # the grader left the course library for its own package (python -m grader)
+    "labs.exercises.grade": "grader.grade",
+    "labs.exercises.runner": "grader.runner",
+    "labs.exercises.sandbox": "grader.sandbox",
+    "labs.exercises.limits": "grader.limits",
+    "labs.exercises.judge": "grader.judge",
+    "labs.exercises.record": "grader.record",
+    "labs.bench.grade": "grader.bench",
 }
 
 # (old module, name) -> "new.module:name": names that changed, or whose behaviour changed and

@@ -1,7 +1,7 @@
 """Grading course notebooks from the tests, as an instructor would from the command line.
 
 Each notebook test grades its variants (the solution, the untouched student version, a planted
-wrong answer) in ONE run of ``python -m labs.grade`` over a folder, one sub-folder each.
+wrong answer) in ONE run of ``python -m grader`` over a folder, one sub-folder each.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def grade(root: Path, name: str, variants: dict, *, timeout: float = 300) -> dic
         nbformat.write(nb, str(subs / who / name))
     out = root / "grades"
     proc = subprocess.run(
-        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
+        [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",
          str(ROOT / "solutions"), "--timeout", str(timeout), "--cell-timeout", "120",
          "--secret", SECRET],
         capture_output=True, text=True, cwd=root, timeout=4 * timeout)

@@ -31,8 +31,9 @@ from labs.exercises.checks import (
     graded,
     run_check,
 )
-from labs.exercises.grade import grade_submission, load_sources
-from labs.exercises.grade import main as grade_main
+from grader.cli import main as grade_main
+from grader.sources import load_sources
+from grader.submission import grade_submission
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SOLUTIONS = FIXTURES / "solutions"
@@ -328,7 +329,7 @@ def graded_folder(tmp_path_factory):
     out = root / "grades"
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
+        [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",
          str(SOLUTIONS), "--timeout", "120", "--cell-timeout", str(CELL_TIMEOUT)],
         capture_output=True, text=True, cwd=root, timeout=300)
     seconds = time.monotonic() - start

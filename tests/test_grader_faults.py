@@ -26,7 +26,7 @@ import nbformat
 import pytest
 
 import grader_plants as gp
-from labs.exercises import sandbox
+from grader import sandbox
 
 FULL = dict(gp.POINTS)
 CELL_TIMEOUT = 20  # per exercise; the loop and hang plants pay it once each
@@ -37,7 +37,7 @@ FALLBACK = ("honest", "solution", "calls_reference", "loop", "crash", "kill_pare
             "rig_checks", "bad_grade_id", *("custom_exc", "patch_run_check", "rebind_graded",
                                             "transformer", "forge_record"))
 # The in-kernel attacks of issue 15, each with a wrong list_sum: the verdict is the grader's
-# (labs.exercises.judge, from the record), so none of them earns ex_a. Those whose effect lasts
+# (grader.judge, from the record), so none of them earns ex_a. Those whose effect lasts
 # in the kernel (a patched run_check, a rebound decorator, an input transformer) also stop the
 # later checks from handing back a record: those exercises score 0 as well.
 ATTACKS = {
@@ -228,7 +228,7 @@ def _grade(tmp: Path, mode: str) -> dict:
     before = (gp.course_hash(), gp.tree_hash(subs))
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
+        [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",
          str(folder / "solutions"), "--timeout", "200", "--cell-timeout", str(CELL_TIMEOUT),
          "--jobs", "2", "--sandbox", mode],
         capture_output=True, text=True, cwd=tmp, timeout=900)
@@ -363,7 +363,7 @@ def test_killed_grader_resumes(tmp_path):
         (subs / who).mkdir(parents=True)
         nbformat.write(gp.honest(folder), str(subs / who / gp.NAME))
     out = folder / "grades"
-    cmd = [sys.executable, "-m", "labs.grade", str(subs), "--out", str(out), "--solutions",
+    cmd = [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",
            str(folder / "solutions"), "--cell-timeout", "60", "--jobs", "1", "--sandbox", "none"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
     deadline = time.monotonic() + 300
@@ -409,7 +409,7 @@ def test_symlinked_output_folder_is_refused(tmp_path):
     src, student = gp.write_course(folder)
     (tmp_path / "elsewhere").mkdir()
     os.symlink(tmp_path / "elsewhere", tmp_path / "out")
-    proc = subprocess.run([sys.executable, "-m", "labs.grade", str(student), "--out",
+    proc = subprocess.run([sys.executable, "-m", "grader", str(student), "--out",
                            str(tmp_path / "out"), "--solutions", str(folder / "solutions")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "symlink" in proc.stderr
@@ -417,7 +417,7 @@ def test_symlinked_output_folder_is_refused(tmp_path):
 
 
 def test_plan_runs_setup_and_exercise_sections_only(tmp_path):
-    from labs.exercises.grade import plan, prepare
+    from grader.sources import plan, prepare
 
     gp.write_course(tmp_path)
     source = gp.solution_copy(tmp_path)

@@ -1,7 +1,7 @@
 """The grader's time limits derived from the source's own run times, and what keeps a class fast:
 the forkserver's preloads and the benchmark's class.
 
-- ``labs.exercises.limits``: FLOOR + FACTOR x the source's recorded seconds, capped; no timing
+- ``grader.limits``: FLOOR + FACTOR x the source's recorded seconds, capped; no timing
   gives the cap; ``--cell-timeout`` a fixed limit.
 - Every solution notebook (both editions) carries the timings the limits come from, so no
   exercise silently falls back to the five-minute cap.
@@ -21,11 +21,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labs.bench import grade as bench
+from grader import bench, limits
+from grader import submission as grade_module
+from grader.sources import load_sources
+from grader.submission import DEFAULT_CELL_TIMEOUT, grade_submission
 from labs.exercises import generate as gen
-from labs.exercises import grade as grade_module
-from labs.exercises import limits
-from labs.exercises.grade import DEFAULT_CELL_TIMEOUT, grade_submission, load_sources
+from labs.exercises import ranks  # noqa: F401 - registers the checks' preloads
 from labs.runtime import forkserver
 
 ROOT = Path(__file__).resolve().parents[1]

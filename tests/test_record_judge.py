@@ -1,5 +1,5 @@
-"""The verdict is decided outside the student's kernel: record (labs.exercises.record) and judge
-(labs.exercises.judge).
+"""The verdict is decided outside the student's kernel: record (grader.record, written by
+grader.recorder in the kernel) and judge (grader.judge).
 
 A check run in grading mode writes what the student's code returned; the judge re-runs the
 source's check cell against that record. These tests run real checks of notebook 2.0 (one on
@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 import torch
 
-from labs.exercises import checks, copying, judge, record
+from grader import judge, record, recorder
+from labs.exercises import checks, copying, hooks
 from labs.exercises import collectives_checks as cc
 from labs.exercises import secret
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
@@ -132,6 +133,7 @@ def _student(grade_id: str, replace: tuple[str, str] | None = None):
 def _record(tmp_path, monkeypatch, grade_id, fn) -> tuple[dict, str]:
     """Run the check on ``fn`` as the grader's kernel would; (the record, what it printed)."""
     monkeypatch.setenv(record.RECORDS_ENV, str(tmp_path))
+    monkeypatch.setattr(hooks, "_interceptor", recorder.Interceptor())  # as the grader's kernel
     check = {RING: cc.check_ring_all_reduce, BYTES: cc.check_ring_bytes}[grade_id]
     import contextlib
     import io
@@ -143,6 +145,7 @@ def _record(tmp_path, monkeypatch, grade_id, fn) -> tuple[dict, str]:
         except (ExerciseFailed, ExerciseIncomplete):
             pass
     monkeypatch.delenv(record.RECORDS_ENV)
+    monkeypatch.setattr(hooks, "_interceptor", None)
     return record.read(tmp_path / f"{grade_id}.json"), out.getvalue()
 
 
@@ -261,7 +264,7 @@ def test_the_judge_runs_only_the_source_check_cell(ring_record):
 def test_the_recorder_is_off_outside_grading(monkeypatch, capsys):
     monkeypatch.delenv(record.RECORDS_ENV, raising=False)
     cc.check_ring_bytes(_student(BYTES))
-    assert record.current() is None and judge.pending() is None
+    assert recorder.current() is None and judge.pending() is None and hooks.installed() is None
     assert capsys.readouterr().out.startswith("✅")
 
 

@@ -48,7 +48,7 @@ import sys
 from typing import Any, Callable
 
 from labs import numerics
-from labs.exercises import catalog, feedback, record
+from labs.exercises import catalog, feedback, hooks
 from labs.messages import LANGUAGES, Message, lazy, text
 
 __all__ = [
@@ -244,25 +244,23 @@ def run_check(exercise_id: str, points: int | float, fn: Callable[..., Any], *ar
 
     Returns what ``fn`` returns. Re-raises on failure (as ExerciseIncomplete or ExerciseFailed,
     ``announced``: IPython then shows one short line instead of repeating the verdict) so the
-    cell errors.
+    cell errors. An interceptor installed in :mod:`labs.exercises.hooks` (the grader's) is
+    handed the check instead, with this ordinary run to call.
     """
     __tracebackhide__ = True  # noqa: F841  (IPython/pytest hide this frame)
-    from labs.exercises import judge  # noqa: PLC0415 (judge imports this module)
+    interceptor = hooks.installed()
+    if interceptor is not None:
+        return interceptor.check(exercise_id, points, fn, args, kwargs, _run)
+    return _run(exercise_id, points, fn, args, kwargs)
 
-    waiting = judge.pending()
-    if waiting is not None:  # in the grader's judge: the check runs against the record
-        return waiting.run(exercise_id, points, fn, args)
+
+def _run(exercise_id: str, points, fn: Callable[..., Any], args: tuple, kwargs: dict):
+    """The check on ``args``, its verdict printed (see :func:`run_check`)."""
+    __tracebackhide__ = True  # noqa: F841
     name = catalog.label(exercise_id)
     feedback.clear_hidden_logs()
-    recorder = None
-    if record.record_path(exercise_id) is not None and not kwargs:
-        recorder = record.Recorder(exercise_id, args)  # the grader decides from this record
-        args = recorder.args
-    outcome = "raised"
     try:
-        with record.active(recorder) if recorder else contextlib.nullcontext():
-            result = fn(*args, **kwargs)
-        outcome = "passed"
+        result = fn(*args, **kwargs)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
@@ -275,8 +273,6 @@ def run_check(exercise_id: str, points: int | float, fn: Callable[..., Any], *ar
         raise final from exc
     finally:
         feedback.clear_hidden_logs()
-        if recorder is not None:
-            record.write(recorder, outcome)
     print(text("checks.verdict_passed", exercise=name, points=points), flush=True)
     return result
 

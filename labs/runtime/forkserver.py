@@ -37,21 +37,30 @@ from labs.messages import text
 from labs.runtime import processes as _processes
 from labs.runtime.errors import HelperError
 
-__all__ = ["SERVER", "PRELOAD", "RankProcess", "helper_error", "warm_up", "shutdown",
+__all__ = ["SERVER", "PRELOAD", "preload", "RankProcess", "helper_error", "warm_up", "shutdown",
            "dumps", "notebook_sources"]
 
 # The first module shields the server from Ctrl-C, the second imports torch. Then what the
 # ranks would each import again, paid here once (about 0.4 s) instead of in every rank:
-# - the exercises' checks, whose rank bodies every check launch runs, and what those bodies
-#   import (the ZeRO-1 check: labs.data_parallel and torch.distributed.optim, which compiles
-#   TorchScript on import: about 0.5 CPU-s per rank, twenty ranks per check);
+# - what the code above the runtime registers (:func:`preload`: the exercises' checks, whose
+#   rank bodies every check launch runs), and what those bodies import (the ZeRO-1 check:
+#   labs.data_parallel and torch.distributed.optim, which compiles TorchScript on import: about
+#   0.5 CPU-s per rank, twenty ranks per check);
 # - torch._dynamo, which DDP and torch.optim import lazily (about a second; not in the kernel).
 # Imports only: nothing here starts a thread or computes (the ranks are forked from it).
 PRELOAD = ["labs.runtime.forkserver_preload", "labs.runtime.rank", "labs.collectives",
-           *(f"labs.exercises.{name}_checks" for name in
-             ("collectives", "data_parallel", "tensor_parallel", "pipeline", "hybrid", "summary")),
            "labs.data", "labs.reference", "labs.data_parallel.zero_stages",
            "labs.tensor_parallel.model", "torch.distributed.optim", "torch._dynamo"]
+
+
+def preload(*modules: str) -> None:
+    """Have the forkserver import ``modules`` too (before ``torch._dynamo``), from its next
+    start: a package above the runtime names what its rank bodies need (imports only)."""
+    for name in modules:
+        if name not in PRELOAD:
+            PRELOAD.insert(len(PRELOAD) - 1, name)
+
+
 COLD_START_S = 120.0  # time the server may take to import torch on a slow laptop
 
 

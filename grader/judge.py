@@ -1,14 +1,19 @@
 """The grader's verdict on one exercise, decided in the grader's process from the record the
-student's kernel handed back (:mod:`labs.exercises.record`).
+student's kernel handed back (:mod:`grader.record`, written by :mod:`grader.recorder`).
 
 The exercise's check cell -- the instructor's, from the source notebook -- runs here again, after
 the imports of the source's setup cell, with every name the student defines standing for a
-placeholder. When the cell calls its graded check, :func:`labs.exercises.checks.run_check` sees
-the judge waiting (:func:`judging`) and runs the check against the record: each call of a
+placeholder. The judge's interceptor (:mod:`labs.exercises.hooks`) is handed the graded check
+when the cell calls it, and runs it against the record (:class:`Replayer`): each call of a
 student object, and each launch of ranks with one, returns what the record says came back; the
 hidden cases (from the instructor's secret, :mod:`labs.exercises.secret`), the references, the
 comparisons and the points are this process's own. The message is the verdict the notebook
 shows. Nothing of the student's runs here, and nothing is unpickled.
+
+Owns: replaying a record and the verdict dicts (``{"passed", "points", "message"}``). Must not:
+run the student's code, start processes, or write to the process-wide ``sys.stdout`` (what the
+check cell prints goes to a buffer handed to the cell as its ``print``; other threads of the
+grader keep printing their progress).
 """
 
 from __future__ import annotations
@@ -16,37 +21,104 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import io
 from pathlib import Path
 
+from labs.exercises import catalog, checks, hooks
 from labs.messages import text
 
-from . import catalog, checks, record
+from grader import record
 
-__all__ = ["Judging", "judging", "pending", "judge", "judge_file", "missing", "refused",
-           "setup_imports"]
+__all__ = ["Placeholder", "Replayer", "Judging", "judging", "pending", "judge", "judge_file",
+           "missing", "refused", "setup_imports"]
+
+
+class Placeholder:
+    """One argument of a check while the grader replays it: there is no student object here."""
+
+    def __init__(self, index: int, session: "Replayer"):
+        self._index, self._session = index, session
+
+    def __call__(self, *args, **kwargs):
+        __tracebackhide__ = True  # noqa: F841
+        return self._session.call(self, args, kwargs)
+
+    def __getattr__(self, name):
+        raise record.RecordError(record.why("attribute", name=name))
+
+
+class Replayer:
+    """The grader's side: a check run whose student events come from a record."""
+
+    def __init__(self, exercise_id: str, n_args: int, data: dict):
+        if not isinstance(data, dict) or data.get("version") != record.VERSION:
+            raise record.RecordError(record.why("version"))
+        if data.get("exercise") != exercise_id:
+            raise record.RecordError(record.why("other_exercise", got=data.get("exercise"),
+                                   wanted=exercise_id))
+        if data.get("args") != n_args or not isinstance(data.get("events"), list):
+            raise record.RecordError(record.why("arguments"))
+        self.exercise_id = exercise_id
+        self.args = tuple(Placeholder(i, self) for i in range(n_args))
+        self.events = data["events"]
+        self.position = 0
+
+    def _next(self, **expected) -> dict:
+        if self.position >= len(self.events):
+            raise record.RecordError(record.why("ends_early", n=self.position + 1))
+        event = self.events[self.position]
+        self.position += 1
+        if not isinstance(event, dict) or any(event.get(k) != v for k, v in expected.items()):
+            raise record.RecordError(record.why("wrong_event", n=self.position, expected=expected))
+        return event
+
+    def _outcome(self, event: dict):
+        if "raised" in event:
+            raise record.decode_exception(event["raised"])
+        if "result" not in event:
+            raise record.RecordError(record.why("no_outcome", n=self.position))
+        return record.decode(event["result"])
+
+    def call(self, arg: Placeholder, args, kwargs):
+        __tracebackhide__ = True  # noqa: F841
+        return self._outcome(self._next(kind="call", arg=arg._index))
+
+    def ranks(self, fn, world_size: int, args, run):
+        result = self._outcome(self._next(kind="ranks", body=record.body_name(fn),
+                                          world_size=int(world_size)))
+        if not isinstance(result, list) or len(result) != int(world_size):
+            raise record.RecordError(record.why("per_rank", n=self.position))
+        return result
+
+    def finished(self) -> None:
+        """Raise RecordError if the record holds events the check did not ask for."""
+        if self.position != len(self.events):
+            raise record.RecordError(record.why("extra_events", n=len(self.events) - self.position))
 
 
 class Judging:
-    """The judge waiting for the check of ``exercise_id`` to be called: what it decided."""
+    """The judge's interceptor (:mod:`labs.exercises.hooks`) while the check cell of
+    ``exercise_id`` runs: it replays the graded check against ``data``; what it decided."""
 
     def __init__(self, exercise_id: str, data: dict):
         self.exercise_id, self.data = exercise_id, data
         self.verdict: dict | None = None
+        self._replayer: Replayer | None = None
 
-    def run(self, exercise_id: str, points, fn, args: tuple) -> None:
-        """Called by run_check instead of running the check on the student's objects."""
+    def check(self, exercise_id: str, points, fn, args: tuple, kwargs: dict, run) -> None:
+        """Handed the graded check instead of running it on the student's objects."""
         if exercise_id != self.exercise_id or self.verdict is not None:
             return None  # another exercise's check in the same cell: not judged here
         try:
-            replayer = record.Replayer(exercise_id, len(args), self.data)
+            replayer = Replayer(exercise_id, len(args), self.data)
         except record.RecordError as exc:
             self.verdict = refused(exercise_id, points, str(exc))
             return None
         checks.feedback.clear_hidden_logs()
+        self._replayer = replayer
         try:
-            with record.active(replayer):
-                fn(*replayer.args)
+            fn(*replayer.args)
             replayer.finished()
         except (KeyboardInterrupt, SystemExit):
             raise
@@ -60,11 +132,18 @@ class Judging:
                                 "message": checks.verdict_lines(exercise_id, points, final)[0]}
             return None
         finally:
+            self._replayer = None
             checks.feedback.clear_hidden_logs()
         self.verdict = {"passed": True, "points": float(points),
                         "message": text("checks.verdict_passed",
                                         exercise=catalog.label(exercise_id), points=points)}
         return None
+
+    def ranks(self, fn, world_size, args, launch):
+        """A launch with a student's object among ``args`` returns what the record says."""
+        if self._replayer is not None and record.contains(args, Placeholder):
+            return self._replayer.ranks(fn, world_size, args, launch)
+        return launch(args)
 
 
 def _record_error(exc: BaseException | None):
@@ -77,22 +156,17 @@ def _record_error(exc: BaseException | None):
     return None
 
 
-_pending: Judging | None = None
-
-
 def pending() -> Judging | None:
     """The judge waiting for a check (None in a notebook: checks run as usual)."""
-    return _pending
+    interceptor = hooks.installed()
+    return interceptor if isinstance(interceptor, Judging) else None
 
 
 @contextlib.contextmanager
 def judging(exercise_id: str, data: dict):
-    global _pending
-    saved, _pending = _pending, Judging(exercise_id, data)
-    try:
-        yield _pending
-    finally:
-        _pending = saved
+    """A :class:`Judging` installed as the checks' interceptor for the ``with`` block."""
+    with hooks.intercepting(Judging(exercise_id, data)) as waiting:
+        yield waiting
 
 
 class _StudentName:
@@ -130,9 +204,11 @@ def judge(exercise_id: str, data: dict, points: float, check_source: str,
           setup_source: str = "") -> dict:
     """``{"passed", "points", "message"}``: the check cell ``check_source`` (the source
     notebook's) run against the record ``data``, after the imports of ``setup_source``."""
-    module: dict = {"__name__": "__labs_judge__"}
-    sink = io.StringIO()  # what the check prints while it runs stays here
-    with judging(exercise_id, data) as waiting, contextlib.redirect_stdout(sink):
+    sink = io.StringIO()  # what the check cell prints stays here (sys.stdout is not swapped:
+    # the grader's other threads print their progress meanwhile)
+    module: dict = {"__name__": "__labs_judge__",
+                    "print": functools.partial(_print, sink)}
+    with judging(exercise_id, data) as waiting:
         try:
             exec(compile(setup_imports(setup_source), "<setup>", "exec"), module)
             exec(compile(check_source, "<check>", "exec"), module, _Names(module))
@@ -143,6 +219,11 @@ def judge(exercise_id: str, data: dict, points: float, check_source: str,
     if waiting.verdict is None:
         return refused(exercise_id, points, text("record.not_called"))
     return waiting.verdict
+
+
+def _print(sink, *values, file=None, **options) -> None:
+    """The check cell's ``print``: to ``sink`` unless it names a file of its own."""
+    builtins.print(*values, file=sink if file is None else file, **options)
 
 
 def refused(exercise_id: str, points: float, why: str) -> dict:

@@ -2,7 +2,8 @@
 
 ``bwrap`` (Linux, Debian package ``bubblewrap``) gives each kernel: a read-only view of the
 system; the course repository hidden (a tmpfs over it) except the Python environment, read-only;
-a private, read-only copy of the course code (``labs/``) first on ``PYTHONPATH``; its own copy of
+a private, read-only copy of the course code (``labs/``, and the grader's ``grader/`` for the
+recorder it injects) first on ``PYTHONPATH``; its own copy of
 the submission as the only writable folder; a private ``/tmp``; no network but its own loopback
 (``--unshare-net``: gloo between the ranks of ``labs.launch`` still works on 127.0.0.1); its own
 PID namespace (``--unshare-pid``: everything the kernel starts dies with it); the solutions,
@@ -14,6 +15,9 @@ Either way :func:`kill_marked` and :func:`kill_orphans` end every process the ke
 the kernel's environment carries a random marker that all its children inherit, and the
 grader's processes are child subreapers (Linux), so that a process started with
 ``start_new_session=True`` whose parent died is reparented to the grader, not to init.
+
+Owns: the kernel's command prefix, the course copy, and ending processes. Must not: read or
+run notebooks, or decide anything about a submission.
 """
 
 from __future__ import annotations
@@ -92,14 +96,15 @@ def choose(mode: str) -> tuple[str, str]:
 
 def course_root() -> Path:
     """The folder holding the ``labs`` package the grader runs (the course repository)."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[1]
 
 
 def copy_course(dst: Path) -> Path:
-    """A private copy of the course code: ``dst/labs`` (no caches). Returns ``dst``."""
-    src = course_root() / "labs"
-    shutil.copytree(src, dst / "labs", symlinks=False,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    """A private copy of the course code: ``dst/labs`` and ``dst/grader`` (the recorder the
+    kernel imports at start; no caches). Returns ``dst``."""
+    for package in ("labs", "grader"):
+        shutil.copytree(Path(__file__).resolve().parents[1] / package, dst / package,
+                        symlinks=False, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return dst
 
 

@@ -1,7 +1,7 @@
-"""Grader throughput: a class of submissions of one course notebook, graded by ``labs.grade``.
+"""Grader throughput: a class of submissions of one course notebook, graded by ``python -m grader``.
 
-    python -m labs.bench grade [--notebook 2.0_collectives.ipynb ...] [--students 30]
-                               [--mix class|even] [--jobs N] [--cell-timeout S] [--sandbox auto]
+    python -m grader.bench [--notebook 2.0_collectives.ipynb ...] [--students 30]
+                           [--mix class|even] [--jobs N] [--cell-timeout S] [--sandbox auto]
 
 The class (built in a temporary folder) mixes these kinds of submission: the solution
 (correct), the untouched student version, a wrong answer (the first exercise cell raises), a
@@ -106,7 +106,7 @@ def _grade(notebook: str, args) -> dict:
     """Grade one class of ``notebook``; what was measured."""
     with tempfile.TemporaryDirectory(prefix="labs-bench-grade-") as tmp:
         subs = build_class(Path(tmp), notebook, args.students, args.mix)
-        cmd = [sys.executable, "-m", "labs.grade", str(subs), "--out", str(Path(tmp) / "out"),
+        cmd = [sys.executable, "-m", "grader", str(subs), "--out", str(Path(tmp) / "out"),
                "--sandbox", args.sandbox]
         if args.cell_timeout:
             cmd += ["--cell-timeout", str(args.cell_timeout)]
@@ -131,7 +131,7 @@ def _grade(notebook: str, args) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m labs.bench grade", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m grader.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--notebook", nargs="+", default=["2.0_collectives.ipynb"])
     parser.add_argument("--students", type=int, default=30)
@@ -167,3 +167,7 @@ def main(argv=None) -> int:
           f"min (target {TARGET_MINUTES:g} min: "
           f"{'met' if projected <= TARGET_MINUTES else 'missed'})")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

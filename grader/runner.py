@@ -1,15 +1,20 @@
 """The grader's worker: runs ONE prepared submission, exercise by exercise, and writes what the
-cells printed. ``python -m labs.exercises.runner JOB.json RESULT.json`` (started by
-:mod:`labs.exercises.grade`, one process per submission, never inside the sandbox).
+cells printed. ``python -m grader.runner JOB.json RESULT.json`` (started by
+:mod:`grader.submission`, one process per submission, never inside the sandbox).
 
 The job names the setup cell(s) and, per exercise, its cells (the exercise cells and, last, its
-check) and its time limit. The kernel -- in the sandbox of :mod:`labs.exercises.sandbox` -- runs
+check) and its time limit. The kernel -- in the sandbox of :mod:`grader.sandbox` -- runs
 the setup, then the exercises in order, each exercise with its own time limit. On a timeout or
 a kernel death only that exercise is lost: the kernel and every process it started are killed,
 a new kernel runs the setup again and replays the (non-check) cells of the exercises that had
 finished, and grading goes on with the next exercise. The result is plain JSON (the outputs of
 the cells run, a status per exercise); this process unpickles nothing the student made. It dies
 with the grader (``PR_SET_PDEATHSIG``), and its kernel with it.
+
+Every kernel starts with the grader's recorder installed (:data:`KERNEL_START`, run by the
+kernel itself before any cell: ``--IPKernelApp.exec_lines``), so the checks leave records; the
+course code (``labs``) knows nothing of it. Owns: the kernel's life and the cells' order and
+limits. Must not: judge, or read the records (the grader does, after the kernel is gone).
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from pathlib import Path
 __all__ = ["run_job", "main"]
 
 OK, TIMEOUT, DEAD, OVERALL, SETUP = "ok", "timeout", "dead", "overall", "setup"
+#: Run by each kernel at start, before the first cell: the grader's recorder in the checks'
+#: interceptor slot (grader.recorder), binding no name in the student's namespace.
+KERNEL_START = "__import__('grader.recorder').recorder.install()"
 
 
 def _manager_class(prefix: list[str], ipc: Path):
@@ -41,7 +49,8 @@ def _manager_class(prefix: list[str], ipc: Path):
             self.connection_file = str(ipc / f"{tag}.json")
 
         def format_kernel_cmd(self, extra_arguments=None):
-            return [*prefix, *super().format_kernel_cmd(extra_arguments)]
+            return [*prefix, *super().format_kernel_cmd(extra_arguments),
+                    f"--IPKernelApp.exec_lines={KERNEL_START}"]
 
     return SandboxedKernelManager
 
@@ -80,7 +89,7 @@ class _Kernel:
         return OK
 
     def close(self) -> None:
-        from labs.exercises import sandbox
+        from grader import sandbox
 
         try:
             self._ctx.__exit__(None, None, None)
@@ -107,7 +116,7 @@ def _run_cells(kernel: _Kernel, nb, indices, deadline: float, overall: float):
 def run_job(job: dict) -> dict:
     import nbformat
 
-    from labs.exercises import sandbox
+    from grader import sandbox
 
     sandbox.set_subreaper()
     os.environ.update(job["env"])

@@ -3,11 +3,13 @@
 Without ``--cell-timeout``, each exercise (its cells and its check) and the setup cell get
 ``FLOOR + FACTOR x`` the seconds the same cells of the source notebook took when it was executed
 (the execution times Jupyter records in each cell's metadata), at most the cap
-(``DEFAULT_CELL_TIMEOUT`` of :mod:`labs.exercises.grade`, or ``--timeout`` when shorter). A
+(``DEFAULT_CELL_TIMEOUT`` of :mod:`grader.submission`, or ``--timeout`` when shorter). A
 step whose source cells carry no timing gets the cap. So a hung cell costs about half a minute
 instead of five, while an honest solution keeps a wide margin: the floor covers the launcher's
 cold start (its first launch imports torch once more) and a loaded machine; the factor a
 solution ten times slower than the course's. ``--cell-timeout`` sets one fixed limit instead.
+
+Owns: reading the recorded run times and deriving the limits. Must not: run anything.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def _limit(cells, cap: float) -> float:
 
 def derive(source, steps: dict, cap: float) -> dict:
     """``{"setup": seconds, grade_id: seconds, ...}`` for the source notebook ``source`` whose
-    own plan (:func:`labs.exercises.grade.plan` of the source itself) is ``steps``."""
+    own plan (:func:`grader.sources.plan` of the source itself) is ``steps``."""
     limits = {"setup": _limit([source.cells[i] for i in steps["setup"]], cap)}
     for exercise in steps["exercises"]:
         limits[exercise["grade_id"]] = _limit([source.cells[i] for i in exercise["cells"]], cap)

@@ -1,0 +1,265 @@
+"""``python -m grader PATH [--out DIR] [--jobs N] [--sandbox {auto,bwrap,none}] [--fresh]
+                    [--secret TEXT] [--timeout SECONDS] [--cell-timeout SECONDS]
+                    [--solutions DIR] [--kernel NAME]``
+
+Scores submitted notebooks: each isolated, exercise by exercise, never modifying them.
+
+PATH is one ``.ipynb`` or a folder searched recursively (``.ipynb_checkpoints`` skipped). The
+source of a submission is found in the solutions folder by ``metadata.course.notebook``, else by
+file name, else as the longest solution name that ends the submission's name
+(``alice_2.0_collectives.ipynb``). Every graded check cell is replaced by the source's version
+(matched by ``grade_id``, or by cell id when its metadata was lost), so an edited check does not
+count (:mod:`grader.sources`).
+
+What runs: the setup cell (the first code cell), then each exercise: every code cell after the
+previous check (for the first exercise: from the heading above its first exercise cell) up to
+and including its check; the experiments of the notebook's body are not run. Each exercise has
+its own time limit (``--cell-timeout``; by default derived from the source notebook's own
+recorded run time of the same cells, :mod:`grader.limits`); on a timeout or a kernel death only
+that exercise scores 0, the kernel and everything it started are killed, a new kernel replays
+the setup and the finished exercises' cells, and grading goes on (:mod:`grader.runner`).
+``--timeout`` bounds a whole submission.
+
+The verdict is decided here, in the grader's process, not in the student's kernel: the kernel
+hands back only a record of what the student's code returned on the check's inputs
+(:mod:`grader.recorder`, :mod:`grader.record`), and :mod:`grader.judge` re-runs the source's
+check cell against it. ``--secret`` (else ``$LABS_GRADE_SECRET``, else random per run)
+generates the hidden cases (:mod:`labs.exercises.secret`). English submissions
+(``metadata.course.language`` "en", or a path through a folder ``en/``) are graded against
+``solutions/en/`` and answered in English.
+
+Isolation (:mod:`grader.sandbox`): each submission is graded by its own worker process whose
+kernel runs in a bubblewrap sandbox when available (``--sandbox auto``), else in its own session
+with a private copy of the course code; the report records which. Results
+(:mod:`grader.results`): ``DIR/submissions/<name>.json`` per submission, written atomically as
+each is graded (never through a symlink), then ``DIR/grades.csv`` and ``DIR/grades.json``
+rebuilt from them; a rerun keeps the results whose notebook and source are unchanged
+(``--fresh`` regrades all). Flags for review (:mod:`labs.exercises.copying`) go to the report.
+The exit code is 0 whatever the students scored; 2 on misuse (nothing to grade, no solutions,
+an output folder that is a symlink).
+
+Owns: the command line and the run over a class (a pool of ``--jobs`` threads, each grading one
+submission with :func:`grader.submission.grade_submission`), the progress lines, resuming, and
+stopping cleanly on Ctrl-C. Must not: grade a submission itself or judge an exercise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import os
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from labs.exercises import secret as secret_module
+from labs.messages import text
+
+from grader import limits, sandbox
+from grader.results import (GraderError, SubmissionResult, check_out_folder,
+                            read_result, summary_table, write_reports, write_result)
+from grader.results import number as _num
+from grader.sources import find_submissions, load_sources, source_hashes
+from grader.submission import DEFAULT_CELL_TIMEOUT, DEFAULT_TIMEOUT, STOP, grade_submission
+
+__all__ = ["grade", "main", "default_solutions", "default_jobs", "GraderError"]
+
+
+def _say(key: str, /, **values) -> str:
+    return text(f"grade.{key}", **values)
+
+
+SCRATCH_PREFIX = "labs-grade-"
+
+
+def _remove_stale_scratch() -> None:
+    """Remove the scratch folders (copies of submissions) of earlier runs that were killed
+    (``labs-grade-<pid>-*`` whose grader process is gone); a running grader's are kept."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*-*"):
+        pid = folder.name[len(SCRATCH_PREFIX):].split("-")[0]
+        if not pid.isdigit() or not folder.is_dir() or folder.is_symlink():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:  # another user's grader, alive
+            pass
+
+
+def default_solutions() -> Path:
+    here = Path("solutions")
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parents[1] / "solutions"
+
+
+def default_jobs() -> int:
+    """One submission per core: a submission is mostly one busy process (kernel start, torch
+    import, a check's few small ranks) or waiting (a hung cell), so one per core keeps the
+    cores busy without the ranks of two checks fighting over one core for long."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return _say("seconds", value=f"{seconds:.0f}")
+    return _say("minutes", value=f"{seconds / 60:.1f}")
+
+
+def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades"),
+          timeout: float = DEFAULT_TIMEOUT, cell_timeout: float | None = None,
+          kernel_name: str | None = None, jobs: int | None = None, sandbox_mode: str = "auto",
+          fresh: bool = False, secret: str | None = None, log=None) -> list[SubmissionResult]:
+    """Grade every submission under ``path``; write the reports into ``out``.
+
+    Progress goes to ``log`` (default: ``print`` to the ``sys.stdout`` of the moment the run
+    starts, so that no other thread's redirection hides it).
+
+    ``secret`` (the instructor's, ``--secret``; else the environment's ``LABS_GRADE_SECRET``;
+    else a random one for this run) generates the checks' hidden cases
+    (:mod:`labs.exercises.secret`)."""
+    if log is None:
+        log = functools.partial(print, file=sys.stdout)
+    path = Path(path)
+    submissions = find_submissions(path)
+    solutions = Path(solutions or default_solutions())
+    sources = load_sources(solutions)
+    out = check_out_folder(out)
+    try:
+        mode, why = sandbox.choose(sandbox_mode)
+    except RuntimeError as exc:
+        raise GraderError(str(exc)) from None
+    cell_timeout = None if cell_timeout is None else min(timeout, cell_timeout)
+    jobs = max(1, jobs or default_jobs())
+    secret = secret or os.environ.get(secret_module.SECRET_ENV) or secrets.token_hex(16)
+    hashes = source_hashes(sources)
+    root = path if path.is_dir() else path.parent
+    hide = (solutions.resolve(), root.resolve(), out.resolve())
+    labels = [str(sub.relative_to(path)) if path.is_dir() else sub.name for sub in submissions]
+    sandbox.set_subreaper()
+    log(_say("start", total=len(submissions), jobs=jobs,
+           sandbox=_say("sandbox_bwrap") if mode == "bwrap" else _say("sandbox_none", why=why)),
+        flush=True)
+    results: dict[str, SubmissionResult] = {}
+    todo = []
+    for number, (sub, label) in enumerate(zip(submissions, labels), 1):
+        kept = None if fresh else read_result(out, label)
+        if kept is not None and kept.sha256 == hashlib.sha256(sub.read_bytes()).hexdigest() \
+                and (kept.notebook is None or hashes.get(kept.notebook) == kept.source_sha256):
+            results[label] = kept
+            log(_say("resumed", number=len(results), total=len(submissions), name=label,
+                   score=f"{_num(kept.total)}/{_num(kept.max_total)}"), flush=True)
+        else:
+            todo.append((sub, label))
+    lock = threading.Lock()
+    start = time.monotonic()
+    _remove_stale_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+
+    def one(sub, label):
+        return grade_submission(sub, sources, label=label, timeout=timeout,
+                                cell_timeout=cell_timeout, kernel_name=kernel_name,
+                                sandbox_mode=mode, hide=hide, scratch=scratch, secret=secret)
+
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures: dict = {}
+    try:
+        futures = {pool.submit(one, sub, label): label for sub, label in todo}
+        graded = 0
+        for future in as_completed(futures):
+            label = futures[future]
+            result = future.result()
+            with lock:
+                write_result(result, out)
+                results[label] = result
+                graded += 1
+                elapsed = time.monotonic() - start
+                eta = elapsed / graded * (len(todo) - graded)
+                log(_say("progress", number=len(results), total=len(submissions), name=label,
+                       score=f"{_num(result.total)}/{_num(result.max_total)}",
+                       seconds=f"{result.seconds:.1f}", elapsed=_duration(elapsed),
+                       eta=_duration(eta)), flush=True)
+                if result.error:
+                    log(_say("progress_note", note=result.error), flush=True)
+                write_reports([results[lb] for lb in labels if lb in results], out)
+    except BaseException:  # Ctrl-C: stop now, not after the submissions being graded
+        STOP.set()
+        for future in futures:
+            future.cancel()
+        sandbox.kill_orphans(keep=set())  # the workers, with their kernels
+        raise
+    finally:
+        if STOP.is_set():  # a worker started just before the stop
+            sandbox.kill_orphans(keep=set())
+        pool.shutdown(wait=True, cancel_futures=True)
+        STOP.clear()
+        sandbox.kill_orphans(keep=set())
+        shutil.rmtree(scratch, ignore_errors=True)
+    ordered = [results[lb] for lb in labels]
+    csv_path, json_path = write_reports(ordered, out)
+    log("", flush=True)
+    log(summary_table(ordered), flush=True)
+    log("\n" + _say("written", csv=csv_path, json=json_path, folder=out / "submissions"), flush=True)
+    return ordered
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m grader",
+        description="Grade submitted notebooks (one .ipynb or a folder of them).")
+    parser.add_argument("path", type=Path, help="a submission .ipynb or a folder of submissions")
+    parser.add_argument("--out", type=Path, default=Path("grades"),
+                        help="folder for grades.csv, grades.json and submissions/ (default: ./grades)")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                        help=f"time limit per submission in seconds (default: {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--cell-timeout", "--exercise-timeout", dest="cell_timeout", type=float,
+                        default=None, help="time limit per exercise (its cells and its check) "
+                        "and for the setup cell (default: each derived from the source notebook's "
+                        f"own run time, {limits.FLOOR:g} s + {limits.FACTOR:g}x it, at most "
+                        f"min(--timeout, {DEFAULT_CELL_TIMEOUT:g}))")
+    parser.add_argument("--solutions", type=Path, default=None,
+                        help="folder of the solution notebooks (default: ./solutions)")
+    parser.add_argument("--kernel", default=None, help="Jupyter kernel name (default: python3)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help=f"submissions graded at once (default: the cores, {default_jobs()})")
+    parser.add_argument("--sandbox", choices=sandbox.MODES, default="auto",
+                        help="bwrap: require the bubblewrap sandbox; none: process isolation "
+                        "only; auto (default): bwrap when usable")
+    parser.add_argument("--secret", default=None,
+                        help="the instructor's secret the checks' hidden cases are generated from "
+                        "(default: $LABS_GRADE_SECRET, else a random one per run); keep it from "
+                        "the students")
+    parser.add_argument("--fresh", action="store_true",
+                        help="regrade every submission (default: keep the results of an earlier "
+                        "run whose notebook and source are unchanged)")
+    args = parser.parse_args(argv)
+    if args.timeout <= 0 or (args.cell_timeout is not None and args.cell_timeout <= 0):
+        parser.error("timeouts must be positive")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        grade(args.path, solutions=args.solutions, out=args.out, timeout=args.timeout,
+              cell_timeout=args.cell_timeout, kernel_name=args.kernel, jobs=args.jobs,
+              sandbox_mode=args.sandbox, fresh=args.fresh, secret=args.secret)
+    except GraderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\n" + _say("interrupted", folder=args.out / "submissions"), file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,328 @@
+"""Grading one submission: its worker, its records, its verdicts and flags.
+
+Owns: :func:`grade_submission` -- read the file (never written), plan it
+(:mod:`grader.sources`), run it in a worker process (:mod:`grader.runner`, its kernel in the
+sandbox of :mod:`grader.sandbox`, the recorder injected), read the records the checks left,
+judge each exercise here (:mod:`grader.judge`, one at a time), flag copies and tampering
+(:mod:`labs.exercises.copying`) -- and each step's time limit (:mod:`grader.limits`). Must not:
+run the student's code in this process, unpickle anything the student made, print, or write
+the reports (:mod:`grader.results`, :mod:`grader.cli`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from labs.exercises import copying
+from labs.exercises import secret as secret_module
+from labs.exercises.generate import graded_cells
+from labs.messages import DEFAULT_LANGUAGE, EDITION_FOLDERS, LANGUAGES, text
+
+from grader import judge, limits, record, sandbox
+from grader.results import ExerciseResult, SubmissionResult
+from grader.sources import (match_source, plan, prepare, sanitize, setup_source,
+                            source_hashes)
+from grader.sources import max_points as cell_points
+
+__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_CELL_TIMEOUT", "STOP", "grade_submission"]
+
+DEFAULT_TIMEOUT = 900.0
+DEFAULT_CELL_TIMEOUT = 300.0
+STOP = threading.Event()  # set when the run is interrupted: start no more workers
+
+
+def _say(key: str, /, **values) -> str:
+    return text(f"grade.{key}", **values)
+
+
+@dataclass
+class _Settings:
+    timeout: float = DEFAULT_TIMEOUT
+    cell_timeout: float | None = DEFAULT_CELL_TIMEOUT  # None: derived per step (limits.derive)
+    kernel_name: str | None = None
+    sandbox: str = "none"
+    hide: tuple = ()
+    scratch: Path | None = None
+    secret: str = ""
+
+
+def _limits(source, settings: _Settings) -> dict:
+    """The time limit of each step (``"setup"``, each grade_id): ``--cell-timeout`` when given,
+    else derived from the source's own recorded run times (:mod:`grader.limits`)."""
+    if settings.cell_timeout is not None:
+        return defaultdict(lambda: settings.cell_timeout)
+    cap = min(settings.timeout, DEFAULT_CELL_TIMEOUT)
+    nb, positions = prepare(source, source)  # a few milliseconds
+    return defaultdict(lambda: cap, limits.derive(source, plan(nb, positions, source), cap))
+
+
+def _zeros(result: SubmissionResult, reference: dict, message: str) -> None:
+    result.exercises = [ExerciseResult(gid, 0.0, cell_points(c), message)
+                        for gid, c in reference.items()]
+
+
+def _flags(grade_id: str, nb, exercise: dict, setup: list[int], source) -> list[str]:
+    student = [nb.cells[i].source for i in exercise["cells"] if i != exercise["check"]]
+    solutions = [c.source for c in source.cells if c.cell_type == "code"
+                 and c.metadata.get("nbgrader", {}).get("solution")
+                 and not c.metadata.get("nbgrader", {}).get("grade")
+                 and c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(grade_id)]
+    context = "\n".join(nb.cells[i].source for i in setup)
+    course = source.metadata.get("course", {})
+    extra = course.get("references") if isinstance(course, dict) else None
+    source_code = [setup_source(source)] + [
+        c.source for c in source.cells
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    found = copying.flags(grade_id, student, solutions, context=context,
+                          extra=extra if isinstance(extra, dict) else None,
+                          source_cells=source_code)
+    out = []
+    if found["tampering"]:
+        out.append(_say("flag_tampering", names=", ".join(found["tampering"])))
+    if found["references"]:
+        out.append(_say("flag_reference", names=", ".join(found["references"])))
+    if found["solution"]:
+        out.append(_say("flag_solution"))
+    return out
+
+
+def _language(nb, source_name: str | None = None) -> str | None:
+    """The submission's language: its ``metadata.course.language``, else its source's edition."""
+    course = nb.metadata.get("course")
+    lang = course.get("language") if isinstance(course, dict) else None
+    if lang in LANGUAGES:
+        return lang
+    folder = source_name.split("/")[0] if source_name and "/" in source_name else None
+    return EDITION_FOLDERS.get(folder)
+
+
+def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | None,
+                step_limits: dict) -> dict:
+    """Run the prepared notebook in a worker process; its JSON result."""
+    scratch = Path(tempfile.mkdtemp(prefix="s", dir=settings.scratch))
+    try:
+        work, course, ipc = scratch / "work", scratch / "course", scratch / "ipc"
+        records = work / ".records"  # the checks' records (grader.record), judged here
+        for folder in (work, ipc, work / ".home", records):
+            folder.mkdir()
+        sandbox.copy_course(course)
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name) or "submission.ipynb"
+        (work / name).write_bytes(path.read_bytes())  # its own copy, the only writable file
+        home = work / ".home"
+        env = {"LABS_GRADE_MARK": secrets.token_hex(8),
+               "PYTHONPATH": str(course.resolve()), "HOME": str(home),
+               "IPYTHONDIR": str(home / ".ipython"), "MPLCONFIGDIR": str(home / ".mpl"),
+               "XDG_CACHE_HOME": str(home / ".cache"), "PYTHONDONTWRITEBYTECODE": "1",
+               "JUPYTER_RUNTIME_DIR": str(ipc), "JUPYTER_PLATFORM_DIRS": "1",
+               record.RECORDS_ENV: str(records.resolve()),
+               secret_module.SECRET_ENV: settings.secret}
+        if lang:
+            env["LABS_LANG"] = lang
+        exercises = [{**e, "limit": step_limits[e["grade_id"]]} for e in steps["exercises"]]
+        job = {"notebook": nb, "setup": steps["setup"], "exercises": exercises,
+               "setup_timeout": step_limits["setup"], "timeout": settings.timeout,
+               "kernel_name": settings.kernel_name, "sandbox": settings.sandbox,
+               "workdir": str(work.resolve()), "course": str(course.resolve()),
+               "ipc": str(ipc.resolve()), "hide": [str(p) for p in settings.hide], "env": env,
+               "records": str(records.resolve()), "judge_setup": steps.get("judge_setup", ""),
+               "unset_env": ["JPY_SESSION_NAME", "LABS_LANG"] if not lang else ["JPY_SESSION_NAME"]}
+        job_path, result_path = scratch / "job.json", scratch / "result.json"
+        job_path.write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
+        # a safety net only: the worker keeps its own time limits
+        limit = settings.timeout + 60 + 30 * (len(steps["exercises"]) + 1)
+        if STOP.is_set():
+            raise RuntimeError("grading stopped")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "grader.runner", str(job_path), str(result_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, cwd=str(scratch),
+            env={**os.environ, "LABS_GRADE_PARENT": str(os.getpid())})
+        try:
+            output, _ = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            output = b"worker timed out"
+        finally:
+            sandbox.kill_tree(proc.pid)
+            sandbox.kill_marked(env["LABS_GRADE_MARK"])
+            proc.wait()
+        if not result_path.is_file():
+            tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
+            raise RuntimeError(f"worker exit {proc.returncode}: {' | '.join(tail)}")
+        raw = json.loads(result_path.read_text(encoding="utf-8"))
+        raw["records"] = _read_records(records, steps["exercises"])
+        return raw
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _read_records(folder: Path, exercises: list[dict]) -> dict:
+    """``{grade_id: record data, or {"missing": True} / {"refused": why}}``, read after the
+    kernel and everything it started are gone (plain JSON, size-limited, never a symlink)."""
+    out = {}
+    for exercise in exercises:
+        gid = exercise["grade_id"]
+        try:
+            out[gid] = {"data": record.read(record.record_path(gid, folder))}
+        except FileNotFoundError:
+            out[gid] = {"missing": True}
+        except (OSError, record.RecordError) as exc:
+            out[gid] = {"refused": str(exc)}
+    return out
+
+
+# One judge at a time (it sets the language and the secret), and the copy flags under the same
+# lock: both parse and compile code, which CPython 3.11 does not do safely in two threads.
+_JUDGE_LOCK = threading.Lock()
+
+
+def _judge(exercise: dict, found: dict | None, judge_setup: str, lang: str | None,
+           secret: str) -> dict:
+    """The verdict on one exercise, decided here, in the grader's process, from the record its
+    check handed back (grader.judge); the secret and the language are the submission's."""
+    gid, points = exercise["grade_id"], float(exercise.get("points", 0))
+    with _JUDGE_LOCK:
+        saved = {name: os.environ.get(name) for name in ("LABS_LANG", secret_module.SECRET_ENV)}
+        os.environ["LABS_LANG"] = lang or DEFAULT_LANGUAGE
+        os.environ[secret_module.SECRET_ENV] = secret
+        try:
+            if not found or found.get("missing"):
+                return judge.missing(gid, points)
+            if "refused" in found:
+                return judge.refused(gid, points, found["refused"])
+            return judge.judge(gid, found["data"], points, exercise["check_source"], judge_setup)
+        except Exception as exc:  # noqa: BLE001 - one exercise's judge never stops the rest
+            return {"passed": False, "points": 0.0, "message": text(
+                "record.judge_failed", error=f"{type(exc).__name__}: {exc}")}
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def grade_submission(path: Path, sources: dict, *, label: str | None = None,
+                     timeout: float = DEFAULT_TIMEOUT,
+                     cell_timeout: float | None = DEFAULT_CELL_TIMEOUT,
+                     kernel_name: str | None = None, sandbox_mode: str = "none",
+                     hide: tuple = (), scratch: Path | None = None,
+                     secret: str = "") -> SubmissionResult:
+    """Grade one submission; the file is only read, never written. Never raises: any failure
+    becomes the submission's error, with 0 points. ``cell_timeout=None``: each step's limit is
+    derived from the source's own run times (:mod:`grader.limits`)."""
+    start = time.monotonic()
+    result = SubmissionResult(submission=label or str(path), notebook=None, sandbox=sandbox_mode)
+    settings = _Settings(timeout=timeout,
+                         cell_timeout=None if cell_timeout is None else min(cell_timeout, timeout),
+                         kernel_name=kernel_name, sandbox=sandbox_mode, hide=tuple(hide),
+                         scratch=scratch, secret=secret)
+    reference: dict = {}
+    try:
+        _grade_into(result, Path(path), sources, settings)
+    except Exception as exc:  # noqa: BLE001 - one submission never stops the run
+        message = _say("worker_failed", error=f"{type(exc).__name__}: {exc}")
+        result.error = message
+        if result.notebook in sources:
+            reference = graded_cells(sources[result.notebook])
+            _zeros(result, reference, message)
+    finally:
+        result.seconds = time.monotonic() - start
+    return result
+
+
+def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _Settings) -> None:
+    data = path.read_bytes()
+    result.sha256 = hashlib.sha256(data).hexdigest()
+    try:
+        submission = nbformat.reads(data.decode("utf-8-sig"), as_version=4)
+        if not isinstance(submission, dict):
+            raise ValueError("not a JSON object")
+        unreadable = None
+    except Exception as exc:  # noqa: BLE001 - any unreadable file scores 0
+        submission = nbformat.v4.new_notebook()
+        unreadable = _say("unreadable", error=f"{type(exc).__name__}: {exc}")
+    try:
+        problems = sanitize(submission)
+    except Exception as exc:  # noqa: BLE001
+        problems, unreadable = [], unreadable or _say("malformed", error=f"{type(exc).__name__}: {exc}")
+    name = match_source(path, submission, sources)
+    if name is None:
+        result.error = unreadable or _say("no_source")
+        return
+    result.notebook = name
+    source = sources[name]
+    result.source_sha256 = source_hashes({name: source})[name]
+    reference = graded_cells(source)
+    if not unreadable and problems:
+        unreadable = _say("malformed", error=", ".join(problems))
+    if unreadable:
+        result.error = unreadable
+        _zeros(result, reference, unreadable)
+        return
+    nb, positions = prepare(submission, source)
+    steps = plan(nb, positions, source)
+    lang = _language(submission, name)
+    step_limits = _limits(source, settings)
+    raw = _run_worker(nb, steps, path, settings, lang, step_limits)
+    result.restarts = int(raw.get("restarts", 0))
+    status = raw.get("exercises", {})
+    by_gid = {e["grade_id"]: e for e in steps["exercises"]}
+    timeouts = deaths = 0
+    for grade_id, ref_cell in reference.items():
+        max_points = cell_points(ref_cell)
+        if grade_id not in positions:
+            result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, _say("deleted")))
+            continue
+        exercise = by_gid[grade_id]
+        with _JUDGE_LOCK:  # CPython 3.11's ast is not safe in threads ("AST constructor
+            # recursion depth mismatch" when two submissions parse at once): one at a time
+            flags = _flags(grade_id, nb, exercise, steps["setup"], source)
+        state = status.get(grade_id, {}).get("status", "not_run")
+        if state != "ok":
+            timeouts += state == "timeout"
+            deaths += state == "dead"
+            message = {
+                "timeout": lambda: _say("timeout", grade_id=grade_id,
+                                      seconds=f"{round(step_limits[grade_id], 1):g}"),
+                "dead": lambda: _say("dead", grade_id=grade_id),
+                "overall": lambda: _say("overall", grade_id=grade_id,
+                                      seconds=f"{settings.timeout:g}"),
+                "setup": lambda: _say("setup_failed", grade_id=grade_id,
+                                    why=status.get(grade_id, {}).get("detail") or "?"),
+            }.get(state, lambda: _say("not_run"))()
+            result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, message, flags))
+            continue
+        # The verdict is the judge's (grader.judge, here, from the record the kernel
+        # handed back), never what the kernel printed or raised.
+        verdict = _judge(exercise, raw.get("records", {}).get(grade_id), steps["judge_setup"],
+                         lang, settings.secret)
+        points = max_points if verdict.get("passed") else 0.0
+        result.exercises.append(ExerciseResult(grade_id, points, max_points,
+                                               str(verdict.get("message", "")), flags))
+    notes = []
+    if timeouts or deaths:
+        notes.append(_say("faults", count=timeouts + deaths, timeouts=timeouts, deaths=deaths))
+    if any(status.get(g, {}).get("status") == "overall" for g in positions):
+        notes.append(_say("overall", grade_id=next(g for g in positions
+                                                 if status.get(g, {}).get("status") == "overall"),
+                        seconds=f"{settings.timeout:g}"))
+    setup_failed = [g for g in positions if status.get(g, {}).get("status") == "setup"]
+    if setup_failed and not notes:
+        notes.append(_say("setup_failed", grade_id=setup_failed[0],
+                        why=status[setup_failed[0]].get("detail") or "?"))
+    result.error = "; ".join(notes) or None
