@@ -31,10 +31,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
 
+import torch.distributed as dist
 from torch import nn
+from torch.distributed.tensor import Shard
 
-from labs.hybrid.mesh import MeshShape
+from labs.hybrid.mesh import MeshShape, device_mesh
+from labs.hybrid.torch_3d import torch_3d_step
 from labs.messages import text
 from labs.memory import (bytes_per_param, measured_model_state_bytes,
                          model_state_bytes_per_gpu)
@@ -50,8 +54,6 @@ ZERO_STAGE = {"ddp": 0, "fsdp": 3}  # what each DP mode shards, in ZeRO's terms
 
 def _tp_local_shape(p) -> list[int]:
     """The shape of ``p``'s TP piece (before any DP sharding)."""
-    from torch.distributed.tensor import Shard
-
     shape = list(p.shape)  # a DTensor's shape is the global one
     for name, placement in zip(getattr(p.device_mesh, "mesh_dim_names", ()) or (),
                                getattr(p, "placements", ())):
@@ -78,16 +80,12 @@ def rank_model_states(stage: nn.Module, optimizer, *, dp: int) -> dict:
 def measure_state_memory(run, shape: MeshShape, modes=("ddp", "fsdp")) -> dict:
     """On a rank: one step of torch's 3D training per DP mode (same mesh), with
     :func:`rank_model_states` after it. Returns ``{mode: ..., "coords": ...}``."""
-    import torch.distributed as dist
-
-    from labs.hybrid.mesh import device_mesh
-    from labs.hybrid.torch_3d import torch_3d_step
-
     mesh = device_mesh(shape)
     out = {"coords": tuple(shape.coords(dist.get_rank()))}
+    measure = partial(rank_model_states, dp=shape.dp)
     for mode in modes:
         out[mode] = torch_3d_step(replace(run, steps=1), shape, dp_mode=mode, mesh=mesh,
-                                  measure_memory=True, gather=False)["memory"]
+                                  measure=measure, gather=False)["measured"]
     return out
 
 

@@ -185,16 +185,17 @@ def full_tensors(stage: nn.Module, tp: int, *, grads: bool) -> dict[str, Tensor]
 
 
 def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
-                  measure_memory: bool = False, gather: bool = True) -> dict:
+                  measure=None, gather: bool = True) -> dict:
     """On a rank: ``run.steps`` steps of torch's 3D training on ``shape`` (every rank calls it).
 
     ``run`` (:class:`labs.pipeline.experiments.PipelineRun`): ``batch_size`` is the global
     batch, each DP replica takes ``batch_size / dp`` rows cut into ``n_microbatches``;
     ``schedule`` "1f1b" or "gpipe". Returns the last step's loss (last stage; mean over the
     replicas, else None), full gradients (before the update) and weights (after it) of this
-    rank's stage by global name, every step's seconds (from a barrier), and, with
-    ``measure_memory``, this rank's model-state bytes (:func:`labs.memory.measured_model_state_bytes`,
-    local shards of DTensors) after the last step. ``gather=False``: no full gradients and
+    rank's stage by global name, every step's seconds (from a barrier), and, with ``measure``
+    (a function of this rank's stage and optimizer, e.g.
+    :func:`labs.hybrid.state_memory.rank_model_states`), what it returns after the last step,
+    as ``"measured"``. ``gather=False``: no full gradients and
     weights (saves the all-gathers when only times or memory are wanted).
     ``mesh``: :func:`labs.hybrid.mesh.device_mesh` of ``shape`` (made here if None).
     """
@@ -235,7 +236,6 @@ def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
         with _quiet_known_warnings():
             result.update(grads=full_tensors(stage, shape.tp, grads=True),
                           state=full_tensors(stage, shape.tp, grads=False))
-    if measure_memory:
-        from labs.hybrid.state_memory import rank_model_states
-        result["memory"] = rank_model_states(stage, opt, dp=shape.dp)
+    if measure is not None:
+        result["measured"] = measure(stage, opt)
     return result
