@@ -84,11 +84,31 @@ MESSAGES = {
         "zh": "一切正常：这台机器可以运行本课程。",
         "en": "All good: the course can run here.",
     },
-    "wrong_torch": {
-        "zh": "torch {version} 不是课程指定的 {pinned}：请运行 `make setup`"
-              "（或 `pip install torch=={pinned}`），让结果与课程一致。",
-        "en": "torch {version} is not the course's {pinned}: run `make setup` (or "
-              "`pip install torch=={pinned}`) so results match.",
+    "torch_in_range": {
+        "zh": "注意：课程在 torch {pinned} 上测试；torch {version} 在课程支持的范围（>= {low}，< {high}）内，"
+              "应当可以运行，只是个别数字的最后几位可能与笔记本里保存的输出不同。",
+        "en": "note: the course is tested on torch {pinned}; torch {version} is within the range it "
+              "supports (>= {low}, < {high}) and should work, though the last digits of some numbers "
+              "may differ from the saved outputs.",
+    },
+    "torch_too_old": {
+        "zh": "警告：torch {version} 早于课程支持的 {low}：部分笔记本用到的 API 还不存在（见下面的问题）；"
+              "请运行 `make setup`（或 `pip install torch=={pinned}`）。",
+        "en": "warning: torch {version} is older than {low}, the oldest the course supports: some "
+              "APIs the notebooks use do not exist yet (see the problems below); run `make setup` "
+              "(or `pip install torch=={pinned}`).",
+    },
+    "torch_too_new": {
+        "zh": "警告：torch {version} 不在课程支持的范围（>= {low}，< {high}）内，没有测试过；"
+              "遇到错误时请改用 torch=={pinned}（`make setup`）。",
+        "en": "warning: torch {version} is outside the range the course supports (>= {low}, < {high}) "
+              "and untested; if something fails, use torch=={pinned} (`make setup`).",
+    },
+    "torch_api_missing": {
+        "zh": "torch {version} 没有 {name}：笔记本 {notebooks} 中用到它的小节会出错；"
+              "请运行 `make setup`（或 `pip install torch=={pinned}`）。",
+        "en": "torch {version} has no {name}: the sections of notebook(s) {notebooks} that use it "
+              "will fail; run `make setup` (or `pip install torch=={pinned}`).",
     },
     "no_gloo": {
         "zh": "这个 torch 构建没有 gloo 后端：请安装官方的 torch=={pinned} wheel。",
