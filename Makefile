@@ -89,7 +89,7 @@ execute: setup
 	$(MAKE) notebooks
 
 grade: setup
-	$(BIN)/python -m labs.grade $(SUBMISSIONS) --out grades $(if $(JOBS),--jobs $(JOBS)) \
+	$(BIN)/python -m grader $(SUBMISSIONS) --out grades $(if $(JOBS),--jobs $(JOBS)) \
 		$(if $(SECRET),--secret $(SECRET))
 
 doctor: setup

@@ -1,12 +1,19 @@
-"""Graded exercises: the checks' framework, the student-notebook generator and the grader.
+"""Graded exercises: the checks' framework and the student-notebook generator.
 
 - :mod:`labs.exercises.checks` -- what a check function uses (verdict line, comparisons, case
   labels; every message in the notebook's language, from :mod:`labs.messages`);
   :mod:`labs.exercises.catalog` -- exercise ids (the graders' ``grade_id``) to 练习 n of a
   notebook, as students read them; :mod:`labs.exercises.feedback` -- the student's own line
-  first when their code raised; :mod:`labs.exercises.ranks` -- a check's launches on ranks.
+  first when their code raised; :mod:`labs.exercises.ranks` -- a check's launches on ranks
+  (it registers the checks' modules with the forkserver's preloads);
+  :mod:`labs.exercises.secret` -- the hidden cases drawn from the instructor's secret;
+  ``*_checks`` -- each notebook's checks.
+- :mod:`labs.exercises.hooks` -- the one interceptor slot a check consults: empty in a
+  notebook; the grader (the separate package ``grader``, ``python -m grader PATH``) fills it
+  with its recorder in the student's kernel and with its judge in its own process. Nothing here
+  imports the grader.
+- :mod:`labs.exercises.copying` -- the copy and tampering flags the grader puts in its report.
 - :mod:`labs.exercises.generate` -- ``python -m labs.exercises.generate``: solutions/ -> notebooks/.
-- :mod:`labs.exercises.grade` -- ``python -m labs.grade PATH``: score submissions.
 
 Only the checks are imported here, so a notebook's check cell stays cheap to import.
 
