@@ -13,7 +13,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labs.messages import text as msg
 from labs.exercises import catalog
 from tests import grading
 
@@ -71,15 +70,18 @@ def test_changing_the_mesh_shape_in_one_cell_carries_through():
             cell.source = cell.source.replace("MeshShape(dp=2, pp=2, tp=2)",
                                               "MeshShape(dp=1, pp=2, tp=4)", 1)
         cells.append(cell)
+    # the numbers the cells computed, read back from the kernel after the run
+    cells.append(nbformat.v4.new_code_cell(
+        "assert all(r['loss'] is None or abs(r['loss'] - r['hand_loss']) < 1e-5 for r in torch_checked)\n"
+        "assert len(torch_checked[0]['names']) > 0 and max(worst, 0) < 0.5  # 0 B beyond the slack\n"
+        "print('kernel check:', SHAPE.group_ranks('tp'), probed[5]['coords'], probed[5]['tp']['sum'])"))
     nb.cells = cells
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(ROOT)}}).execute()
     out = "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
                     for o in c.outputs)
-    assert msg("notebook_2_4.groups_of_dim", dim="tp", groups=[[0, 1, 2, 3], [4, 5, 6, 7]]) in out
-    tp_group = msg("notebook_2_4.probe_group", dim="tp", peers=[4, 5, 6, 7], total=22)
-    assert msg("notebook_2_4.probe_rank", rank=5, coords=(0, 1, 1), groups=tp_group) in out  # real ranks
+    assert "kernel check: [[0, 1, 2, 3], [4, 5, 6, 7]] (0, 1, 1) 22" in out
+    assert "[[0, 1, 2, 3], [4, 5, 6, 7]]" in out  # the TP groups the cell printed
+    assert re.search(r"rank 5 \(0, 1, 1\)\D*\[4, 5, 6, 7\]\D*22\b", out)  # real ranks: rank 5's TP peers
     assert "tp=4   NVLink" in out and "pp=2   InfiniBand" in out
-    equal = re.escape(msg("notebook_2_4.torch_equal", n=999)).replace("999", r"\d+")
-    assert re.search(equal, out), "torch's 3D does not equal one process and the hand-written 3D"
-    assert msg("notebook_2_4.beyond_slack", excess=0) in out
+    assert re.search(r"\b\d+\+ ", out), "torch's 3D cell did not report its compared tensors"
