@@ -1,5 +1,5 @@
-"""What the grader (``python -m labs.grade``) writes for instructors: report messages, progress,
-the summary table's headings."""
+"""What the grader (``python -m grader``, the package beside ``labs``) writes for instructors:
+report messages, progress, the summary table's headings."""
 
 MESSAGES = {
     "deleted": {"zh": "检查单元格被删除", "en": "the check cell was deleted"},
