@@ -292,3 +292,14 @@ def test_tampering_with_the_grading_machinery_is_flagged():
     assert copying.tampering_in(["import os\nos.environ['LABS_GRADE_RECORDS']"],
                                 source) == ["LABS_GRADE_RECORDS"]
     assert checks.run_check  # the real one, untouched by these strings
+
+
+def test_the_judge_keeps_the_cells_prints_without_swapping_sys_stdout(ring_record, capsys):
+    """The grader's other threads print progress while a judge runs (--jobs 2): the judge keeps
+    what the check cell prints, but never swaps the process-wide sys.stdout to do so."""
+    cell = ("import sys\nprint('from the cell')\nsys.stdout.write('stdout untouched\\n')\n"
+            + CHECK_CELLS[RING])
+    verdict = judge.judge(RING, ring_record, 3, cell, "import torch")
+    assert verdict["passed"], verdict["message"]
+    out = capsys.readouterr().out
+    assert "from the cell" not in out and "stdout untouched" in out
