@@ -11,6 +11,7 @@ the grader injects there (:mod:`grader.recorder` and :mod:`grader.record`).
   (:mod:`grader.limits`), in the sandbox of :mod:`grader.sandbox`;
 - :mod:`grader.recorder` (in the student's kernel) and :mod:`grader.record` (the records'
   format and codec); :mod:`grader.judge` -- the verdict, decided in the grader's process;
+- :mod:`grader.copying` -- the copy and tampering flags of the report (for review only);
 - :mod:`grader.results` -- results, ``grades.csv``/``grades.json``, the summary table;
 - :mod:`grader.bench` -- ``python -m grader.bench``: the grader's throughput on a class.
 

@@ -34,7 +34,7 @@ with a private copy of the course code; the report records which. Results
 (:mod:`grader.results`): ``DIR/submissions/<name>.json`` per submission, written atomically as
 each is graded (never through a symlink), then ``DIR/grades.csv`` and ``DIR/grades.json``
 rebuilt from them; a rerun keeps the results whose notebook and source are unchanged
-(``--fresh`` regrades all). Flags for review (:mod:`labs.exercises.copying`) go to the report.
+(``--fresh`` regrades all). Flags for review (:mod:`grader.copying`) go to the report.
 The exit code is 0 whatever the students scored; 2 on misuse (nothing to grade, no solutions,
 an output folder that is a symlink).
 

@@ -4,7 +4,7 @@ Owns: :func:`grade_submission` -- read the file (never written), plan it
 (:mod:`grader.sources`), run it in a worker process (:mod:`grader.runner`, its kernel in the
 sandbox of :mod:`grader.sandbox`, the recorder injected), read the records the checks left,
 judge each exercise here (:mod:`grader.judge`, one at a time), flag copies and tampering
-(:mod:`labs.exercises.copying`) -- and each step's time limit (:mod:`grader.limits`). Must not:
+(:mod:`grader.copying`) -- and each step's time limit (:mod:`grader.limits`). Must not:
 run the student's code in this process, unpickle anything the student made, print, or write
 the reports (:mod:`grader.results`, :mod:`grader.cli`).
 """
@@ -28,12 +28,11 @@ from pathlib import Path
 
 import nbformat
 
-from labs.exercises import copying
 from labs.exercises import secret as secret_module
 from labs.exercises.generate import graded_cells
 from labs.messages import DEFAULT_LANGUAGE, EDITION_FOLDERS, LANGUAGES, text
 
-from grader import judge, limits, record, sandbox
+from grader import copying, judge, limits, record, sandbox
 from grader.results import ExerciseResult, SubmissionResult
 from grader.sources import (match_source, plan, prepare, sanitize, setup_source,
                             source_hashes)

@@ -56,6 +56,7 @@ MOVED_MODULES = {
     "labs.exercises.limits": "grader.limits",
     "labs.exercises.judge": "grader.judge",
     "labs.exercises.record": "grader.record",
+    "labs.exercises.copying": "grader.copying",
     "labs.bench.grade": "grader.bench",
 }
 

@@ -137,7 +137,7 @@ def test_the_readme_table_is_the_declarations():
 
 
 def test_the_copy_flags_names_exist():
-    from labs.exercises import copying
+    from grader import copying
 
     assert copying.REFERENCES == catalog.REFERENCES
     missing = []

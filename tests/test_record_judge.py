@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 import torch
 
-from grader import judge, record, recorder
-from labs.exercises import checks, copying, hooks
+from grader import copying, judge, record, recorder
+from labs.exercises import checks, hooks
 from labs.exercises import collectives_checks as cc
 from labs.exercises import secret
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete

@@ -12,7 +12,6 @@
   notebook; the grader (the separate package ``grader``, ``python -m grader PATH``) fills it
   with its recorder in the student's kernel and with its judge in its own process. Nothing here
   imports the grader.
-- :mod:`labs.exercises.copying` -- the copy and tampering flags the grader puts in its report.
 - :mod:`labs.exercises.generate` -- ``python -m labs.exercises.generate``: solutions/ -> notebooks/.
 
 Only the checks are imported here, so a notebook's check cell stays cheap to import.

@@ -10,6 +10,9 @@ student's cell is resolved through the imports of the setup cell and of the exer
 and through the course's usual aliases (``dist``, ``F``, ``nn``); a name that cannot be
 resolved matches by its last part when that part is distinctive (10 characters or more, e.g.
 ``ring_all_reduce``).
+
+Owns: the copy and tampering flags (what the report's review column says). Must not: change a
+score, or run any of the code it reads.
 """
 
 from __future__ import annotations
