@@ -131,18 +131,29 @@ def paradigm_table(model: pl.Model, cluster: pl.Cluster, train: pl.Training, *,
     c = hy.config
     values = dict(degree=degree, per_node=per_node, heads=heads, layers=L, tp=c.tp, pp=c.pp,
                   dp=c.dp, total=c.tp * c.pp * c.dp)
-    return [_row(*(text(f"summary.{kind}_{part}", **values) for part in _ROW_PARTS), est)
+    return [_row(*(text(key, **values) for key in _ROW_WORDS[kind]), est)
             for kind, est in (("dp", dp), ("tp", tp), ("pp", pp), ("hybrid", hy))]
 
 
-# Each row's words are the messages summary.<paradigm>_<part>, the columns summary.column_<name>.
-_ROW_PARTS = ("name", "split", "communicates", "typical", "hardware")
-_COLUMNS = ("paradigm", "split", "communicates", "degree", "comm", "memory", "fits", "step",
-            "typical", "hardware")
+# Each row's words (name, split, communicates, typical, hardware) and the columns: messages.
+_ROW_WORDS = {
+    "dp": ("summary.dp_name", "summary.dp_split", "summary.dp_communicates", "summary.dp_typical",
+           "summary.dp_hardware"),
+    "tp": ("summary.tp_name", "summary.tp_split", "summary.tp_communicates", "summary.tp_typical",
+           "summary.tp_hardware"),
+    "pp": ("summary.pp_name", "summary.pp_split", "summary.pp_communicates", "summary.pp_typical",
+           "summary.pp_hardware"),
+    "hybrid": ("summary.hybrid_name", "summary.hybrid_split", "summary.hybrid_communicates",
+               "summary.hybrid_typical", "summary.hybrid_hardware"),
+}
+_COLUMNS = ("summary.column_paradigm", "summary.column_split", "summary.column_communicates",
+            "summary.column_degree", "summary.column_comm", "summary.column_memory",
+            "summary.column_fits", "summary.column_step", "summary.column_typical",
+            "summary.column_hardware")
 
 
 def _columns() -> list:
-    return [text(f"summary.column_{name}") for name in _COLUMNS]
+    return [text(key) for key in _COLUMNS]
 
 
 def _cells(row: ParadigmRow) -> tuple:

@@ -64,13 +64,13 @@ def test_rank_error_shows_the_exercise_rank_and_student_line_first(monkeypatch, 
         "    IndexError: tuple index out of range",
     ]
     assert verdict[4].startswith("怎么办：") and "「练习 1 · 提示 2」" in verdict[4]
-    assert verdict[5] == checks.TRACEBACK_NOTE
+    assert verdict[5] == text("checks.traceback_note")
     for noise in ("site-packages", "/labs/", "labs/runtime", "ProcessGroupGloo", "Traceback",
                   "ex2_0_ring_all_reduce"):
         assert noise not in out and not any(noise in s for s in shown), noise
     # once: not repeated by the error IPython shows (one short line), nor by the ranks' output
     assert out.count("练习 1 未通过") == 1 and out.count("IndexError") == 1
-    assert shown == ["ExerciseFailed: " + ExerciseFailed.SHORT]
+    assert shown == ["ExerciseFailed: " + text(ExerciseFailed.SHORT_KEY)]
     assert "练习 1" not in "".join(shown)
 
     full = info.value.full_traceback  # on demand: every frame, the rank's traceback, the logs

@@ -17,12 +17,14 @@ import nbformat
 import pytest
 
 from labs.exercises import generate as gen
+from labs.messages import text
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 HEADING_RE = re.compile(r"^#{2,4}\s*练习\s*(\d+)\s*（(\d+)\s*分）", re.M)
 SUMMARY_RE = re.compile(r"<summary>\s*练习\s*(\d+)\s*·\s*提示\s*(\d+)")
 STUB_RE = re.compile(r"raise NotImplementedError\((?P<arg>.*)\)")
+STUB_MARKER = text("checks.stub_marker", lang="zh")  # the Chinese notebooks' stubs
 ASCII_CODE = re.compile(r"[A-Za-z_]\w*\s*\(|[=*/+\[\]{}]|\bdist\.|\breturn\b")
 
 
@@ -57,7 +59,7 @@ def test_stubs_name_the_exercise_and_give_nothing_away(student):
         for match in STUB_RE.finditer(cell.source):
             stubs += 1
             message = eval(match.group("arg"), {})  # a string literal written by the generator
-            number = re.match(rf"{gen.STUB_MARKER}：练习 (\d+)。", message)
+            number = re.match(rf"{STUB_MARKER}：练习 (\d+)。", message)
             assert number, f"{path.name} cell #{index}: stub without an exercise number: {message!r}"
             assert message == gen.stub_message(number.group(1)), f"{path.name} cell #{index}"
             assert not ASCII_CODE.search(message), f"{path.name} cell #{index}: code in {message!r}"
@@ -82,5 +84,5 @@ def test_every_exercise_has_graduated_hints_before_its_check(student):
         text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
         assert text.count("<details") == text.count("</details>"), f"{where}: unclosed <details>"
         stub_numbers = {int(m) for cell in cells if cell.cell_type == "code"
-                        for m in re.findall(rf"{gen.STUB_MARKER}：练习 (\d+)。", cell.source)}
+                        for m in re.findall(rf"{STUB_MARKER}：练习 (\d+)。", cell.source)}
         assert stub_numbers <= {number}, f"{where}: stubs name {stub_numbers}"

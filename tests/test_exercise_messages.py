@@ -43,8 +43,8 @@ def test_a_passing_and_a_failing_check_in_english(english, capsys):
     assert out.startswith("❌ Exercise 3 failed (0/1 points): Case S=1000 bytes, N=2: ")
     assert "What to do: For a way in, open \u201cExercise 3 \u00b7 Hint 1\u201d above." in out
     assert not CJK.search(out), out
-    assert info.value._render_traceback_() == ["ExerciseFailed: " + ExerciseFailed.SHORT]
-    assert not CJK.search(ExerciseFailed.SHORT)
+    assert info.value._render_traceback_() == ["ExerciseFailed: " + text(ExerciseFailed.SHORT_KEY)]
+    assert not CJK.search(text(ExerciseFailed.SHORT_KEY))
 
 
 def test_a_case_table_defined_at_import_follows_the_language(monkeypatch):

@@ -21,6 +21,7 @@ import nbformat
 import pytest
 
 from labs.exercises import generate as gen
+from labs.messages import text as message
 from labs.exercises.checks import (
     ExerciseFailed,
     ExerciseIncomplete,
@@ -74,7 +75,7 @@ def test_student_notebook_replaces_solutions_and_clears_outputs():
         f'    raise NotImplementedError("{gen.stub_message(1)}")',
     ]
     reversing = cell_with(student, "def reverse")
-    assert reversing.source.endswith(f'    raise NotImplementedError("练习未完成：{gen.DEFAULT_HINT}")')
+    assert reversing.source.endswith('    raise NotImplementedError("练习未完成：' + message("checks.stub_default_hint") + '")')
 
     assert any(c.outputs for c in code_cells(solution))
     for cell in code_cells(student):
@@ -112,12 +113,12 @@ def test_stub_rules_and_marker_errors():
     ])
     student = gen.make_student_notebook(nb)
     top, nested, markdown = student.cells
-    assert top.source == 'x = 1\nraise NotImplementedError("练习未完成：' + gen.DEFAULT_HINT + '")\nprint(x)'
+    assert top.source == 'x = 1\nraise NotImplementedError("练习未完成：' + message("checks.stub_default_hint") + '")\nprint(x)'
     assert top.metadata["tags"] == ["raises-exception"]  # a top-level stub raises on "Run All"
     assert "tags" not in nested.metadata  # raises only when called
     assert nested.source.endswith(f'    raise NotImplementedError("{gen.stub_message(2)}")')
     assert gen.stub_message(2).startswith("练习未完成：练习 2。") and "「练习 2 · 提示」" in gen.stub_message(2)
-    assert markdown.source == "答案：\n" + gen.MARKDOWN_STUB
+    assert markdown.source == "答案：\n" + message("checks.stub_markdown")
     compile(nested.source, "<stub>", "exec")
 
     with pytest.raises(ValueError, match="HINT:' is retired"):
@@ -187,7 +188,7 @@ def test_run_check_verdicts(capsys):
     out = capsys.readouterr().out
     assert out.startswith("❌ 练习 ex_b 未通过（0/2 分）：你的代码出错了（用例 1）\n")
     # what IPython shows: one short line, the verdict above is not repeated
-    assert info.value._render_traceback_() == ["ExerciseFailed: " + ExerciseFailed.SHORT]
+    assert info.value._render_traceback_() == ["ExerciseFailed: " + message(ExerciseFailed.SHORT_KEY)]
     assert "TypeError" in info.value.full_traceback and out.count("TypeError") == 1
     assert ExerciseFailed("错")._render_traceback_() == ["ExerciseFailed: 错"]  # not announced
 
@@ -269,7 +270,7 @@ def test_student_notebook_runs_to_the_end(tmp_path):
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert [e.ename for e in errors] == ["ExerciseIncomplete"]
         # a short error that does not repeat the verdict (nor a traceback through the checks)
-        assert errors[0].traceback == [f"ExerciseIncomplete: {ExerciseIncomplete.SHORT}"]
+        assert errors[0].traceback == [f"ExerciseIncomplete: {message(ExerciseIncomplete.SHORT_KEY)}"]
         verdict = "".join(o.text for o in cell.outputs if o.output_type == "stream")
         assert verdict.startswith(f"❌ 练习 {grade_id} 未完成（0 分）：")
     assert nb.cells[-1].outputs[0].text == "笔记本运行到了最后\n"

@@ -45,6 +45,7 @@ import contextlib
 import functools
 import os
 import sys
+import warnings
 from typing import Any, Callable
 
 from labs import numerics
@@ -69,17 +70,19 @@ __all__ = [
 
 #: Set to 1 to see the full traceback of a failed check in its error output.
 FULL_TRACEBACK_ENV = "LABS_FULL_TRACEBACK"
-# Module attributes whose text is the language of the moment (PEP 562 __getattr__):
-# STUB_MARKER, the prefix of the message every generated stub raises (labs.exercises.generate),
-# and TRACEBACK_NOTE, the last line of a verdict whose failure has a full traceback to show.
-_LAZY = {"STUB_MARKER": "checks.stub_marker", "TRACEBACK_NOTE": "checks.traceback_note"}
+# Old module attributes, now their messages: STUB_MARKER (text("checks.stub_marker"), the
+# prefix of every generated stub's message) and TRACEBACK_NOTE (text("checks.traceback_note"),
+# the last line of a verdict whose failure has a full traceback to show).
+_MOVED = {"STUB_MARKER": "checks.stub_marker", "TRACEBACK_NOTE": "checks.traceback_note"}
 
 _last: dict = {"exercise": None, "text": None}
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return text(_LAZY[name])
+def __getattr__(name: str):  # deprecated aliases, not a language mechanism
+    if name in _MOVED:
+        warnings.warn(f"{__name__}.{name} is deprecated: use labs.messages.text({_MOVED[name]!r})",
+                      DeprecationWarning, stacklevel=2)
+        return text(_MOVED[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -91,16 +94,6 @@ def stub_markers() -> tuple[str, ...]:
 # Lazy messages (case labels built at import time, shown later in the language of the moment)
 # are labs.messages.Message; msg is kept as the checks' short name for them.
 msg = lazy
-
-
-class _Text:
-    """A class attribute whose value is the message ``key`` in the language of the moment."""
-
-    def __init__(self, key: str):
-        self.key = key
-
-    def __get__(self, obj, owner=None) -> str:
-        return text(self.key)
 
 
 class _ShortTraceback:
@@ -117,20 +110,20 @@ class _ShortTraceback:
     kind = "wrong"
     full_traceback: str | None = None
     announced = False
-    SHORT = _Text("checks.short_failed")
+    SHORT_KEY = "checks.short_failed"  # the message of the short line
 
     def _render_traceback_(self) -> list[str]:
         lines: list[str] = []
         if self.full_traceback and os.environ.get(FULL_TRACEBACK_ENV, "").strip() not in ("", "0"):
             lines = self.full_traceback.splitlines() + [""]
-        text = self.SHORT if self.announced else str(self)
-        return lines + [f"{type(self).__name__}: {text}"]
+        short = text(self.SHORT_KEY) if self.announced else str(self)
+        return lines + [f"{type(self).__name__}: {short}"]
 
 
 class ExerciseIncomplete(_ShortTraceback, Exception):
     """The student's code still raises NotImplementedError (the stub was not replaced)."""
 
-    SHORT = _Text("checks.short_incomplete")
+    SHORT_KEY = "checks.short_incomplete"
 
 
 class ExerciseFailed(_ShortTraceback, AssertionError):

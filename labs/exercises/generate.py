@@ -27,6 +27,7 @@ import copy
 import hashlib
 import re
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -41,12 +42,11 @@ BEGIN_RE = re.compile(r"^(?P<indent>[ \t]*)#+\s*BEGIN SOLUTION\s*$")
 END_RE = re.compile(r"^[ \t]*#+\s*END SOLUTION\s*$")
 EXERCISE_RE = re.compile(r"^[ \t]*#+\s*EXERCISE:\s*(?P<number>\d+)\s*$")
 HINT_RE = re.compile(r"^[ \t]*#+\s*HINT:")
-# Module attributes in the language of the moment (PEP 562 __getattr__): STUB_MARKER, the
-# prefix of every stub's message (labs.exercises.checks detects it, in either language);
-# DEFAULT_HINT, what a stub without an exercise number says after it; MARKDOWN_STUB, what
-# replaces a solution in a markdown cell.
-_LAZY = {"STUB_MARKER": "checks.stub_marker", "DEFAULT_HINT": "checks.stub_default_hint",
-         "MARKDOWN_STUB": "checks.stub_markdown"}
+# Old module attributes, now their messages: STUB_MARKER (the prefix of every stub's message),
+# DEFAULT_HINT (what a stub without an exercise number says after it), MARKDOWN_STUB (what
+# replaces a solution in a markdown cell).
+_MOVED = {"STUB_MARKER": "checks.stub_marker", "DEFAULT_HINT": "checks.stub_default_hint",
+          "MARKDOWN_STUB": "checks.stub_markdown"}
 SOLUTION_ONLY_TAG = "solution-only"
 RAISES_TAG = "raises-exception"
 # Notebook metadata kept in the student version (everything else is editor state).
@@ -55,9 +55,11 @@ KEEP_NB_METADATA = ("kernelspec", "language_info", "course")
 DROP_CELL_METADATA = ("execution", "ExecuteTime", "collapsed", "scrolled")
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return text(_LAZY[name])
+def __getattr__(name: str):  # deprecated aliases, not a language mechanism
+    if name in _MOVED:
+        warnings.warn(f"{__name__}.{name} is deprecated: use labs.messages.text({_MOVED[name]!r})",
+                      DeprecationWarning, stacklevel=2)
+        return text(_MOVED[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -20,7 +20,7 @@ from labs.exercises.checks import ExerciseFailed, case, graded
 from labs.exercises.secret import active, hidden_int, hidden_seed
 from labs import planner as pl
 from labs.planner.types import GiB
-from labs.messages import LazyMapping, text
+from labs.messages import lazy, text
 
 __all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",
            "check_diagnose", "diagnose_scenarios", "KEYS", "REASONS",
@@ -34,10 +34,17 @@ SPEED_TOLERANCE = 0.25  # a layout may be this much slower than the planner's be
 NUMBER_TOLERANCE = 0.05  # relative error allowed on memory_gib and step_time_s
 
 
-# What diagnose may answer: reason key -> its meaning, in the notebook's language (the message
-# checks_2_5.reason_<key>, looked up each time it is read).
-REASONS = LazyMapping(("ok", "gpu_count", "tp_node", "tp_heads", "batch", "pipeline", "memory"),
-                      lambda key: text(f"checks_2_5.reason_{key}"))
+# What diagnose may answer: reason key -> its meaning, a message shown in the notebook's
+# language when printed (labs.messages.Message).
+REASONS = {
+    "ok": lazy("checks_2_5.reason_ok"),
+    "gpu_count": lazy("checks_2_5.reason_gpu_count"),
+    "tp_node": lazy("checks_2_5.reason_tp_node"),
+    "tp_heads": lazy("checks_2_5.reason_tp_heads"),
+    "batch": lazy("checks_2_5.reason_batch"),
+    "pipeline": lazy("checks_2_5.reason_pipeline"),
+    "memory": lazy("checks_2_5.reason_memory"),
+}
 
 
 class Scenario(tuple):

@@ -177,8 +177,8 @@ def _legend(ax, shape: MeshShape, table: list[dict], gpus_per_node: int, gpu: st
         if row["degree"] == 1:
             entry = label("hybrid.mesh_legend_unused", dim=dim.upper())
         else:
-            where = "inside" if row["inside_node"] else "across"
-            entry = label(f"hybrid.mesh_legend_{where}", dim=dim.upper(), degree=row["degree"],
+            key = "hybrid.mesh_legend_inside" if row["inside_node"] else "hybrid.mesh_legend_across"
+            entry = label(key, dim=dim.upper(), degree=row["degree"],
                           link=row["link"], bandwidth=row["bandwidth"] / 1e9,
                           why=label(REASONS[dim]))
         if dim == "tp":

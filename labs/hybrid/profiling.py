@@ -10,7 +10,7 @@ very file by :func:`breakdown_of_trace`::
     import labs
     from labs.hybrid.mesh import MeshShape
     from labs.hybrid.profiling import plot_breakdown, profile_hybrid_step, profile_timeline
-    from labs.pipeline.experiments import PipelineRun
+    from labs.pipeline.step import PipelineRun
 
     run, shape = PipelineRun(n_microbatches=2, batch_size=8), MeshShape(dp=2, pp=2, tp=2)
     per_rank = labs.launch(profile_hybrid_step, 8, args=(run, shape, "traces"), timeout=300)
@@ -72,6 +72,10 @@ __all__ = ["CATEGORIES", "COLORS", "STEP_ANNOTATION", "profile_hybrid_step", "lo
            "comm_kind", "breakdown_of_trace", "profile_timeline", "plot_breakdown"]
 
 CATEGORIES = ("compute", "all-reduce", "send-recv", "idle")
+#: The figure label of each category.
+_CATEGORY_LABELS = {"compute": "hybrid.category_compute",
+                    "all-reduce": "hybrid.category_all_reduce",
+                    "send-recv": "hybrid.category_send_recv", "idle": "hybrid.category_idle"}
 COLORS = {"compute": BLUE, "all-reduce": RED, "send-recv": "#8172B2", "idle": GREY}
 STEP_ANNOTATION = "hybrid_step (profiled)"  # the record_function around the profiled step
 _P2P = {"gloo:send", "gloo:recv", "c10d::send", "c10d::recv_", "c10d::recv_any_source_"}
@@ -257,7 +261,7 @@ def plot_breakdown(breakdowns: list[dict], ax=None, *, shares: bool = False):
         values = [b["shares" if shares else "seconds"][category] * (1 if shares else 1e3)
                   for b in breakdowns]
         ax.bar(x, values, bottom=bottom, color=COLORS[category],
-               label=label(f"hybrid.category_{category.replace('-', '_')}"), width=0.7,
+               label=label(_CATEGORY_LABELS[category]), width=0.7,
                edgecolor="white", linewidth=0.5)
         bottom = [b + v for b, v in zip(bottom, values)]
     labels = [f"rank {b.get('rank', i)}" + (f"\n{b['coords']}" if "coords" in b else "")

@@ -12,6 +12,11 @@ maps ``name`` to ``{"zh": ..., "en": ...}``; the texts are ``str.format`` templa
 language uses the same fields (tests/test_messages.py checks both, and that no Chinese string
 literal is left in ``labs/`` outside this package).
 
+Every key is written out in full where it is used (``text("area.name")``, or a dict literal
+from a value to its key), never built at run time, so that grep finds every use of a message.
+Text made before its language is known (a table of case labels at import time) is a
+:class:`Message` (``lazy(key, **fields)``), formatted when shown: the one deferred form.
+
 The language, first that applies:
 
 1. :func:`set_language` (``labs.messages.set_language("en")``), for this process and the ranks
@@ -29,13 +34,12 @@ The language, first that applies:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
 import os
 import string
 from pathlib import Path
 
 __all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "LANG_ENV", "language", "set_language", "text",
-           "Message", "lazy", "LazyMapping", "sentences", "catalog", "areas", "fields"]
+           "Message", "lazy", "sentences", "catalog", "areas", "fields"]
 
 LANGUAGES = ("zh", "en")
 DEFAULT_LANGUAGE = "zh"
@@ -174,28 +178,6 @@ class Message:
 
     def __hash__(self) -> int:
         return hash(self.key)
-
-
-class LazyMapping(Mapping):
-    """A read-only mapping over fixed ``keys`` whose values ``make(key)`` builds at each lookup,
-    so that text in them is in the language of the moment (tables defined at import time)."""
-
-    def __init__(self, keys: Iterable, make: Callable):
-        self._keys, self._make = tuple(keys), make
-
-    def __getitem__(self, key):
-        if key not in self._keys:
-            raise KeyError(key)
-        return self._make(key)
-
-    def __iter__(self):
-        return iter(self._keys)
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __repr__(self) -> str:
-        return repr(dict(self))
 
 
 def lazy(key: str, /, **fields) -> Message:

@@ -26,20 +26,40 @@ __all__ = ["CLASS", "TIMELINE_RANKS", "TIMELINE_MICROBATCHES", "make_controls", 
 CLASS = "labs-planner"
 TIMELINE_RANKS = 4  # at most this many pipeline stages drawn
 TIMELINE_MICROBATCHES = 8  # and this many micro-batches
-# Each control's description is the message widgets.control_<name>, each output's tooltip
-# (and title) widgets.output_<name>: looked up when the widget is built, in its language.
-_CONTROLS = ("preset", "n_layers", "hidden", "n_heads", "seq_len", "vocab", "gpu", "n_gpus",
-             "gpus_per_node", "global_batch", "micro_batch", "precision", "zero_stage",
-             "recompute", "tp", "pp", "dp", "v")
-_OUTPUTS = ("message", "summary", "steps", "memory", "timeline", "comm", "plans")
+# Each control -> the message of its description, each output -> that of its tooltip (and
+# title): looked up when the widget is built, in its language.
+_CONTROLS = {"preset": "widgets.control_preset", "n_layers": "widgets.control_n_layers",
+             "hidden": "widgets.control_hidden", "n_heads": "widgets.control_n_heads",
+             "seq_len": "widgets.control_seq_len", "vocab": "widgets.control_vocab",
+             "gpu": "widgets.control_gpu", "n_gpus": "widgets.control_n_gpus",
+             "gpus_per_node": "widgets.control_gpus_per_node",
+             "global_batch": "widgets.control_global_batch",
+             "micro_batch": "widgets.control_micro_batch",
+             "precision": "widgets.control_precision", "zero_stage": "widgets.control_zero_stage",
+             "recompute": "widgets.control_recompute", "tp": "widgets.control_tp",
+             "pp": "widgets.control_pp", "dp": "widgets.control_dp", "v": "widgets.control_v"}
+_OUTPUTS = {"message": "widgets.output_message", "summary": "widgets.output_summary",
+            "steps": "widgets.output_steps", "memory": "widgets.output_memory",
+            "timeline": "widgets.output_timeline", "comm": "widgets.output_comm",
+            "plans": "widgets.output_plans"}
+_GROUPS = {"model": "widgets.group_model", "cluster": "widgets.group_cluster",
+           "training": "widgets.group_training", "layout": "widgets.group_layout"}
+_MODES = {"auto": "widgets.mode_auto", "fixed": "widgets.mode_fixed"}
+_COMM_HEADER = ("widgets.comm_dim", "widgets.comm_gib", "widgets.comm_time",
+                "widgets.comm_exposed", "widgets.comm_link")
+_PLANS_HEADER = ("widgets.plans_layout", "widgets.plans_step", "widgets.plans_tokens",
+                 "widgets.plans_mfu", "widgets.plans_gib")
+_MEMORY_PARTS = {"weights": "widgets.memory_weights", "grads": "widgets.memory_grads",
+                 "optimizer": "widgets.memory_optimizer",
+                 "activations": "widgets.memory_activations"}
 
 
 def _description(name: str) -> str:
-    return text(f"widgets.control_{name}")
+    return text(_CONTROLS[name])
 
 
 def _output_title(name: str) -> str:
-    return text(f"widgets.output_{name}")
+    return text(_OUTPUTS[name])
 
 _STYLE = {"description_width": "90px"}
 
@@ -91,7 +111,7 @@ def layout(controls: dict, outputs: dict):
               ("training", ("global_batch", "micro_batch", "precision", "zero_stage",
                             "recompute")),
               ("layout", ("tp", "pp", "dp", "v")))
-    columns = w.HBox([_titled(text(f"widgets.group_{group}"),
+    columns = w.HBox([_titled(text(_GROUPS[group]),
                               w.VBox([controls[n] for n in names]))
                       for group, names in groups])
     figures = w.HBox([_titled(_output_title(n), outputs[n]) for n in ("memory", "timeline")])
@@ -137,7 +157,7 @@ def summary_html(r: dict) -> str:
     fits = (text("hybrid.fits") if r["fits"] else
             text("widgets.does_not_fit", reasons=text("hybrid.hint_sep").join(
                 r["estimate"].reasons)))
-    mode = text(f"widgets.mode_{r['mode']}")
+    mode = text(_MODES[r["mode"]])
     head = text("widgets.summary_head", config=r["config"], fits=fits)
     line = text("widgets.summary_line", step=r["step_time_s"], tokens=r["tokens_per_s"],
                 per_gpu=r["tokens_per_s"] / r["n_gpus"], mfu=r["mfu"], bubble=r["bubble"])
@@ -149,7 +169,7 @@ def comm_html(r: dict) -> str:
         return ""
     rows = [(k.upper(), f"{c['bytes'] / GiB:.2f}", f"{c['seconds']:.3f}", f"{c['exposed']:.3f}",
              c["link"]) for k, c in r["comm"].items()]
-    header = [text(f"widgets.comm_{c}") for c in ("dim", "gib", "time", "exposed", "link")]
+    header = [text(key) for key in _COMM_HEADER]
     return _table(header, rows, "comm")
 
 
@@ -160,8 +180,7 @@ def plans_html(r: dict) -> str:
     rows = [(i + 1, html.escape(str(e.config)), f"{e.step_time_s:.2f}",
              f"{e.tokens_per_s:,.0f}", f"{e.mfu:.1%}", f"{e.memory.total / GiB:.1f}")
             for i, e in enumerate(estimates)]
-    header = ["#", *(text(f"widgets.plans_{c}") for c in ("layout", "step", "tokens", "mfu",
-                                                            "gib"))]
+    header = ["#", *(text(key) for key in _PLANS_HEADER)]
     return _table(header, rows, "plans")
 
 
@@ -189,9 +208,9 @@ def memory_figure(memory: dict, title: str = "") -> Figure:
     ax = fig.subplots()
     left = 0.0
     colors = ("#4C72B0", "#DD8452", "#55A868", "#8172B2")
-    for key, color in zip(("weights", "grads", "optimizer", "activations"), colors):
+    for (key, label_key), color in zip(_MEMORY_PARTS.items(), colors):
         width = memory[key] / GiB
-        ax.barh(0, width, left=left, color=color, label=plots.label(f"widgets.memory_{key}"),
+        ax.barh(0, width, left=left, color=color, label=plots.label(label_key),
                 height=0.5)
         left += width
     ax.axvline(memory["usable"] / GiB, color="#C44E52", linestyle="--",

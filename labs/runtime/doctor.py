@@ -28,6 +28,11 @@ TORCH_APIS = [
 ]
 
 
+#: What doctor says of a torch that is not the tested one, by :func:`torch_support`.
+_SUPPORT_KEYS = {"in_range": "doctor.torch_in_range", "too_old": "doctor.torch_too_old",
+                 "too_new": "doctor.torch_too_new"}
+
+
 def torch_support(version: str) -> str:
     """Where a torch version stands: "tested" (the pinned one), "in_range" (should work, not
     tested), "too_old" (before TORCH_RANGE: some notebooks will break) or "too_new" (a major
@@ -108,7 +113,7 @@ def doctor(out=None) -> bool:
     support = torch_support(torch.__version__)
     low, high = (".".join(map(str, v)) for v in TORCH_RANGE)
     if support != "tested":
-        say(text(f"doctor.torch_{support}", version=torch.__version__, pinned=PINNED_TORCH,
+        say(text(_SUPPORT_KEYS[support], version=torch.__version__, pinned=PINNED_TORCH,
                  low=low, high=high))
     for name, notebooks in missing_torch_apis():
         problems.append(text("doctor.torch_api_missing", version=torch.__version__, name=name,
@@ -171,6 +176,9 @@ def environment(world_size: int, backend: str = "auto", out=None) -> str:
 
     Returns the backend ("gloo" or "nccl") that ``labs.launch`` will pick for ``world_size``.
     """
+    from labs.runtime import host
+
+    host.require_supported_platform()  # before torch: one sentence on Windows, not a raw error
     import torch
 
     from labs.runtime import launcher

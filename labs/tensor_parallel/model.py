@@ -45,11 +45,11 @@ def validate_tp_layout(config: TinyGPTConfig, tp: int, *, world_size: int | None
     if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
         raise ValueError(text("tensor_parallel.tp_positive", tp=tp))
     problems = [text("tensor_parallel.layout_problem", name=name, value=value,
-                     why=text(f"tensor_parallel.{why}"), divisors=_divisors(value)[:8])
+                     why=text(why), divisors=_divisors(value)[:8])
                 for name, value, why in (
-                    ("n_head", config.n_head, "why_heads"),
-                    ("n_embd", config.n_embd, "why_channels"),
-                    ("vocab_size", config.vocab_size, "why_vocab"))
+                    ("n_head", config.n_head, "tensor_parallel.why_heads"),
+                    ("n_embd", config.n_embd, "tensor_parallel.why_channels"),
+                    ("vocab_size", config.vocab_size, "tensor_parallel.why_vocab"))
                 if value % tp]
     if problems:
         raise ValueError(text("tensor_parallel.layout_not_divisible", tp=tp,

@@ -26,11 +26,11 @@ __all__ = ["tp_step_vs_full", "dtensor_vs_hand"]
 
 
 def _max_diff(expected: dict, got: dict, what: str | None = None) -> float:
-    """``what``: the message (``tensor_parallel.<what>``) that names a tensor in a failure."""
+    """``what``: the key of the message that names a tensor in a failure."""
     worst = 0.0
     for name, value in got.items():
         assert_close(value, expected[name],
-                     msg=text(f"tensor_parallel.{what}", name=name) if what else name)
+                     msg=text(what, name=name) if what else name)
         worst = max(worst, (value - expected[name]).abs().max().item())
     return worst
 
@@ -58,8 +58,10 @@ def tp_step_vs_full(config: TinyGPTConfig, batch: int, *, sequence_parallel: boo
     (l_full, loss_full, g_full, w_full), (l_tp, loss_tp, g_tp, w_tp) = results
     out["logits"] = _max_diff({"logits": l_full}, {"logits": l_tp})
     out["loss"] = _max_diff({"loss": loss_full}, {"loss": loss_tp})
-    out["gradients"] = _max_diff(local_shards(tp_model, g_full), g_tp, "check_gradient")
-    out["weights after the step"] = _max_diff(local_shards(tp_model, w_full), w_tp, "check_weight")
+    out["gradients"] = _max_diff(local_shards(tp_model, g_full), g_tp,
+                                  "tensor_parallel.check_gradient")
+    out["weights after the step"] = _max_diff(local_shards(tp_model, w_full), w_tp,
+                                               "tensor_parallel.check_weight")
     out["parameters on this rank"] = sum(p.numel() for p in tp_model.parameters())
     return out
 
@@ -87,5 +89,6 @@ def dtensor_vs_hand(config: TinyGPTConfig, batch: int) -> dict:
     hand = modules["hand-written"]
     expected = {"output": res["full"]["output"], "input grad": res["full"]["input grad"],
                 **local_shards(hand, {n: g for n, g in res["full"].items()})}
-    return {name: _max_diff(expected, res[name], f"check_{name.replace('-', '_').lower()}")
-            for name in ("hand-written", "DTensor")}
+    checked = {"hand-written": "tensor_parallel.check_hand_written",
+               "DTensor": "tensor_parallel.check_dtensor"}
+    return {name: _max_diff(expected, res[name], key) for name, key in checked.items()}
