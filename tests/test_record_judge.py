@@ -303,3 +303,18 @@ def test_the_judge_keeps_the_cells_prints_without_swapping_sys_stdout(ring_recor
     assert verdict["passed"], verdict["message"]
     out = capsys.readouterr().out
     assert "from the cell" not in out and "stdout untouched" in out
+
+
+def test_the_course_never_imports_the_grader():
+    """labs (the checks a notebook imports, the runtime its ranks fork from) imports no grader
+    module; the grader's recorder reaches a kernel only by the grader's own start line."""
+    import subprocess
+    import sys
+
+    code = ("import sys, importlib, pkgutil, labs, labs.exercises\n"
+            "from labs.runtime import forkserver\n"
+            "for m in ('checks', 'ranks', 'collectives_checks', 'summary_checks', 'hooks'):\n"
+            "    importlib.import_module('labs.exercises.' + m)\n"
+            "assert not [n for n in sys.modules if n.split('.')[0] == 'grader'], sys.modules\n"
+            "assert not [n for n in forkserver.PRELOAD if n.startswith('grader')]\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
