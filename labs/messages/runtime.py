@@ -8,6 +8,13 @@ _TRY_AGAIN = {
 
 MESSAGES = {
     # --- labs.launch: input checks ------------------------------------------------------------
+    "windows": {
+        "zh": "课程的 rank 需要 Linux 或 macOS（fork、Unix 套接字和 POSIX 信号），Windows 上无法运行："
+              "请改用 WSL2、GitHub Codespaces（仓库里有 .devcontainer）或托管笔记本（Colab、Kaggle）。",
+        "en": "The course's ranks need Linux or macOS (fork, Unix sockets and POSIX signals) and "
+              "cannot run on Windows: use WSL2, GitHub Codespaces (the repository has a "
+              ".devcontainer) or a hosted notebook (Colab, Kaggle) instead.",
+    },
     "max_world_size_not_a_number": {
         "zh": "LABS_MAX_WORLD_SIZE={value!r} 不是表示 rank 数的正整数：把它设为允许的最多 rank 数"
               "（例如 16），或者取消这个设置。",

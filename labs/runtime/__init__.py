@@ -15,6 +15,8 @@ Read in this order:
 6. :mod:`labs.runtime.torchrun` -- the same functions under torchrun (``python -m labs run``);
    :mod:`labs.runtime.examples` -- small functions for both.
 7. :mod:`labs.runtime.doctor` -- ``python -m labs doctor`` and every notebook's environment cell.
+8. :mod:`labs.runtime.host` -- the cores and memory ranks may use (container cgroup limits
+   honoured) and the one-sentence refusal on Windows.
 
 ``import labs.runtime`` is cheap: torch is imported when a name below is first used.
 """

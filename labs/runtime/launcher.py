@@ -33,6 +33,7 @@ import time
 from labs import messages
 from labs.messages import text
 from labs.runtime import forkserver as _forkserver
+from labs.runtime import host as _host
 from labs.runtime import processes as _processes
 from labs.runtime import rank as _rank
 from labs.runtime import stacks as _stacks
@@ -75,6 +76,7 @@ def launch(fn, world_size, args=(), kwargs=None, *, backend="auto", timeout=60.0
 
         labs.launch(hello, world_size=4)   # [0, 10, 20, 30]
     """
+    _host.require_supported_platform()
     backend = _check_arguments(fn, world_size, args, kwargs, backend, timeout)
     return _Run(fn, world_size, tuple(args), dict(kwargs or {}), backend, float(timeout),
                 stream_out=sys.stdout, stream_err=sys.stderr).run()
@@ -96,19 +98,8 @@ def max_world_size() -> int:
 
 
 def available_memory_bytes() -> int | None:
-    """Memory a new process can use: MemAvailable on Linux (free pages alone would miss the
-    page cache the kernel gives back), else half of the physical memory; None if unknown."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
-    except (ValueError, OSError, AttributeError):
-        return None
+    """Memory a new process can use, within the container's limit (labs.runtime.host)."""
+    return _host.available_memory_bytes()
 
 
 def cuda_device_count() -> int:

@@ -25,6 +25,7 @@ import torch
 import torch.distributed as dist
 
 from labs.messages import text
+from labs.runtime import host as _host
 from labs.runtime import processes as _processes
 
 __all__ = ["cpu_count", "threads_per_rank", "device", "setup_rank", "rank_main",
@@ -46,11 +47,8 @@ SECONDARY_ERROR_MARKERS = (
 
 
 def cpu_count() -> int:
-    """CPU cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        return os.cpu_count() or 1
+    """CPU cores this process may use (its affinity, within the container's CPU quota)."""
+    return _host.cpu_count()
 
 
 def threads_per_rank(local_world_size: int) -> int:
