@@ -43,13 +43,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import sys
 import warnings
 from typing import Any, Callable
 
 from labs import numerics
 from labs.exercises import catalog, feedback, hooks
+from labs.exercises.errors import FULL_TRACEBACK_ENV, ExerciseFailed, ExerciseIncomplete
 from labs.messages import LANGUAGES, Message, lazy, text
 
 __all__ = [
@@ -68,8 +68,6 @@ __all__ = [
     "stub_markers",
 ]
 
-#: Set to 1 to see the full traceback of a failed check in its error output.
-FULL_TRACEBACK_ENV = "LABS_FULL_TRACEBACK"
 # Old module attributes, now their messages: STUB_MARKER (text("checks.stub_marker"), the
 # prefix of every generated stub's message) and TRACEBACK_NOTE (text("checks.traceback_note"),
 # the last line of a verdict whose failure has a full traceback to show).
@@ -94,40 +92,6 @@ def stub_markers() -> tuple[str, ...]:
 # Lazy messages (case labels built at import time, shown later in the language of the moment)
 # are labs.messages.Message; msg is kept as the checks' short name for them.
 msg = lazy
-
-
-class _ShortTraceback:
-    """How IPython shows a check's exception (``_render_traceback_``).
-
-    Once :func:`run_check` has printed the verdict (``announced``), one short line that does
-    not repeat it: the cell is marked failed and the verdict is read once. An exception raised
-    outside a graded check shows its message. ``full_traceback`` (str or None) keeps
-    everything about the exception that caused it; ``kind`` is "wrong" (a wrong answer),
-    "error" (the student's code raised) or "timeout" (the ranks did not finish).
-    ename/evalue, which graders read, are the class name and ``str()``.
-    """
-
-    kind = "wrong"
-    full_traceback: str | None = None
-    announced = False
-    SHORT_KEY = "checks.short_failed"  # the message of the short line
-
-    def _render_traceback_(self) -> list[str]:
-        lines: list[str] = []
-        if self.full_traceback and os.environ.get(FULL_TRACEBACK_ENV, "").strip() not in ("", "0"):
-            lines = self.full_traceback.splitlines() + [""]
-        short = text(self.SHORT_KEY) if self.announced else str(self)
-        return lines + [f"{type(self).__name__}: {short}"]
-
-
-class ExerciseIncomplete(_ShortTraceback, Exception):
-    """The student's code still raises NotImplementedError (the stub was not replaced)."""
-
-    SHORT_KEY = "checks.short_incomplete"
-
-
-class ExerciseFailed(_ShortTraceback, AssertionError):
-    """The student's code ran but gave a wrong answer; the message says what is wrong."""
 
 
 def _failure(message: str, like: BaseException | None = None, **attrs) -> ExerciseFailed:

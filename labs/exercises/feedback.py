@@ -22,6 +22,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 
+from labs.exercises.errors import ExerciseFailed
 from labs.messages import text as _t
 from labs.runtime import stacks as _stacks
 
@@ -195,8 +196,6 @@ def describe(exc: BaseException, case: str | None = None) -> tuple[str, bool]:
     The message starts with the rank (if any) and the case, then the student's line, then the
     exception. An ExerciseFailed a rank raised (a forbidden collective, say) keeps its message.
     """
-    from labs.exercises.checks import ExerciseFailed
-
     remote = rank_error(exc)
     frame = student_frame(exc)
     original = getattr(remote, "original", None) if remote is not None else None
