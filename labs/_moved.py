@@ -88,6 +88,10 @@ MOVED_ATTRIBUTES = {
     ("labs.memory", "FitReport"): "labs.cost:FitDecision",
     **{("labs.bench.ddp", name): f"labs.data_parallel.experiments:{name}"
        for name in ("COMPUTE_HEAVY", "SMALL", "step_times", "speedup", "compute_vs_comm")},
+    **{("labs.pipeline.experiments", name): f"labs.pipeline.step:{name}"
+       for name in ("VOCAB", "TINY", "SMALL", "PipelineRun", "build_stages", "average_replicas",
+                    "pipeline_step", "torch_pipeline_step", "merge", "reference_step",
+                    "compare")},
 }
 
 
@@ -95,6 +99,7 @@ def _internal(frame) -> bool:
     name = frame.f_globals.get("__name__", "")
     return (name == "labs" or name.startswith(("importlib", "labs._moved", "labs._compat"))
             or "__moved_to__" in frame.f_globals  # a thin file left at an old path
+            or name.startswith("labs.") and frame.f_code.co_name == "__getattr__"  # a module's
             or frame.f_code.co_filename.startswith("<frozen importlib"))
 
 

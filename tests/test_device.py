@@ -143,7 +143,7 @@ def test_tensor_parallel_creates_tensors_on_the_rank_device():
 @pytest.mark.parametrize("world_size", [2])
 def test_pipeline_creates_tensors_on_the_rank_device(world_size):
     from labs import pipeline as pp
-    from labs.pipeline import experiments as px
+    from labs.pipeline import step as px
 
     timed = px.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=4,
                            timing=pp.FixedTime(0.002, 0.004))  # stamps travel too

@@ -11,7 +11,7 @@ import torch
 import labs
 from labs import pipeline as pp
 from labs.models import TinyGPT
-from labs.pipeline import experiments as px
+from labs.pipeline import step as px
 from labs.tensor_parallel.model import ParallelTinyGPT
 
 TIMEOUT = 120

@@ -10,11 +10,12 @@ from labs.hybrid.mesh import MeshShape
 from labs.hybrid.three_d import check_3d
 from labs.models import TinyGPT
 from labs.pipeline import experiments as px
+from labs.pipeline import step as ps
 
 # SGD, not Adam: Adam's update has the same size whatever the gradient's, so float32 rounding
 # differences in small gradients become lr-sized weight differences after a few steps; with
 # SGD the weights stay within float32 tolerance of the reference, which is what is checked.
-RUN = px.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, steps=3, optimizer="sgd",
+RUN = ps.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, steps=3, optimizer="sgd",
                      lr=0.05)
 
 
@@ -41,7 +42,7 @@ def english(monkeypatch):
 
 
 def test_global_batch_that_cannot_be_split_says_so(english):
-    run = px.PipelineRun(n_microbatches=2, batch_size=6, steps=1)
+    run = ps.PipelineRun(n_microbatches=2, batch_size=6, steps=1)
     with pytest.raises(labs.RankError, match="multiple of 8"):
         labs.launch(check_3d, 8, args=(run, MeshShape(dp=4, pp=2, tp=1)), timeout=120)
 
@@ -62,7 +63,7 @@ def _activation_shapes(run, shape):
     from labs.hybrid.mesh import new_groups
 
     groups = new_groups(shape)
-    return px._activation_shape(run, shape.dp, groups["tp"])
+    return ps._activation_shape(run, shape.dp, groups["tp"])
 
 
 def test_sequence_parallel_stages_send_the_sequence_shard():

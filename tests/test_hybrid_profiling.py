@@ -18,7 +18,7 @@ from labs.hybrid.mesh import MeshShape  # noqa: E402
 from labs.hybrid.profiling import (CATEGORIES, STEP_ANNOTATION, breakdown_of_trace,  # noqa: E402
                                    comm_kind, plot_breakdown, profile_hybrid_step,
                                    profile_timeline)
-from labs.pipeline import experiments as px  # noqa: E402
+from labs.pipeline import step as px  # noqa: E402
 
 RUN = px.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, optimizer="sgd", lr=0.05)
 

@@ -14,11 +14,12 @@ from labs.hybrid.torch_3d import qkv_from_heads_layout, validate
 from labs.hybrid.torch_3d_compare import check_torch_3d
 from labs.models import TinyGPT
 from labs.pipeline import experiments as px
+from labs.pipeline import step as ps
 from labs.tensor_parallel.layers import shard
 
 # SGD, as tests/test_hybrid_3d.py: Adam turns float32 rounding in small gradients into
 # lr-sized weight differences; with SGD the weights stay within float32 tolerance.
-RUN = px.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, steps=3, optimizer="sgd",
+RUN = ps.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, steps=3, optimizer="sgd",
                      lr=0.05)
 
 
@@ -62,7 +63,7 @@ def test_qkv_rows_go_back_to_the_full_models_order():
 
 def test_model_state_memory_per_rank_ddp_vs_fsdp_matches_the_prediction():
     shape = MeshShape(dp=2, pp=2, tp=2)
-    run = px.PipelineRun(n_microbatches=2, batch_size=8, config=MEMORY_CONFIG,
+    run = ps.PipelineRun(n_microbatches=2, batch_size=8, config=MEMORY_CONFIG,
                          optimizer="adamw")
     per_rank = labs.launch(measure_state_memory, 8, args=(run, shape), timeout=180)
     rows = memory_rows(per_rank, shape, TinyGPT(MEMORY_CONFIG).num_params())

@@ -16,6 +16,7 @@ import labs
 from labs import pipeline as pp
 from labs.numerics import assert_close
 from labs.pipeline import experiments as px
+from labs.pipeline import step as ps
 from labs.pipeline.schedules import Action
 
 LAUNCH_TIMEOUT = 60
@@ -55,8 +56,8 @@ def test_balanced_partition_is_optimal_and_contiguous():
 
 
 def test_gpt_layer_costs_put_the_head_on_the_last_block():
-    costs = pp.gpt_layer_costs(px.TINY)
-    assert len(costs) == px.TINY.n_layer and costs[-1] > costs[0] == costs[1]
+    costs = pp.gpt_layer_costs(ps.TINY)
+    assert len(costs) == ps.TINY.n_layer and costs[-1] > costs[0] == costs[1]
 
 
 # --- schedules and simulator -------------------------------------------------------------------
@@ -125,7 +126,7 @@ def test_microbatches_must_divide_the_batch(monkeypatch):
     with pytest.raises(ValueError, match="cannot be split into 3 equal micro-batches"):
         pp.split_microbatches(torch.zeros(8, 4), 3)
     with pytest.raises(ValueError, match="cannot be split into 3"):
-        px.PipelineRun(batch_size=8, n_microbatches=3)
+        ps.PipelineRun(batch_size=8, n_microbatches=3)
 
 
 def test_errors_in_the_notebooks_language(monkeypatch):
@@ -156,15 +157,15 @@ def test_errors_in_the_notebooks_language(monkeypatch):
 
 @pytest.fixture(scope="module")
 def reference():
-    return px.reference_step(px.PipelineRun())  # batch 8, the same for every m below
+    return ps.reference_step(ps.PipelineRun())  # batch 8, the same for every m below
 
 
 @pytest.mark.parametrize("p", [2, 4])
 @pytest.mark.parametrize("name", ["gpipe", "1f1b", "interleaved"])
 def test_executor_equals_single_process(name, p, reference):
-    run = px.PipelineRun(schedule=name, n_microbatches=4, n_chunks=2 if name == "interleaved" else 1)
-    per_rank = labs.launch(px.pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT)
-    px.compare(px.merge(per_rank), reference)
+    run = ps.PipelineRun(schedule=name, n_microbatches=4, n_chunks=2 if name == "interleaved" else 1)
+    per_rank = labs.launch(ps.pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT)
+    ps.compare(ps.merge(per_rank), reference)
     peaks = [r["peak_in_flight"] for r in per_rank]
     if name == "gpipe":
         assert peaks == [4] * p
@@ -175,19 +176,19 @@ def test_executor_equals_single_process(name, p, reference):
 @pytest.mark.parametrize("p", [2, 4])
 @pytest.mark.parametrize("name", ["gpipe", "1f1b"])
 def test_executor_equals_torch_pipelining(name, p, reference):
-    run = px.PipelineRun(schedule=name, n_microbatches=4)
-    ours = px.merge(labs.launch(px.pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT))
-    theirs = px.merge(labs.launch(px.torch_pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT))
-    px.compare(theirs, reference)
-    px.compare(ours, theirs)
+    run = ps.PipelineRun(schedule=name, n_microbatches=4)
+    ours = ps.merge(labs.launch(ps.pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT))
+    theirs = ps.merge(labs.launch(ps.torch_pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT))
+    ps.compare(theirs, reference)
+    ps.compare(ours, theirs)
 
 
 def test_a_deadlocking_schedule_is_refused_on_the_ranks_not_hung():
     good = pp.build_schedule("gpipe", 2, 1)
     r0 = [Action("F", 0, 0), Action("RECV_B", 0, 0, 1), Action("SEND_F", 0, 0, 1), Action("B", 0, 0)]
-    run = px.PipelineRun(schedule=(tuple(r0), tuple(good[1])), n_microbatches=1, batch_size=2)
+    run = ps.PipelineRun(schedule=(tuple(r0), tuple(good[1])), n_microbatches=1, batch_size=2)
     with pytest.raises(labs.RankError, match="DeadlockError"):
-        labs.launch(px.pipeline_step, 2, args=(run,), timeout=LAUNCH_TIMEOUT)
+        labs.launch(ps.pipeline_step, 2, args=(run,), timeout=LAUNCH_TIMEOUT)
 
 
 def test_fixed_time_bubble_matches_the_formula_for_m_at_least_p(monkeypatch):

@@ -37,7 +37,7 @@ def measure(shape: MeshShape, *, steps: int, rounds: int, timeout: float = 300) 
     """Step times (median of the slowest rank) and the memory rows, from one launch."""
     from labs.hybrid.state_memory import MEMORY_CONFIG, memory_rows
     from labs.models import TinyGPT
-    from labs.pipeline import experiments as px
+    from labs.pipeline import step as px
 
     run = px.PipelineRun(schedule="1f1b", n_microbatches=max(2, shape.pp), batch_size=8,
                          steps=steps + 1, optimizer="sgd", lr=0.05)

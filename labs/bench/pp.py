@@ -14,28 +14,29 @@ import statistics
 
 import labs
 from labs import pipeline as pp
-from labs.pipeline import experiments as px
 from labs.models import TinyGPTConfig
+from labs.pipeline import experiments as px
+from labs.pipeline import step
 
 __all__ = ["main"]
 
-BENCH_CONFIG = TinyGPTConfig(vocab_size=px.VOCAB, block_size=64, n_layer=8, n_head=4, n_embd=128)
+BENCH_CONFIG = TinyGPTConfig(vocab_size=step.VOCAB, block_size=64, n_layer=8, n_head=4, n_embd=128)
 TARGET_RATIO = 1.2
 
 
-def both_executors(run: px.PipelineRun, rounds: int) -> dict:
+def both_executors(run: step.PipelineRun, rounds: int) -> dict:
     """On a rank: alternate blocks of steps of torch's Schedule1F1B and the hand-written 1F1B,
     so that both see the same machine load; returns every step's time."""
     times = {"torch": [], "hand": []}
     for _ in range(rounds):
-        times["torch"] += px.torch_pipeline_step(run)["step_s"][1:]  # first step: warm-up
-        times["hand"] += px.pipeline_step(run)["step_s"][1:]
+        times["torch"] += step.torch_pipeline_step(run)["step_s"][1:]  # first step: warm-up
+        times["hand"] += step.pipeline_step(run)["step_s"][1:]
     return times
 
 
 def step_times(n_ranks: int, m: int, steps: int, rounds: int) -> dict:
-    run = px.PipelineRun(schedule="1f1b", n_microbatches=m, batch_size=4 * m,
-                         config=BENCH_CONFIG, steps=steps + 1)
+    run = step.PipelineRun(schedule="1f1b", n_microbatches=m, batch_size=4 * m,
+                           config=BENCH_CONFIG, steps=steps + 1)
     per_rank = labs.launch(both_executors, n_ranks, args=(run, rounds), timeout=600)
     # a step ends when its slowest rank ends
     return {name: statistics.median(max(r[name][k] for r in per_rank)

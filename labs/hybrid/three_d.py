@@ -6,7 +6,7 @@ On each rank of a :class:`~labs.hybrid.mesh.MeshShape` ``dp × pp × tp``:
 - the TP group (consecutive ranks) splits every block Megatron-style
   (:class:`labs.tensor_parallel.model.ParallelTinyGPT`);
 - the PP group (ranks ``tp`` apart) holds the stages, run by the course's 1F1B executor
-  (:func:`labs.pipeline.experiments.pipeline_step`);
+  (:func:`labs.pipeline.step.pipeline_step`);
 - the DP group (ranks ``pp·tp`` apart) trains on its slice of the global batch and averages
   the gradients before the update.
 
@@ -32,7 +32,7 @@ from labs.hybrid.mesh import MeshShape, new_groups
 from labs.messages import text
 from labs.numerics import assert_close
 from labs.models import TinyGPT
-from labs.pipeline import experiments as px
+from labs.pipeline import step as px  # the pipeline step: PipelineRun, pipeline_step, ...
 
 __all__ = ["check_sequence_parallel", "hybrid_step", "expected_shards", "check_3d"]
 
@@ -53,7 +53,7 @@ def hybrid_step(run: "px.PipelineRun", shape: MeshShape, groups: dict | None = N
     ``groups``: :func:`~labs.hybrid.mesh.new_groups` of ``shape`` (made here if None).
     ``run.sequence_parallel``: sequence-parallel TP blocks (see the module docstring); a
     ValueError if ``tp`` does not divide the sequence length ``run.config.block_size``.
-    Returns :func:`~labs.pipeline.experiments.pipeline_step`'s result plus this rank's
+    Returns :func:`~labs.pipeline.step.pipeline_step`'s result plus this rank's
     ``coords`` and the groups' ranks.
     """
     check_sequence_parallel(run, shape)

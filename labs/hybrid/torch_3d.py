@@ -188,7 +188,7 @@ def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
                   measure=None, gather: bool = True) -> dict:
     """On a rank: ``run.steps`` steps of torch's 3D training on ``shape`` (every rank calls it).
 
-    ``run`` (:class:`labs.pipeline.experiments.PipelineRun`): ``batch_size`` is the global
+    ``run`` (:class:`labs.pipeline.step.PipelineRun`): ``batch_size`` is the global
     batch, each DP replica takes ``batch_size / dp`` rows cut into ``n_microbatches``;
     ``schedule`` "1f1b" or "gpipe". Returns the last step's loss (last stage; mean over the
     replicas, else None), full gradients (before the update) and weights (after it) of this

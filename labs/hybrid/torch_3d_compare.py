@@ -47,7 +47,7 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
                    groups: dict | None = None) -> dict:
     """On a rank: train with :func:`torch_3d_step`, then assert this rank's loss, full
     gradients and weights equal single-process training on the global batch
-    (:func:`labs.pipeline.experiments.reference_step`), and, with ``against_hand_written``,
+    (:func:`labs.pipeline.step.reference_step`), and, with ``against_hand_written``,
     that the hand-written 3D step (:func:`labs.hybrid.three_d.hybrid_step`, same ranks and
     batch) holds the same TP shards as torch's. float32 tolerances (``labs.numerics``).
     ``reference_run``: the run the single process trains (default ``run``); a different one
@@ -55,7 +55,7 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
     ``mesh`` / ``groups``: :func:`~labs.hybrid.mesh.device_mesh` and
     :func:`~labs.hybrid.mesh.new_groups` of ``shape`` (made here if None)."""
     from labs.hybrid.three_d import hybrid_step
-    from labs.pipeline.experiments import reference_step
+    from labs.pipeline.step import reference_step
 
     got = torch_3d_step(run, shape, dp_mode=dp_mode, mesh=mesh)
     reference = reference_step(reference_run or run)

@@ -13,8 +13,10 @@
    records a measured timeline; its core loop is ``run_actions``.
 6. :mod:`~labs.pipeline.plots` -- timelines (simulated and measured alike), bubble vs formula,
    memory per rank.
-7. :mod:`~labs.pipeline.experiments` -- a training step on real ranks compared with one process
-   and with torch.distributed.pipelining, the sweeps of notebook 2.3, and what each measurement
+7. :mod:`~labs.pipeline.step` -- a training step on real ranks (``PipelineRun``,
+   ``pipeline_step``) compared with one process and with torch.distributed.pipelining; 2.4's
+   3D step builds on it.
+8. :mod:`~labs.pipeline.experiments` -- the sweeps of notebook 2.3, and what each measurement
    says against the formula (``interpret_*``, in the notebook's language, printed by the notebook).
 
 The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.cost`'s; the timeline type is
