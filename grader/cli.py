@@ -71,9 +71,6 @@ from grader.submission import DEFAULT_CELL_TIMEOUT, DEFAULT_TIMEOUT, STOP, grade
 __all__ = ["grade", "main", "default_solutions", "default_jobs", "GraderError"]
 
 
-def _say(key: str, /, **values) -> str:
-    return text(f"grade.{key}", **values)
-
 
 SCRATCH_PREFIX = "labs-grade-"
 
@@ -113,8 +110,8 @@ def default_jobs() -> int:
 
 def _duration(seconds: float) -> str:
     if seconds < 90:
-        return _say("seconds", value=f"{seconds:.0f}")
-    return _say("minutes", value=f"{seconds / 60:.1f}")
+        return text("grade.seconds", value=f"{seconds:.0f}")
+    return text("grade.minutes", value=f"{seconds / 60:.1f}")
 
 
 def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades"),
@@ -148,8 +145,9 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     hide = (solutions.resolve(), root.resolve(), out.resolve())
     labels = [str(sub.relative_to(path)) if path.is_dir() else sub.name for sub in submissions]
     sandbox.set_subreaper()
-    log(_say("start", total=len(submissions), jobs=jobs,
-           sandbox=_say("sandbox_bwrap") if mode == "bwrap" else _say("sandbox_none", why=why)),
+    log(text("grade.start", total=len(submissions), jobs=jobs,
+           sandbox=(text("grade.sandbox_bwrap") if mode == "bwrap"
+                     else text("grade.sandbox_none", why=why))),
         flush=True)
     results: dict[str, SubmissionResult] = {}
     todo = []
@@ -158,7 +156,7 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
         if kept is not None and kept.sha256 == hashlib.sha256(sub.read_bytes()).hexdigest() \
                 and (kept.notebook is None or hashes.get(kept.notebook) == kept.source_sha256):
             results[label] = kept
-            log(_say("resumed", number=len(results), total=len(submissions), name=label,
+            log(text("grade.resumed", number=len(results), total=len(submissions), name=label,
                    score=f"{_num(kept.total)}/{_num(kept.max_total)}"), flush=True)
         else:
             todo.append((sub, label))
@@ -186,12 +184,12 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
                 graded += 1
                 elapsed = time.monotonic() - start
                 eta = elapsed / graded * (len(todo) - graded)
-                log(_say("progress", number=len(results), total=len(submissions), name=label,
+                log(text("grade.progress", number=len(results), total=len(submissions), name=label,
                        score=f"{_num(result.total)}/{_num(result.max_total)}",
                        seconds=f"{result.seconds:.1f}", elapsed=_duration(elapsed),
                        eta=_duration(eta)), flush=True)
                 if result.error:
-                    log(_say("progress_note", note=result.error), flush=True)
+                    log(text("grade.progress_note", note=result.error), flush=True)
                 write_reports([results[lb] for lb in labels if lb in results], out)
     except BaseException:  # Ctrl-C: stop now, not after the submissions being graded
         STOP.set()
@@ -210,7 +208,8 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     csv_path, json_path = write_reports(ordered, out)
     log("", flush=True)
     log(summary_table(ordered), flush=True)
-    log("\n" + _say("written", csv=csv_path, json=json_path, folder=out / "submissions"), flush=True)
+    log("\n" + text("grade.written", csv=csv_path, json=json_path,
+                     folder=out / "submissions"), flush=True)
     return ordered
 
 
@@ -256,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("\n" + _say("interrupted", folder=args.out / "submissions"), file=sys.stderr)
+        print("\n" + text("grade.interrupted", folder=args.out / "submissions"), file=sys.stderr)
         return 130
     return 0
 

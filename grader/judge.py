@@ -45,7 +45,7 @@ class Placeholder:
         return self._session.call(self, args, kwargs)
 
     def __getattr__(self, name):
-        raise record.RecordError(record.why("attribute", name=name))
+        raise record.RecordError(record.why("record.attribute", name=name))
 
 
 class Replayer:
@@ -53,12 +53,12 @@ class Replayer:
 
     def __init__(self, exercise_id: str, n_args: int, data: dict):
         if not isinstance(data, dict) or data.get("version") != record.VERSION:
-            raise record.RecordError(record.why("version"))
+            raise record.RecordError(record.why("record.version"))
         if data.get("exercise") != exercise_id:
-            raise record.RecordError(record.why("other_exercise", got=data.get("exercise"),
+            raise record.RecordError(record.why("record.other_exercise", got=data.get("exercise"),
                                    wanted=exercise_id))
         if data.get("args") != n_args or not isinstance(data.get("events"), list):
-            raise record.RecordError(record.why("arguments"))
+            raise record.RecordError(record.why("record.arguments"))
         self.exercise_id = exercise_id
         self.args = tuple(Placeholder(i, self) for i in range(n_args))
         self.events = data["events"]
@@ -66,18 +66,19 @@ class Replayer:
 
     def _next(self, **expected) -> dict:
         if self.position >= len(self.events):
-            raise record.RecordError(record.why("ends_early", n=self.position + 1))
+            raise record.RecordError(record.why("record.ends_early", n=self.position + 1))
         event = self.events[self.position]
         self.position += 1
         if not isinstance(event, dict) or any(event.get(k) != v for k, v in expected.items()):
-            raise record.RecordError(record.why("wrong_event", n=self.position, expected=expected))
+            raise record.RecordError(record.why("record.wrong_event", n=self.position,
+                                                 expected=expected))
         return event
 
     def _outcome(self, event: dict):
         if "raised" in event:
             raise record.decode_exception(event["raised"])
         if "result" not in event:
-            raise record.RecordError(record.why("no_outcome", n=self.position))
+            raise record.RecordError(record.why("record.no_outcome", n=self.position))
         return record.decode(event["result"])
 
     def call(self, arg: Placeholder, args, kwargs):
@@ -88,13 +89,14 @@ class Replayer:
         result = self._outcome(self._next(kind="ranks", body=record.body_name(fn),
                                           world_size=int(world_size)))
         if not isinstance(result, list) or len(result) != int(world_size):
-            raise record.RecordError(record.why("per_rank", n=self.position))
+            raise record.RecordError(record.why("record.per_rank", n=self.position))
         return result
 
     def finished(self) -> None:
         """Raise RecordError if the record holds events the check did not ask for."""
         if self.position != len(self.events):
-            raise record.RecordError(record.why("extra_events", n=len(self.events) - self.position))
+            raise record.RecordError(record.why("record.extra_events",
+                                                 n=len(self.events) - self.position))
 
 
 class Judging:

@@ -44,9 +44,10 @@ class RecordError(Exception):
 
 
 def why(key: str, **values) -> str:
+    """The message ``key`` (``record.<name>``, written out in full) of a RecordError."""
     from labs.messages import text
 
-    return text(f"record.{key}", **values)
+    return text(key, **values)
 
 
 class Opaque:
@@ -159,13 +160,13 @@ def _module(name: str):
 def decode(data, depth: int = 0):
     """The value :func:`encode` made ``data`` from (a safe reading: no code runs)."""
     if depth > MAX_DEPTH + 1:
-        raise RecordError(why("too_deep"))
+        raise RecordError(why("record.too_deep"))
     if data is None or isinstance(data, (bool, int, float, str)):
         return data
     if isinstance(data, list):
         return [decode(v, depth + 1) for v in data]
     if not isinstance(data, dict) or len(data) != 1:
-        raise RecordError(why("codec"))
+        raise RecordError(why("record.codec"))
     (kind, body), = data.items()
     if kind == "__tuple__" and isinstance(body, list):
         return tuple(decode(v, depth + 1) for v in body)
@@ -173,12 +174,12 @@ def decode(data, depth: int = 0):
         out = {}
         for pair in body:
             if not isinstance(pair, list) or len(pair) != 2:
-                raise RecordError(why("dict_entry"))
+                raise RecordError(why("record.dict_entry"))
             key = decode(pair[0], depth + 1)
             try:
                 out[key] = decode(pair[1], depth + 1)
             except TypeError:
-                raise RecordError(why("unhashable")) from None
+                raise RecordError(why("record.unhashable")) from None
         return out
     if kind == "__float__" and body in ("nan", "inf", "-inf"):
         return float(body)
@@ -192,13 +193,13 @@ def decode(data, depth: int = 0):
         return getattr(torch, body)
     if kind == "__opaque__" and isinstance(body, dict):
         return Opaque(str(body.get("type", "object"))[:100], str(body.get("repr", ""))[:200])
-    raise RecordError(why("codec"))
+    raise RecordError(why("record.codec"))
 
 
 def _shape(body) -> tuple[int, ...]:
     shape = body.get("shape")
     if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
-        raise RecordError(why("bad_shape"))
+        raise RecordError(why("record.bad_shape"))
     return tuple(shape)
 
 
@@ -207,12 +208,12 @@ def _decode_tensor(body: dict):
 
     dtype, shape = body.get("dtype"), _shape(body)
     if dtype not in _TENSOR_DTYPES or not isinstance(body.get("data"), str):
-        raise RecordError(why("bad_dtype"))
+        raise RecordError(why("record.bad_dtype"))
     raw = base64.b64decode(body["data"], validate=True)
     torch_dtype = getattr(torch, dtype)
     numel = math.prod(shape)
     if len(raw) != numel * torch.empty((), dtype=torch_dtype).element_size():
-        raise RecordError(why("bad_bytes"))
+        raise RecordError(why("record.bad_bytes"))
     if not raw:
         return torch.empty(shape, dtype=torch_dtype)
     return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(torch_dtype).reshape(shape)
@@ -224,13 +225,13 @@ def _decode_ndarray(body: dict):
     try:
         dtype = numpy.dtype(str(body.get("dtype")))
     except TypeError:
-        raise RecordError(why("bad_dtype")) from None
+        raise RecordError(why("record.bad_dtype")) from None
     if dtype.kind not in "biufc" or not isinstance(body.get("data"), str):
-        raise RecordError(why("bad_dtype"))
+        raise RecordError(why("record.bad_dtype"))
     shape = _shape(body)
     raw = base64.b64decode(body["data"], validate=True)
     if len(raw) != math.prod(shape) * dtype.itemsize:
-        raise RecordError(why("bad_bytes"))
+        raise RecordError(why("record.bad_bytes"))
     array = numpy.frombuffer(raw, dtype=dtype).reshape(shape).copy()
     return array[()] if body.get("scalar") and not shape else array
 
@@ -284,7 +285,7 @@ def decode_exception(data: dict) -> BaseException:
     from labs.runtime.errors import RankError
 
     if not isinstance(data, dict):
-        raise RecordError(why("bad_exception"))
+        raise RecordError(why("record.bad_exception"))
     message = str(data.get("message", ""))
     kind = data.get("class")
     if kind == "incomplete":
@@ -341,8 +342,8 @@ def read(path: Path) -> dict:
     if path.is_symlink() or not path.is_file():
         raise FileNotFoundError(path)
     if path.stat().st_size > MAX_RECORD_BYTES:
-        raise RecordError(why("too_large", mib=MAX_RECORD_BYTES // 2**20))
+        raise RecordError(why("record.too_large", mib=MAX_RECORD_BYTES // 2**20))
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
-        raise RecordError(why("not_json", error=exc)) from None
+        raise RecordError(why("record.not_json", error=exc)) from None

@@ -28,9 +28,6 @@ __all__ = ["ExerciseResult", "SubmissionResult", "GraderError", "RESULT_VERSION"
 RESULT_VERSION = 2
 
 
-def _say(key: str, /, **values) -> str:
-    return text(f"grade.{key}", **values)
-
 
 @dataclass
 class ExerciseResult:
@@ -110,7 +107,8 @@ def summary_table(results: list[SubmissionResult]) -> str:
     for notebook in dict.fromkeys(r.notebook for r in results):
         group = [r for r in results if r.notebook == notebook]
         ids = list(dict.fromkeys(e.grade_id for r in group for e in r.exercises))
-        header = [_say("col_submission"), *ids, _say("col_total"), _say("col_flags"), _say("col_note")]
+        header = [text("grade.col_submission"), *ids, text("grade.col_total"),
+                  text("grade.col_flags"), text("grade.col_note")]
         rows = []
         for r in group:
             by_id = {e.grade_id: e for e in r.exercises}
@@ -121,7 +119,7 @@ def summary_table(results: list[SubmissionResult]) -> str:
                          f"{_num(r.total)}/{_num(r.max_total)}", " ".join(flagged),
                          (r.error or "").replace("\n", " ")])
         widths = [max(_width(row[k]) for row in [header, *rows]) for k in range(len(header))]
-        lines = [f"== {notebook or _say('unknown_notebook')} =="]
+        lines = [f"== {notebook or text('grade.unknown_notebook')} =="]
         for row in [header, ["-" * w for w in widths], *rows]:
             lines.append("  ".join(_pad(cell, w) for cell, w in zip(row, widths)).rstrip())
         blocks.append("\n".join(lines))

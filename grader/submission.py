@@ -45,9 +45,6 @@ DEFAULT_CELL_TIMEOUT = 300.0
 STOP = threading.Event()  # set when the run is interrupted: start no more workers
 
 
-def _say(key: str, /, **values) -> str:
-    return text(f"grade.{key}", **values)
-
 
 @dataclass
 class _Settings:
@@ -92,11 +89,11 @@ def _flags(grade_id: str, nb, exercise: dict, setup: list[int], source) -> list[
                           source_cells=source_code)
     out = []
     if found["tampering"]:
-        out.append(_say("flag_tampering", names=", ".join(found["tampering"])))
+        out.append(text("grade.flag_tampering", names=", ".join(found["tampering"])))
     if found["references"]:
-        out.append(_say("flag_reference", names=", ".join(found["references"])))
+        out.append(text("grade.flag_reference", names=", ".join(found["references"])))
     if found["solution"]:
-        out.append(_say("flag_solution"))
+        out.append(text("grade.flag_solution"))
     return out
 
 
@@ -234,7 +231,7 @@ def grade_submission(path: Path, sources: dict, *, label: str | None = None,
     try:
         _grade_into(result, Path(path), sources, settings)
     except Exception as exc:  # noqa: BLE001 - one submission never stops the run
-        message = _say("worker_failed", error=f"{type(exc).__name__}: {exc}")
+        message = text("grade.worker_failed", error=f"{type(exc).__name__}: {exc}")
         result.error = message
         if result.notebook in sources:
             reference = graded_cells(sources[result.notebook])
@@ -254,21 +251,22 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
         unreadable = None
     except Exception as exc:  # noqa: BLE001 - any unreadable file scores 0
         submission = nbformat.v4.new_notebook()
-        unreadable = _say("unreadable", error=f"{type(exc).__name__}: {exc}")
+        unreadable = text("grade.unreadable", error=f"{type(exc).__name__}: {exc}")
     try:
         problems = sanitize(submission)
     except Exception as exc:  # noqa: BLE001
-        problems, unreadable = [], unreadable or _say("malformed", error=f"{type(exc).__name__}: {exc}")
+        problems, unreadable = [], unreadable or text("grade.malformed",
+                                                      error=f"{type(exc).__name__}: {exc}")
     name = match_source(path, submission, sources)
     if name is None:
-        result.error = unreadable or _say("no_source")
+        result.error = unreadable or text("grade.no_source")
         return
     result.notebook = name
     source = sources[name]
     result.source_sha256 = source_hashes({name: source})[name]
     reference = graded_cells(source)
     if not unreadable and problems:
-        unreadable = _say("malformed", error=", ".join(problems))
+        unreadable = text("grade.malformed", error=", ".join(problems))
     if unreadable:
         result.error = unreadable
         _zeros(result, reference, unreadable)
@@ -285,7 +283,8 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
     for grade_id, ref_cell in reference.items():
         max_points = cell_points(ref_cell)
         if grade_id not in positions:
-            result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, _say("deleted")))
+            result.exercises.append(ExerciseResult(grade_id, 0.0, max_points,
+                                                   text("grade.deleted")))
             continue
         exercise = by_gid[grade_id]
         with _JUDGE_LOCK:  # CPython 3.11's ast is not safe in threads ("AST constructor
@@ -296,14 +295,14 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
             timeouts += state == "timeout"
             deaths += state == "dead"
             message = {
-                "timeout": lambda: _say("timeout", grade_id=grade_id,
+                "timeout": lambda: text("grade.timeout", grade_id=grade_id,
                                       seconds=f"{round(step_limits[grade_id], 1):g}"),
-                "dead": lambda: _say("dead", grade_id=grade_id),
-                "overall": lambda: _say("overall", grade_id=grade_id,
+                "dead": lambda: text("grade.dead", grade_id=grade_id),
+                "overall": lambda: text("grade.overall", grade_id=grade_id,
                                       seconds=f"{settings.timeout:g}"),
-                "setup": lambda: _say("setup_failed", grade_id=grade_id,
+                "setup": lambda: text("grade.setup_failed", grade_id=grade_id,
                                     why=status.get(grade_id, {}).get("detail") or "?"),
-            }.get(state, lambda: _say("not_run"))()
+            }.get(state, lambda: text("grade.not_run"))()
             result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, message, flags))
             continue
         # The verdict is the judge's (grader.judge, here, from the record the kernel
@@ -315,13 +314,14 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
                                                str(verdict.get("message", "")), flags))
     notes = []
     if timeouts or deaths:
-        notes.append(_say("faults", count=timeouts + deaths, timeouts=timeouts, deaths=deaths))
+        notes.append(text("grade.faults", count=timeouts + deaths, timeouts=timeouts,
+                          deaths=deaths))
     if any(status.get(g, {}).get("status") == "overall" for g in positions):
-        notes.append(_say("overall", grade_id=next(g for g in positions
+        notes.append(text("grade.overall", grade_id=next(g for g in positions
                                                  if status.get(g, {}).get("status") == "overall"),
                         seconds=f"{settings.timeout:g}"))
     setup_failed = [g for g in positions if status.get(g, {}).get("status") == "setup"]
     if setup_failed and not notes:
-        notes.append(_say("setup_failed", grade_id=setup_failed[0],
+        notes.append(text("grade.setup_failed", grade_id=setup_failed[0],
                         why=status[setup_failed[0]].get("detail") or "?"))
     result.error = "; ".join(notes) or None

@@ -48,10 +48,10 @@ fonts.setup()
 
 
 def label(key: str, /, **values) -> str:
-    """The figure text ``key`` (a message of :mod:`labs.messages`; a bare name is in the
-    ``plots`` catalog) in the language figures are drawn in (:func:`labs.fonts.plot_language`:
-    the notebook's, or English when there is no CJK font)."""
-    return text(key if "." in key else f"plots.{key}", lang=fonts.plot_language(), **values)
+    """The figure text ``key`` (a message of :mod:`labs.messages`, ``area.name``) in the
+    language figures are drawn in (:func:`labs.fonts.plot_language`: the notebook's, or English
+    when there is no CJK font)."""
+    return text(key, lang=fonts.plot_language(), **values)
 
 
 def format_number(value: float) -> str:
@@ -113,7 +113,7 @@ def plot_collective(results, *, title: str, stages=None, figsize=None):
     "this rank holds nothing meaningful here".
     """
     if stages is None:
-        stages = (label("stage_before"), label("stage_after"))
+        stages = (label("plots.stage_before"), label("plots.stage_after"))
     per_stage = [_as_rows([r[k] for r in results]) for k in range(len(stages))]
     n_ranks = len(results)
     finite = np.concatenate([g[~np.isnan(g)] for g in per_stage]) if per_stage else np.zeros(1)
@@ -140,7 +140,7 @@ def plot_collective(results, *, title: str, stages=None, figsize=None):
         ax.set_yticks(range(n_ranks), [f"rank {r}" for r in range(n_ranks)], fontsize=8)
         ax.set_xticks([] if grid.shape[1] > 16 else range(grid.shape[1]))
         ax.tick_params(axis="x", labelsize=7)
-        ax.set_xlabel(label("element_index"), fontsize=8)
+        ax.set_xlabel(label("plots.element_index"), fontsize=8)
         ax.set_title(stage, fontsize=9)
         for spine in ax.spines.values():
             spine.set_visible(False)
@@ -155,7 +155,7 @@ def _bytes_axis(ax) -> None:
     ax.xaxis.set_major_locator(LogLocator(base=4))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_bytes(x)))
     ax.tick_params(axis="x", labelsize=7, rotation=45)
-    ax.set_xlabel(label("message_size"), fontsize=8)
+    ax.set_xlabel(label("plots.message_size"), fontsize=8)
 
 
 def plot_bandwidth(sizes_bytes, seconds: dict, *, title: str = "", world_size: int | None = None):
@@ -173,9 +173,10 @@ def plot_bandwidth(sizes_bytes, seconds: dict, *, title: str = "", world_size: i
         rate = bus_bandwidth(sizes, times, world_size) if world_size else sizes / times
         right.plot(sizes, rate / 1e9, marker="o", markersize=3, label=name)
     left.set_yscale("log")
-    left.set_ylabel(label("time_per_all_reduce"), fontsize=8)
+    left.set_ylabel(label("plots.time_per_all_reduce"), fontsize=8)
     right.set_yscale("log")
-    right.set_ylabel(label("bus_bandwidth" if world_size else "algorithm_bandwidth"), fontsize=8)
+    right.set_ylabel(label("plots.bus_bandwidth" if world_size else "plots.algorithm_bandwidth"),
+                     fontsize=8)
     for ax in (left, right):
         _bytes_axis(ax)
         ax.tick_params(axis="y", labelsize=7)
@@ -193,15 +194,16 @@ def _time_unit(timeline: Timeline) -> tuple[float, str]:
     """Seconds per unit of the time axis, and the axis label's message."""
     forward = timeline.info.get("forward_s", 0.0)
     forward = max(forward) if isinstance(forward, (list, tuple)) else forward
-    return (1.0, "time_units") if forward >= 0.5 else (1e-3, "time_ms")
+    return (1.0, "plots.time_units") if forward >= 0.5 else (1e-3, "plots.time_ms")
 
 
 # The modes and kinds of event that labs names (labs.timeline), drawn in the figures' language;
 # any other mode or kind is drawn as its maker wrote it.
-_MODES = {REAL_COMPUTE: "mode_real_compute", SIMULATED: "mode_simulated"}
-_KINDS = {"forward": "kind_forward", "backward": "kind_backward", "compute": "kind_compute",
-          "communication": "kind_communication", "grad input": "kind_grad_input",
-          "grad weight": "kind_grad_weight", "idle": "kind_idle"}
+_MODES = {REAL_COMPUTE: "plots.mode_real_compute", SIMULATED: "plots.mode_simulated"}
+_KINDS = {"forward": "plots.kind_forward", "backward": "plots.kind_backward",
+          "compute": "plots.kind_compute", "communication": "plots.kind_communication",
+          "grad input": "plots.kind_grad_input", "grad weight": "plots.kind_grad_weight",
+          "idle": "plots.kind_idle"}
 
 
 def mode_label(mode: str) -> str:
@@ -239,7 +241,7 @@ def _draw_timeline(ax, timeline: Timeline, title: str, show_idle: bool | None) -
                         fontsize=7, color="white")
     labels = timeline.row_labels()
     if show_idle if show_idle is not None else timeline.rows is None:
-        labels = [label("row_idle", row=row, idle=idle)
+        labels = [label("plots.row_idle", row=row, idle=idle)
                   for row, idle in zip(labels, timeline.idle_fraction())]
     ax.set_yticks(range(rows), labels, fontsize=7)
     ax.invert_yaxis()

@@ -42,6 +42,11 @@ def _python_files():
     return [p for p in sorted(LABS.rglob("*.py")) if "messages" not in p.relative_to(LABS).parts]
 
 
+def _code_files():
+    """labs/ outside its catalogs, and the grader: every file that asks for a message."""
+    return _python_files() + sorted((ROOT / "grader").rglob("*.py"))
+
+
 def _docstrings(tree) -> set[int]:
     ids = set()
     for node in ast.walk(tree):
@@ -65,12 +70,12 @@ def test_no_chinese_string_outside_the_messages_package():
                        "(move them into a catalog):\n" + "\n".join(found[:40]))
 
 
-KEY_CALL = re.compile(r"""\b(?:text|_t|label|_label|msg|lazy)\(\s*["']([a-z0-9_]+(?:\.[a-z0-9_]+)?)["']""")
+KEY_CALL = re.compile(r"""\b(?:text|_t|label|_label|msg|lazy|why)\(\s*["']([a-z0-9_]+(?:\.[a-z0-9_]+)?)["']""")
 
 
 def test_every_key_the_code_asks_for_exists():
     missing = []
-    for path in _python_files():
+    for path in _code_files():
         for match in KEY_CALL.finditer(path.read_text(encoding="utf-8")):
             key = match.group(1)
             area, _, name = key.partition(".")
@@ -84,6 +89,17 @@ def test_every_key_the_code_asks_for_exists():
             if name not in catalog:
                 missing.append(f"{path.relative_to(ROOT)}: {key}")
     assert not missing, "messages asked for but not in a catalog:\n" + "\n".join(missing)
+
+
+def test_no_key_is_built_at_run_time():
+    """grep finds every use of a message: a key is written out in full where it is used (or in
+    a dict literal from a value to its key), never assembled from parts."""
+    areas = "|".join(messages.areas())
+    built = re.compile(rf"""\b(?:text|_t|label|_label|msg|lazy|why)\(\s*f["']|\bf["'](?:{areas})\.\w*\{{""")
+    found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in _code_files()
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if built.search(line)]
+    assert not found, "message keys built at run time:\n" + "\n".join(found)
 
 
 def test_language_rules(monkeypatch, tmp_path):
