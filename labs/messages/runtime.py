@@ -15,6 +15,19 @@ MESSAGES = {
               "cannot run on Windows: use WSL2, GitHub Codespaces (the repository has a "
               ".devcontainer) or a hosted notebook (Colab, Kaggle) instead.",
     },
+    "slurm_unset": {
+        "zh": "{name} 没有设置：请在 Slurm 作业里运行（sbatch scripts/slurm/train.sbatch）。",
+        "en": "{name} is not set: run this inside a Slurm job (sbatch scripts/slurm/train.sbatch).",
+    },
+    "slurm_unreadable": {
+        "zh": "读不懂 Slurm 变量 {name}={value!r}。",
+        "en": "cannot read the Slurm variable {name}={value!r}.",
+    },
+    "slurm_node_rank": {
+        "zh": "SLURM_NODEID={node_rank}，但 SLURM_NNODES={nnodes}：节点编号必须小于节点数。",
+        "en": "SLURM_NODEID={node_rank} but SLURM_NNODES={nnodes}: the node's number must be "
+              "below the number of nodes.",
+    },
     "max_world_size_not_a_number": {
         "zh": "LABS_MAX_WORLD_SIZE={value!r} 不是表示 rank 数的正整数：把它设为允许的最多 rank 数"
               "（例如 16），或者取消这个设置。",

@@ -17,6 +17,8 @@ Read in this order:
 7. :mod:`labs.runtime.doctor` -- ``python -m labs doctor`` and every notebook's environment cell.
 8. :mod:`labs.runtime.host` -- the cores and memory ranks may use (container cgroup limits
    honoured) and the one-sentence refusal on Windows.
+9. :mod:`labs.runtime.slurm` -- one Slurm node's torchrun command (N nodes x G GPUs, c10d
+   rendezvous from SLURM_* variables), run by ``scripts/slurm/train.sbatch``.
 
 ``import labs.runtime`` is cheap: torch is imported when a name below is first used.
 """
