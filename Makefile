@@ -51,9 +51,13 @@ $(DEV_READY): $(READY) requirements-dev.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	@touch $(DEV_READY)
 
+# `make lab EDITION=en` opens the English edition (notebooks/en/) and runs the check in English.
+EDITION ?= zh
+EDITION_DIR := notebooks$(if $(filter en,$(EDITION)),/en)
+
 lab: setup
-	$(BIN)/python -m labs doctor || true
-	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks \
+	$(if $(filter en,$(EDITION)),LABS_LANG=en )$(BIN)/python -m labs doctor || true
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$(EDITION_DIR) \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
 
 # nbval runs every solution notebook of both editions (solutions/, solutions/en/). The student
@@ -79,6 +83,7 @@ test-portability: $(DEV_READY)
 notebooks: setup
 	$(BIN)/python -m labs.exercises.generate --src solutions --dst notebooks
 	$(BIN)/python -m labs.exercises.generate --src solutions/en --dst notebooks/en
+	$(BIN)/python -m labs.exercises.readme --write README.md
 
 execute: setup
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
