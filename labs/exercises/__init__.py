@@ -2,8 +2,9 @@
 
 - :mod:`labs.exercises.checks` -- what a check function uses (verdict line, comparisons, case
   labels; every message in the notebook's language, from :mod:`labs.messages`);
-  :mod:`labs.exercises.catalog` -- exercise ids (the graders' ``grade_id``) to 练习 n of a
-  notebook, as students read them; :mod:`labs.exercises.feedback` -- the student's own line
+  :mod:`labs.exercises.catalog` -- lookups over the exercises, each declared once in
+  labs/messages/exercises.py (id, notebook, 练习 n, points, difficulty, titles, copy-flag
+  names); :mod:`labs.exercises.feedback` -- the student's own line
   first when their code raised; :mod:`labs.exercises.ranks` -- a check's launches on ranks
   (it registers the checks' modules with the forkserver's preloads);
   :mod:`labs.exercises.secret` -- the hidden cases drawn from the instructor's secret;
@@ -12,7 +13,9 @@
   notebook; the grader (the separate package ``grader``, ``python -m grader PATH``) fills it
   with its recorder in the student's kernel and with its judge in its own process. Nothing here
   imports the grader.
-- :mod:`labs.exercises.generate` -- ``python -m labs.exercises.generate``: solutions/ -> notebooks/.
+- :mod:`labs.exercises.generate` -- ``python -m labs.exercises.generate``: solutions/ -> notebooks/;
+  :mod:`labs.exercises.readme` -- ``python -m labs.exercises.readme --write``: the README's
+  exercise table, from the declaration.
 
 Only the checks are imported here, so a notebook's check cell stays cheap to import.
 
