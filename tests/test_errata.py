@@ -2,9 +2,9 @@
 
 - Rows are numbered 1..N without gaps, each with its anchor ``<a id="n">`` and the four fields
   (教材, 正确, 课程中, 出处); the 课程中 field links a notebook that exists.
-- Every 勘误 box (a cell whose text has ``**勘误``, or a message with it that a code cell shows,
-  e.g. a box filled with the numbers the cell computes) links ``../ERRATA.md#n`` for rows that
-  exist, and every row number it names exists.
+- Every 勘误 box (a markdown cell whose text has ``**勘误``; a box whose numbers are computed
+  cites the lines a code cell beside it prints) links ``../ERRATA.md#n`` for rows that exist,
+  and every row number it names exists.
 - Every row is linked by at least one notebook; nothing cites the internal "FACTCHECK" list.
 """
 from __future__ import annotations
@@ -27,27 +27,12 @@ def rows() -> dict[int, str]:
     return {int(number): body.split("\n## ")[0] for number, body in zip(parts[1::2], parts[2::2])}
 
 
-MESSAGE_RE = re.compile(r"""\btext\(\s*["']([a-z0-9_]+\.[a-z0-9_]+)["']""")
-
-
-def _shown(cell) -> str:
-    """The cell's text as a student reads it: markdown, or a code cell's source with the Chinese
-    template of every message it shows (labs.messages), where a computed box keeps its text."""
-    if cell.cell_type != "code":
-        return cell.source
-    return "\n".join([cell.source] + [_template(key) for key in MESSAGE_RE.findall(cell.source)])
-
-
-def _template(key: str) -> str:
-    from labs.messages import catalog
-    area, _, name = key.partition(".")
-    return catalog(area).get(name, {}).get("zh", "")
-
-
 def boxes(path: Path) -> list[tuple[int, str]]:
     nb = nbformat.read(str(path), as_version=4)
-    shown = [(i, _shown(c)) for i, c in enumerate(nb.cells)]
-    return [(i, text) for i, text in shown if "**勘误" in text]
+    in_code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "**勘误" in c.source]
+    assert not in_code, f"{path.name} cells {in_code}: a 勘误 box belongs in a markdown cell"
+    return [(i, c.source) for i, c in enumerate(nb.cells)
+            if c.cell_type == "markdown" and "**勘误" in c.source]
 
 
 def test_rows_are_numbered_and_complete():
