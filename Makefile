@@ -51,9 +51,14 @@ $(DEV_READY): $(READY) requirements-dev.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	@touch $(DEV_READY)
 
+# `make lab EDITION=en` opens the English edition (notebooks/en/) and runs the check in English.
+EDITION ?= zh
+$(if $(filter-out zh en,$(EDITION)),$(error EDITION is zh or en, not $(EDITION)))
+EDITION_DIR := notebooks$(if $(filter en,$(EDITION)),/en)
+
 lab: setup
-	$(BIN)/python -m labs doctor || true
-	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks \
+	$(if $(filter en,$(EDITION)),LABS_LANG=en )$(BIN)/python -m labs doctor || true
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$(EDITION_DIR) \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
 
 # nbval runs every solution notebook of both editions (solutions/, solutions/en/). The student

@@ -7,9 +7,13 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import re
+import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL = {"labs", "grader", "tests", "conftest"} | {p.stem for p in (ROOT / "tests").glob("*.py")}
@@ -72,3 +76,20 @@ def test_the_distribution_is_not_named_like_the_pypi_package_labs():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["name"] == "dist-training-course"
     assert sorted(project["optional-dependencies"]["test"]) == sorted(_pins("requirements-dev.txt"))
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_lab_opens_the_english_edition_in_english():
+    make = shutil.which("make")
+
+    def dry(*args):
+        proc = subprocess.run([make, "-n", "-C", str(ROOT), "lab", *args], capture_output=True,
+                              text=True, timeout=60)
+        return proc.returncode, proc.stdout + proc.stderr
+    code, out = dry("EDITION=en")
+    assert code == 0 and "--LabApp.default_url=/lab/tree/notebooks/en " in out
+    assert "LABS_LANG=en .venv/bin/python -m labs doctor" in out
+    code, out = dry()
+    assert code == 0 and "--LabApp.default_url=/lab/tree/notebooks " in out and "LABS_LANG" not in out
+    code, out = dry("EDITION=fr")
+    assert code != 0 and "EDITION is zh or en, not fr" in out

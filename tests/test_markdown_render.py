@@ -37,7 +37,8 @@ def test_the_check_finds_the_known_failure():
     assert not leftovers("`a ** b` and $x^{**}$ and\n\n```\n__init__\n```")
 
 
-@pytest.mark.parametrize("path", PAGES + [ROOT / "README.md", ROOT / "ERRATA.md"],
+@pytest.mark.parametrize("path", PAGES + [ROOT / "README.md", ROOT / "README.en.md",
+                                          ROOT / "ERRATA.md"],
                          ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_markdown_renders_without_literal_markers(path):
     if path.suffix == ".md":
