@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.distributed as dist
 
+import labs
 from labs.cost import (  # the byte formulas live in labs.cost; re-exported for notebook 2.0
     bus_bandwidth,
     naive_all_reduce_bytes_busiest_rank,
@@ -339,7 +340,6 @@ def bandwidth_sweep(sizes_bytes, implementations: dict, *, repeats: int = 3, war
     (``labs.device()``).
     """
     if device is None:
-        import labs
         device = labs.device()
     element = dtype.itemsize
     results = {name: [] for name in implementations}
@@ -424,10 +424,9 @@ def interpret_sweep(sizes_bytes, sweep: dict, world_size: int, *, windows=((0, 3
     crossover α·β, and for each ``(i, j)`` window of sizes whether its time grew like the size
     (bandwidth-bound) or not (latency-bound). Ends with where latency turns into bandwidth on
     this machine and why it lies there (``cores``: CPU cores, default this machine's)."""
-    from labs.plots import format_bytes as size  # plotting stays out of the ranks' imports
+    from labs.plots import format_bytes as size  # why here: no matplotlib in the ranks' imports
 
     if cores is None:
-        import labs
         cores = labs.cpu_count()
     sizes = [float(s) for s in sizes_bytes]
     lines, crossovers = [], []
@@ -475,10 +474,9 @@ def interpret_ring_vs_library(sizes_bytes, ring_s, library_s, *, world_size: int
     words: what was measured, what is expected (large: a tie, both send the minimum bytes;
     small: the ring slower, 2(N-1) steps each paying the fixed cost) and, when this machine
     disagrees, why. Ratios within ``tolerance`` of 1 count as a tie."""
-    from labs.plots import format_bytes as size
+    from labs.plots import format_bytes as size  # why here: as above, no matplotlib on the ranks
 
     if cores is None:
-        import labs
         cores = labs.cpu_count()
     small, large = ring_s[0] / library_s[0], ring_s[-1] / library_s[-1]
     steps = 2 * (world_size - 1)

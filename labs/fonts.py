@@ -20,6 +20,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from labs.messages import language, text
+
 __all__ = ["FAMILY", "font_file", "setup", "has_cjk_font", "plot_language", "notice"]
 
 FAMILY = "Noto Sans CJK SC"
@@ -71,8 +73,6 @@ def has_cjk_font() -> bool:
 def plot_language(lang: str | None = None) -> str:
     """The language figures are labelled in: the course's, unless it is Chinese and there is no
     CJK font (then English, after a one-line notice)."""
-    from labs.messages import language
-
     lang = lang or language()
     if lang == "zh" and not setup():
         notice()
@@ -85,6 +85,4 @@ def notice(out=None) -> None:
     if _state["noticed"]:
         return
     _state["noticed"] = True
-    from labs.messages import text
-
     print(text("plots.no_cjk_font", family=FAMILY), file=out or sys.stdout, flush=True)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from labs._moved import moved_attribute
 from labs.messages import text
 
 __all__ = ["ModelStateBytes", "bytes_per_param", "model_state_bytes", "model_state_bytes_per_gpu",
@@ -349,5 +350,4 @@ def microbatches_in_flight(p: int, m: int, *, v: int = 1, stage: int = 0) -> flo
 
 
 def __getattr__(name):  # "does it fit" moved to labs.cost (notebooks before the move)
-    from labs._moved import moved_attribute
     return moved_attribute(__name__, name)

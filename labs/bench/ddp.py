@@ -11,6 +11,7 @@ import argparse
 import os
 
 import labs
+from labs._moved import moved_attribute
 from labs.data_parallel.experiments import COMPUTE_HEAVY, speedup, step_times
 from labs.models import MLP
 
@@ -21,7 +22,6 @@ TARGET_SPEEDUP = 1.5
 
 
 def __getattr__(name):  # the experiments used to live here (notebooks before the move)
-    from labs._moved import moved_attribute
     return moved_attribute(__name__, name)
 
 

@@ -14,8 +14,16 @@ from __future__ import annotations
 import argparse
 import statistics
 
+import torch
+
 import labs
+from labs import planner as pl
 from labs.hybrid.mesh import MeshShape
+from labs.hybrid.state_memory import (MEMORY_CONFIG, format_memory_table, measure_state_memory,
+                                      memory_rows)
+from labs.hybrid.torch_3d_compare import both_3d_steps
+from labs.models import TinyGPT
+from labs.pipeline.step import PipelineRun
 
 __all__ = ["main", "TARGET_RATIO"]
 
@@ -23,11 +31,6 @@ TARGET_RATIO = 1.3
 
 
 def _rank(run, memory_run, shape: MeshShape, rounds: int) -> dict:
-    import torch
-
-    from labs.hybrid.state_memory import measure_state_memory
-    from labs.hybrid.torch_3d_compare import both_3d_steps
-
     times = both_3d_steps(run, shape, rounds)
     return dict(times=times, memory=measure_state_memory(memory_run, shape),
                 threads=torch.get_num_threads())
@@ -35,14 +38,10 @@ def _rank(run, memory_run, shape: MeshShape, rounds: int) -> dict:
 
 def measure(shape: MeshShape, *, steps: int, rounds: int, timeout: float = 300) -> dict:
     """Step times (median of the slowest rank) and the memory rows, from one launch."""
-    from labs.hybrid.state_memory import MEMORY_CONFIG, memory_rows
-    from labs.models import TinyGPT
-    from labs.pipeline import step as px
-
-    run = px.PipelineRun(schedule="1f1b", n_microbatches=max(2, shape.pp), batch_size=8,
-                         steps=steps + 1, optimizer="sgd", lr=0.05)
-    memory_run = px.PipelineRun(schedule="1f1b", n_microbatches=max(2, shape.pp), batch_size=8,
-                                config=MEMORY_CONFIG, optimizer="adamw")
+    run = PipelineRun(schedule="1f1b", n_microbatches=max(2, shape.pp), batch_size=8,
+                      steps=steps + 1, optimizer="sgd", lr=0.05)
+    memory_run = PipelineRun(schedule="1f1b", n_microbatches=max(2, shape.pp), batch_size=8,
+                             config=MEMORY_CONFIG, optimizer="adamw")
     per_rank = labs.launch(_rank, shape.world_size, args=(run, memory_run, shape, rounds),
                            timeout=timeout)
     n = len(per_rank[0]["times"]["hand"])
@@ -56,8 +55,6 @@ def measure(shape: MeshShape, *, steps: int, rounds: int, timeout: float = 300) 
 
 def main(argv=None) -> int:
     import torch
-
-    from labs.hybrid.state_memory import format_memory_table
 
     parser = argparse.ArgumentParser(prog="python -m labs.bench hybrid",
                                      description=__doc__.splitlines()[0])
@@ -108,8 +105,6 @@ def planner_lines(shape: MeshShape, rows: list[dict], memory_run) -> list[str]:
     the course's TP keeps embeddings, LayerNorms and row-parallel biases whole, and it counts
     no biases. The difference is printed, not hidden.
     """
-    from labs import planner as pl
-
     c = memory_run.config
     model = pl.Model(n_layers=c.n_layer, hidden=c.n_embd, n_heads=c.n_head, seq_len=c.block_size,
                      vocab=c.vocab_size, tied_embeddings=False, learned_positions=True)

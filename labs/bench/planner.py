@@ -12,6 +12,9 @@ import platform
 import statistics
 import time
 
+from labs import planner as pl
+from labs.planner.widgets import planner_widget
+
 __all__ = ["main", "TARGETS", "measure"]
 
 TARGETS = {"estimate": 5e-3, "plan": 1.0, "widget update": 1.0}  # seconds
@@ -29,9 +32,6 @@ def _median_s(fn, repeats: int) -> float:
 def measure(*, repeats: int) -> dict:
     """Median seconds of estimate, plan and two kinds of widget update (a training control,
     which reruns decide and plan, and a layout control, which reuses them)."""
-    from labs import planner as pl
-    from labs.planner.widgets import planner_widget
-
     model = pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200)
     cluster = pl.Cluster("A100-80GB", 4096)
     train = pl.Training(global_batch=1536, micro_batch=1, recompute="full")

@@ -15,7 +15,11 @@ import statistics
 import time
 
 import labs
-from labs.models import TinyGPTConfig
+from labs.models import TinyGPT, TinyGPTConfig
+from labs.tensor_parallel.comm import CommCounter
+from labs.tensor_parallel.dtensor import DTensorBlock, dtensor_mlp
+from labs.tensor_parallel.layers import ParallelMLP
+from labs.tensor_parallel.model import ParallelBlock
 
 __all__ = ["main"]
 
@@ -35,12 +39,6 @@ def both(config: TinyGPTConfig, batch: int, steps: int, rounds: int) -> dict:
     """Rank body: {layer: {impl: [step seconds]}, plus the hand-written communication seconds."""
     import torch
     from torch.distributed.device_mesh import init_device_mesh
-
-    from labs.models import TinyGPT
-    from labs.tensor_parallel.comm import CommCounter
-    from labs.tensor_parallel.dtensor import DTensorBlock, dtensor_mlp
-    from labs.tensor_parallel.layers import ParallelMLP
-    from labs.tensor_parallel.model import ParallelBlock
 
     mesh = init_device_mesh("cpu", (torch.distributed.get_world_size(),))
     full = TinyGPT(config, seed=0).transformer.h[0]

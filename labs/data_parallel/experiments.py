@@ -144,7 +144,7 @@ def _ms(seconds: float) -> str:
 
 
 def _size(n_bytes: float) -> str:
-    from labs.plots import format_bytes
+    from labs.plots import format_bytes  # why here: labs.plots imports matplotlib (~3 s)
     return format_bytes(n_bytes)
 
 

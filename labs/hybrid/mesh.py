@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import labs
 from labs.messages import text
 
 __all__ = ["DIMS", "Coords", "MeshShape", "new_groups", "device_mesh", "probe_groups"]
@@ -156,10 +157,9 @@ def probe_groups(shape: MeshShape) -> dict:
     proof that the groups on the real ranks are the ones the arithmetic says. Returns
     ``{"rank", "coords", dim: {"peers", "sum"}}``.
     """
+    # why here: a MeshShape is plain arithmetic; torch is for the ranks only
     import torch
     import torch.distributed as dist
-
-    import labs
 
     groups = new_groups(shape)
     rank = dist.get_rank()

@@ -58,12 +58,14 @@ that shows as longer spans, not as idle -- read the shares, not the seconds.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
 import torch.distributed as dist
 
 from labs.hybrid.mesh import MeshShape, new_groups
+from labs.hybrid.three_d import hybrid_step
 from labs.messages import text
 from labs.plots import BLUE, GREY, RED, finish, label, subplots
 from labs.timeline import REAL_COMPUTE, Event, Timeline
@@ -207,11 +209,7 @@ def profile_hybrid_step(run, shape: MeshShape, trace_dir, groups: dict | None = 
     ``run``'s ``steps`` is replaced by 1 for both steps. Returns :func:`breakdown_of_trace` of
     this rank plus ``rank``, ``coords`` (dp, pp, tp) and ``trace`` (the file's path).
     """
-    import os
-
     from torch.profiler import ProfilerActivity, profile, record_function
-
-    from labs.hybrid.three_d import hybrid_step
 
     # Kineto prints "USDT: ... profiler_start/stop" on every rank's stderr at its default log
     # level; 6 keeps the notebook's output to what the cell prints (read when Kineto starts).

@@ -33,6 +33,7 @@ from labs.messages import text
 from labs.numerics import assert_close
 from labs.models import TinyGPT
 from labs.pipeline import step as px  # the pipeline step: PipelineRun, pipeline_step, ...
+from labs.tensor_parallel.model import ParallelTinyGPT, local_shards, validate_tp_layout
 
 __all__ = ["check_sequence_parallel", "hybrid_step", "expected_shards", "check_3d"]
 
@@ -41,7 +42,6 @@ def check_sequence_parallel(run: "px.PipelineRun", shape: MeshShape) -> None:
     """Raise ValueError unless ``shape.tp`` can split ``run``'s sequence (with
     ``run.sequence_parallel``; without it, nothing to check). Needs no process group."""
     if run.sequence_parallel and shape.tp > 1:
-        from labs.tensor_parallel.model import validate_tp_layout
         validate_tp_layout(run.config, shape.tp, seq_len=run.config.block_size)
 
 
@@ -71,8 +71,6 @@ def hybrid_step(run: "px.PipelineRun", shape: MeshShape, groups: dict | None = N
 
 def expected_shards(run: "px.PipelineRun", reference: dict, tp_group=None) -> dict:
     """The pieces of the single-process reference this rank should hold (its TP shards)."""
-    from labs.tensor_parallel.model import ParallelTinyGPT, local_shards
-
     if tp_group is None:
         return {what: reference[what] for what in ("grads", "state")}
     layout = ParallelTinyGPT(TinyGPT(run.config, seed=run.seed), group=tp_group)

@@ -63,9 +63,13 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
+import labs
 from labs.hybrid.mesh import MeshShape, device_mesh
 from labs.messages import text
 from labs.models import TinyGPT, language_model_loss
+from labs.pipeline.partition import GPTStage
+from labs.reference import make_optimizer
+from labs.tensor_parallel.dtensor import DTensorBlock
 
 __all__ = ["DP_MODES", "COMPOSES", "validate", "build_stage", "torch_3d_step", "full_tensors",
            "qkv_from_heads_layout"]
@@ -111,9 +115,6 @@ def build_stage(run, shape: MeshShape, mesh, *, dp_mode: str = "fsdp") -> nn.Mod
     """This rank's pipeline stage of a seeded TinyGPT, tensor-parallel on ``mesh["tp"]`` and
     data-parallel on ``mesh["dp"]`` (``dp_mode`` "fsdp": ``fully_shard``; "ddp":
     ``replicate``). Its ``global_names`` map local parameter names to the whole model's."""
-    from labs.pipeline.partition import GPTStage
-    from labs.tensor_parallel.dtensor import DTensorBlock
-
     if dp_mode not in DP_MODES:
         raise ValueError(text("hybrid.dp_mode", dp_mode=dp_mode, choices=DP_MODES))
     stage_index = mesh["pp"].get_local_rank()
@@ -199,10 +200,8 @@ def torch_3d_step(run, shape: MeshShape, *, dp_mode: str = "fsdp", mesh=None,
     weights (saves the all-gathers when only times or memory are wanted).
     ``mesh``: :func:`labs.hybrid.mesh.device_mesh` of ``shape`` (made here if None).
     """
-    import labs
+    # why here: torch.distributed.pipelining takes ~3 s to import; only the step itself needs it
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
-
-    from labs.reference import make_optimizer
 
     validate(run, shape, world_size=dist.get_world_size())
     classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}

@@ -15,10 +15,14 @@ from __future__ import annotations
 import torch.distributed as dist
 
 from labs.hybrid.mesh import MeshShape, device_mesh, new_groups
+from labs.hybrid.three_d import hybrid_step
 from labs.hybrid.torch_3d import torch_3d_step
 from labs.messages import text
 from labs.models import TinyGPT
 from labs.numerics import assert_close
+from labs.pipeline.step import reference_step
+from labs.tensor_parallel.layers import shard
+from labs.tensor_parallel.model import ParallelTinyGPT
 
 __all__ = ["check_torch_3d", "both_3d_steps"]
 
@@ -28,9 +32,6 @@ def _tp_shards(run, full: dict, tp_group) -> dict:
     hand-written ``ParallelTinyGPT`` holds them (``tp_dim`` / ``tp_stride`` of its parameters)."""
     if tp_group is None:
         return {what: full[what] for what in ("grads", "state")}
-    from labs.tensor_parallel.layers import shard
-    from labs.tensor_parallel.model import ParallelTinyGPT
-
     layout = dict(ParallelTinyGPT(TinyGPT(run.config, seed=run.seed),
                                   group=tp_group).named_parameters())
     rank, tp = dist.get_rank(tp_group), dist.get_world_size(tp_group)
@@ -54,9 +55,6 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
     (another lr) must make the check fail -- the tests use it to show the check can fail.
     ``mesh`` / ``groups``: :func:`~labs.hybrid.mesh.device_mesh` and
     :func:`~labs.hybrid.mesh.new_groups` of ``shape`` (made here if None)."""
-    from labs.hybrid.three_d import hybrid_step
-    from labs.pipeline.step import reference_step
-
     got = torch_3d_step(run, shape, dp_mode=dp_mode, mesh=mesh)
     reference = reference_step(reference_run or run)
     if got["loss"] is not None:
@@ -92,8 +90,6 @@ def both_3d_steps(run, shape: MeshShape, rounds: int) -> dict:
     "torch": [s], "torch_ddp": [s]}`` (torch's with FSDP, then with ``replicate`` as DP, the
     hand-written's kind of DP): each step from a barrier to the gradients synchronised
     (optimizer step excluded)."""
-    from labs.hybrid.three_d import hybrid_step
-
     if run.steps < 2:
         raise ValueError(text("hybrid.steps_warm_up", steps=run.steps))
     groups, mesh = new_groups(shape), device_mesh(shape)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
+import labs
 from labs.hybrid.context_parallel import ring_attention, sequence_chunk
 from labs.hybrid.expert_parallel import ExpertParallelMoE, MoE, route
 from labs.hybrid.send_counter import SendCounter
@@ -31,8 +32,6 @@ def check_ring_attention(batch: int = 2, heads: int = 4, seq_len: int = 64, head
                          seed: int = 0, group=None) -> dict:
     """On a rank of the CP group: causal ring attention on this rank's chunk of the sequence
     equals the same rows of full attention on one process (output and dq, dk, dv)."""
-    import labs
-
     group = group or dist.group.WORLD
     g = torch.Generator().manual_seed(seed)
     q, k, v, dy = (torch.randn(batch, heads, seq_len, head_dim, generator=g) for _ in range(4))
@@ -61,8 +60,6 @@ def check_expert_parallel(n_experts: int = 8, top_k: int = 2, hidden: int = 16, 
     """On a rank of the EP group: the expert-parallel MoE on this rank's tokens (experts spread
     over the group, tokens routed with all-to-all) equals the single-process MoE -- output,
     loss, the tokens' gradient, the router's (all-reduced) and each local expert's gradients."""
-    import labs
-
     group = group or dist.group.WORLD
     rank, size = dist.get_rank(group), dist.get_world_size(group)
     g = torch.Generator().manual_seed(seed + 1)

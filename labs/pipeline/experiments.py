@@ -61,7 +61,8 @@ def sweep(runs: list[step.PipelineRun], group: dist.ProcessGroup | None = None, 
 
 
 def bubble_grid(n_ranks: int, ms, timing: FixedTime | None, *, schedule: str = "1f1b",
-                microbatch_size: int = 1, config: TinyGPTConfig = step.TINY) -> list[step.PipelineRun]:
+                microbatch_size: int = 1,
+                config: TinyGPTConfig = step.TINY) -> list[step.PipelineRun]:
     """Runs with a fixed micro-batch size and m micro-batches each (GPipe's convention)."""
     return [step.PipelineRun(schedule=schedule, n_microbatches=m, batch_size=m * microbatch_size,
                         timing=timing, config=config) for m in ms]
@@ -71,7 +72,8 @@ def with_(run: step.PipelineRun, **changes) -> step.PipelineRun:
     return replace(run, **changes)
 
 
-def measure(runs: list[step.PipelineRun], n_ranks: int, *, timeout: float = 120.0) -> list[Timeline]:
+def measure(runs: list[step.PipelineRun], n_ranks: int, *,
+            timeout: float = 120.0) -> list[Timeline]:
     """From the notebook: run ``runs`` on ``n_ranks`` ranks in one launch; their measured
     Timelines (info: peak in-flight micro-batches and activation bytes per rank, overruns)."""
     per_rank = labs.launch(sweep, n_ranks, args=(runs,), timeout=timeout)

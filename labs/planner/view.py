@@ -245,7 +245,7 @@ def timeline_figure(config, n_microbatches: int, bubble: float) -> Figure:
     """A simulated 1F1B (interleaved when v > 1) timeline of the first stages and
     micro-batches (t_F = 1, t_B = 2), in the colours of :func:`labs.plots.plot_timeline` but
     one bar collection per rank and kind (a widget update stays fast)."""
-    from labs import pipeline as pp
+    from labs import pipeline as pp  # why here: labs.pipeline imports torch (~3 s)
 
     ranks, mbs, chunks = timeline_size(config.pp, n_microbatches, config.v)
     name = "interleaved" if chunks > 1 else "1f1b"

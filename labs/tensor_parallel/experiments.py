@@ -27,6 +27,8 @@ import torch
 import torch.distributed as dist
 
 import labs
+from labs import memory
+from labs.data import get_batch
 from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
 from labs.tensor_parallel.comm import CommCounter
@@ -53,8 +55,6 @@ def layerwise_step(config: TinyGPTConfig, batch: int, *, seed: int = 0):
     Returns (loss or None, this rank's timeline events (stage = rank), counter events, this
     stage's gradients by full name); ``Timeline.from_ranks`` joins the ranks' events.
     """
-    from labs.data import get_batch
-
     rank, world = dist.get_rank(), dist.get_world_size()
     if config.n_layer % world:
         raise ValueError(text("tensor_parallel.layers_not_divisible", n_layer=config.n_layer,
@@ -229,9 +229,6 @@ def activation_bytes_per_rank(config: TinyGPTConfig, batch: int, *,
                               repeats: int = 2):
     """Rank body: (activation bytes autograd keeps on this rank, median seconds of forward +
     backward) for the TP TinyGPT on the default group (t = world size)."""
-    from labs import memory
-    from labs.data import get_batch
-
     torch.set_num_threads(1)  # one core per rank, whatever the world size
     model = ParallelTinyGPT(TinyGPT(config, seed=0), sequence_parallel=sequence_parallel,
                             checkpoint=checkpoint)

@@ -19,6 +19,7 @@ from labs.data import get_batch
 from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
+from labs.tensor_parallel.dtensor import DTensorBlock, local_grad
 from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT, local_shards
 from labs.tensor_parallel.model import sync_sequence_parallel_grads
 
@@ -70,8 +71,6 @@ def dtensor_vs_hand(config: TinyGPTConfig, batch: int) -> dict:
     """One block three ways (full, hand-written, DTensor ColwiseParallel/RowwiseParallel):
     largest |difference| of outputs, input gradients and parameter gradients."""
     from torch.distributed.device_mesh import init_device_mesh
-
-    from labs.tensor_parallel.dtensor import DTensorBlock, local_grad
 
     device = labs.device()
     full = TinyGPT(config, seed=0).transformer.h[0].to(device)
