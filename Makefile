@@ -3,7 +3,7 @@
 
 # The Pythons the pinned requirements have wheels for (torch 2.13: up to 3.14; numpy 2.4 and
 # matplotlib 3.11: from 3.11); pyproject.toml's requires-python and environment.yml say the same
-# (tests/test_python_guard.py checks). The first supported python3.X found is used.
+# (tests/course/test_python_guard.py checks). The first supported python3.X found is used.
 PYTHON_VERSIONS := 3.11 3.12 3.13 3.14
 ifndef PYTHON
 PYTHON := $(firstword $(foreach v,$(PYTHON_VERSIONS),$(shell command -v python$(v))) $(shell command -v python3))
@@ -33,7 +33,7 @@ SUBMISSIONS ?= submissions
 # its own) and the grader's fault tests (sandboxes, kills, resume: no numerics, about 2.5 minutes)
 # run in `make test` only; PORTABILITY_IGNORE= runs them too.
 PORTABILITY ?= default:1 avx2:2
-PORTABILITY_IGNORE ?= tests/test_launcher*.py tests/test_browser.py tests/test_grader_faults.py
+PORTABILITY_IGNORE ?= tests/labs/runtime/test_launcher*.py tests/notebooks/test_browser.py tests/grader/test_grader_faults.py
 
 .PHONY: setup lab test test-portability notebooks execute grade doctor bench clean
 
@@ -63,7 +63,7 @@ lab: setup
 
 # nbval runs every solution notebook of both editions (solutions/, solutions/en/). The student
 # notebooks of both editions (notebooks/, notebooks/en/) are run by the real-browser test
-# (tests/test_browser.py: Run All in JupyterLab, only the unfinished exercises may error) where
+# (tests/notebooks/test_browser.py: Run All in JupyterLab, only the unfinished exercises may error) where
 # Chromium is installed, as in CI; on a machine without it, nbval runs them instead.
 CHROMIUM := $(shell command -v $${LABS_CHROMIUM:-chromium} chromium-browser google-chrome 2>/dev/null | head -1)
 NBVAL_STUDENTS := $(if $(CHROMIUM),,notebooks)

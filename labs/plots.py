@@ -9,7 +9,7 @@ forward, orange backward, red communication), one way to print a number on a fig
 ``plots``) in the notebook's language; Chinese needs the CJK font that :mod:`labs.fonts`
 registers on import, and without one the figures fall back to their English labels
 (:func:`label`). Axes always carry units; legends sit where they cover no data
-(tests/figure_checks.py checks every course figure for overlaps and missing glyphs).
+(tests/support/figure_checks.py checks every course figure for overlaps and missing glyphs).
 
 Shared figures: collectives before/after per rank and bandwidth vs message size (2.0), and the
 one timeline plot (:func:`plot_timeline`, :func:`plot_timelines`) that draws any

@@ -2,7 +2,7 @@
 
 import os
 
-collect_ignore_glob = ["fixtures/*"]
+collect_ignore_glob = ["support/fixtures/*"]
 
 
 def pytest_report_header(config):

@@ -1,7 +1,7 @@
 """The README's exercise table, generated from the declaration (labs/messages/exercises.py).
 
 ``python -m labs.exercises.readme`` prints the table; ``--write [README.md]`` puts it into the
-README's section ``## 练习一览`` (tests/test_exercise_declaration.py checks the README equals it).
+README's section ``## 练习一览`` (tests/labs/exercises/test_exercise_declaration.py checks the README equals it).
 Owns only the table's layout; the facts come from labs.exercises.catalog. Must not import the
 checks or the grader.
 """

@@ -19,7 +19,7 @@ very file by :func:`breakdown_of_trace`::
     labs.plots.plot_timeline(profile_timeline(per_rank))   # when each rank did what
 
 What the profiler shows on CPU with gloo (measured on torch 2.13, CPU build, with the
-script of ``tests/test_hybrid_profiling.py``; the ``gloo:`` spans are the profiling titles
+script of ``tests/labs/hybrid/test_hybrid_profiling.py``; the ``gloo:`` spans are the profiling titles
 ProcessGroupGloo gives its work items, torch/csrc/distributed/c10d/ProcessGroupGloo.cpp;
 the trace format is the Chrome Trace Event Format that ``export_chrome_trace`` writes,
 https://pytorch.org/docs/stable/profiler.html):

@@ -77,7 +77,7 @@ __all__ = ["DP_MODES", "COMPOSES", "validate", "build_stage", "torch_3d_step", "
 DP_MODES = ("fsdp", "ddp")  # fully_shard (ZeRO-3-like) or replicate (DDP-like) over mesh["dp"]
 
 #: What composes on torch 2.13 CPU/gloo, as measured (see the module docstring and
-#: tests/test_hybrid_torch3d.py, which re-checks the first three on every run).
+#: tests/labs/hybrid/test_hybrid_torch3d.py, which re-checks the first three on every run).
 COMPOSES = {
     "TP (parallelize_module) + FSDP2 (fully_shard) + PipelineStage, Schedule1F1B": "yes",
     "TP + replicate (DDP on FSDP2's machinery) + PipelineStage, Schedule1F1B": "yes",

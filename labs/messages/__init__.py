@@ -9,7 +9,7 @@ is a key of one catalog in this package, with its text in each language of :data
 
 A key is ``area.name``: the catalog is the module ``labs.messages.<area>``, whose ``MESSAGES``
 maps ``name`` to ``{"zh": ..., "en": ...}``; the texts are ``str.format`` templates and every
-language uses the same fields (tests/test_messages.py checks both, and that no Chinese string
+language uses the same fields (tests/labs/messages/test_messages.py checks both, and that no Chinese string
 literal is left in ``labs/`` outside this package).
 
 Every key is written out in full where it is used (``text("area.name")``, or a dict literal

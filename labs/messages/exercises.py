@@ -6,7 +6,7 @@ its check cell), notebook, number (``练习 n``), points, difficulty, title in e
 names the grader's copy flags look for in a submission. Everything else is derived from it or
 checked against it: the lookups of labs.exercises.catalog, the points of the ``@graded``
 checks, the copy flags' REFERENCES, the README's exercise table (``python -m
-labs.exercises.catalog --readme``), every test's point totals; tests/test_exercise_declaration.py
+labs.exercises.catalog --readme``), every test's point totals; tests/labs/exercises/test_exercise_declaration.py
 checks the notebooks (headings in both editions, nbgrader metadata, hints) and the README.
 
 It lives in labs/messages because its titles are text a student reads, in two languages (no

@@ -16,7 +16,7 @@ Units are SI base units (bytes, seconds, FLOP/s); GiB and TFLOP/s appear only in
 Layout: TP innermost (consecutive ranks, one node), then PP, DP outermost (:mod:`labs.hybrid.mesh`).
 
 The time model, first principles and a few named constants (:class:`Efficiency`, sources
-there; none fitted to the published runs of ``tests/test_hybrid_planner_published.py``):
+there; none fitted to the published runs of ``tests/labs/planner/test_planner_published.py``):
 
 - compute: executed matmul FLOPs (:func:`labs.cost.matmul_flops`, recomputation included) of
   the slowest stage per micro-batch ÷ (peak × GEMM efficiency), times (1 + the share of

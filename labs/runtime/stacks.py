@@ -11,6 +11,7 @@ own code (a slow loop or an endless one), and the library frames below it with s
 from __future__ import annotations
 
 import linecache
+import os
 import re
 import sysconfig
 from dataclasses import dataclass
@@ -22,6 +23,9 @@ __all__ = ["Frame", "parse_stack", "short_path", "is_library", "is_communication
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 _CELL = re.compile(r"/ipykernel_\d+/\d+\.py$")
+#: The lab package's own folder (this process's copy of it: the grader's sandbox has its own).
+_LAB = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_LAB_REAL = os.path.realpath(_LAB) + os.sep
 
 
 @dataclass(frozen=True)
@@ -44,8 +48,9 @@ def short_path(filename: str) -> str:
     for marker in ("site-packages/", "dist-packages/"):
         if marker in filename:
             return filename.split(marker, 1)[1]
-    if "/labs/" in filename:
-        return "labs/" + filename.rsplit("/labs/", 1)[1]
+    for lab in (_LAB, _LAB_REAL):
+        if filename.startswith(lab):
+            return "labs/" + filename[len(lab):]
     stdlib = sysconfig.get_paths()["stdlib"]
     if filename.startswith(stdlib + "/"):
         return filename[len(stdlib) + 1:]
@@ -55,7 +60,7 @@ def short_path(filename: str) -> str:
 def is_library(filename: str) -> bool:
     """Frames of torch, the standard library, the lab or the import system: not the student's."""
     return (filename.startswith("<frozen") or "site-packages" in filename
-            or "dist-packages" in filename or "/labs/" in filename
+            or "dist-packages" in filename or filename.startswith((_LAB, _LAB_REAL))
             or filename.startswith(sysconfig.get_paths()["stdlib"]))
 
 

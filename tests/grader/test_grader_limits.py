@@ -1,0 +1,137 @@
+"""The grader's time limits derived from the source's own run times, and what keeps a class fast:
+the forkserver's preloads and the benchmark's class.
+
+- ``grader.limits``: FLOOR + FACTOR x the source's recorded seconds, capped; no timing
+  gives the cap; ``--cell-timeout`` a fixed limit.
+- Every solution notebook (both editions) carries the timings the limits come from, so no
+  exercise silently falls back to the five-minute cap.
+- A hung exercise is stopped at its derived limit (the report says how many seconds), and the
+  next exercise is still graded.
+- The forkserver preloads the checks' modules (all importable) and torch._dynamo.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import importlib.util
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import bench, limits
+from grader import submission as grade_module
+from grader.sources import load_sources
+from grader.submission import DEFAULT_CELL_TIMEOUT, grade_submission
+from labs.exercises import generate as gen
+from labs.exercises import ranks  # noqa: F401 - registers the checks' preloads
+from labs.runtime import forkserver
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "tests" / "support" / "fixtures" / "solutions" / "demo.ipynb"
+
+
+def _timed(cell, seconds: float) -> None:
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    end = start + timedelta(seconds=seconds)
+    cell.metadata["execution"] = {"iopub.execute_input": start.isoformat().replace("+00:00", "Z"),
+                                  "shell.execute_reply": end.isoformat().replace("+00:00", "Z")}
+
+
+def _source_limits(source, cap=DEFAULT_CELL_TIMEOUT, cell_timeout=None) -> dict:
+    settings = grade_module._Settings(timeout=cap, cell_timeout=cell_timeout)
+    return grade_module._limits(source, settings)
+
+
+def test_limits_follow_the_recorded_seconds():
+    source = nbformat.read(str(DEMO), as_version=4)
+    for cell in source.cells:
+        if cell.cell_type == "code":
+            _timed(cell, 0.5)
+    got = _source_limits(source)
+    # setup: one cell; ex_sum: its solution and check; ex_reverse: the same
+    assert got["setup"] == pytest.approx(limits.FLOOR + limits.FACTOR * 0.5)
+    assert got["ex_sum"] == pytest.approx(limits.FLOOR + limits.FACTOR * 1.0)
+    assert got["ex_reverse"] == pytest.approx(limits.FLOOR + limits.FACTOR * 1.0)
+    _timed(gen.graded_cells(source)["ex_reverse"], 1000)  # a slow check: capped
+    assert _source_limits(source)["ex_reverse"] == DEFAULT_CELL_TIMEOUT
+    assert _source_limits(source, cap=40)["ex_reverse"] == 40  # --timeout is shorter
+    del gen.graded_cells(source)["ex_sum"].metadata["execution"]  # no timing: the cap
+    assert _source_limits(source)["ex_sum"] == DEFAULT_CELL_TIMEOUT
+    fixed = _source_limits(source, cell_timeout=12.5)  # --cell-timeout: one fixed limit
+    assert fixed["setup"] == fixed["ex_sum"] == fixed["anything"] == 12.5
+
+
+@pytest.mark.parametrize("bad", [{}, {"iopub.execute_input": "x", "shell.execute_reply": "y"},
+                                 "not a dict", {"iopub.execute_input": "2026-01-01T00:00:05Z",
+                                                "shell.execute_reply": "2026-01-01T00:00:00Z"}])
+def test_unreadable_timing_gives_the_cap(bad):
+    cell = nbformat.v4.new_code_cell("pass")
+    cell.metadata["execution"] = bad
+    assert limits.cell_seconds(cell) is None
+
+
+def test_every_solution_carries_its_timings():
+    sources = load_sources(ROOT / "solutions")
+    assert len(sources) == 12  # both editions
+    for name, source in sources.items():
+        nb, positions = grade_module.prepare(source, source)
+        steps = grade_module.plan(nb, positions, source)
+        got = _source_limits(source)
+        for step, cells in [("setup", steps["setup"])] + [
+                (e["grade_id"], e["cells"]) for e in steps["exercises"]]:
+            seconds = [limits.cell_seconds(source.cells[i]) for i in cells]
+            assert None not in seconds, f"{name} {step}: a cell without its execution time"
+            assert got[step] == pytest.approx(min(DEFAULT_CELL_TIMEOUT,
+                                                  limits.FLOOR + limits.FACTOR * sum(seconds)))
+            assert limits.FLOOR <= got[step] < DEFAULT_CELL_TIMEOUT, (name, step)
+
+
+def test_a_hang_costs_its_derived_limit(tmp_path, monkeypatch):
+    """With the limits derived (no --cell-timeout), a hung exercise stops at FLOOR + FACTOR x
+    the source's time; the report says so and the next exercise is graded."""
+    monkeypatch.setattr(limits, "FLOOR", 6.0)  # the real floor (30 s) works the same, slower
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    source = nbformat.read(str(DEMO), as_version=4)
+    for cell in source.cells:
+        if cell.cell_type == "code":
+            _timed(cell, 0.1)
+    nbformat.write(source, str(solutions / "demo.ipynb"))
+    hung = copy.deepcopy(source)
+    solution = next(c for c in hung.cells
+                    if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_sum_solution")
+    solution.source = "while True:\n    pass\n" + solution.source
+    path = tmp_path / "subs" / "demo.ipynb"
+    path.parent.mkdir()
+    nbformat.write(hung, str(path))
+    result = grade_submission(path, load_sources(solutions), cell_timeout=None)
+    by_id = {e.grade_id: e for e in result.exercises}
+    assert by_id["ex_sum"].points == 0
+    assert "运行超过 8 秒（超时）" in by_id["ex_sum"].message  # 6 + 10 x (0.1 + 0.1)
+    assert by_id["ex_reverse"].points == 3, by_id["ex_reverse"].message
+    assert result.restarts == 1
+    assert result.seconds < 60
+
+
+def test_forkserver_preloads():
+    names = forkserver.PRELOAD
+    assert names[:2] == ["labs.runtime.forkserver_preload", "labs.runtime.rank"]
+    assert "torch._dynamo" in names  # DDP and torch.optim import it lazily in every rank
+    for name in names:
+        assert importlib.util.find_spec(name) is not None, name
+    checks = sorted(p.stem for p in (ROOT / "labs" / "exercises").glob("*_checks.py"))
+    assert sorted(n.rsplit(".", 1)[-1] for n in names if n.endswith("_checks")) == checks
+
+
+def test_bench_class_mix():
+    assert collections.Counter(bench.kinds(30, "class")) == {
+        "correct": 15, "untouched": 5, "wrong": 5, "cheat": 3, "crash": 1, "hang": 1}
+    assert collections.Counter(bench.kinds(60, "class"))["hang"] == 2
+    assert bench.kinds(7, "even") == list(bench.KINDS) + ["correct"]
+    first = bench.kinds(10, "class")  # a smaller class keeps its shares, correct the most
+    assert collections.Counter(first).most_common(1)[0][0] == "correct"
+    with pytest.raises(ValueError):
+        bench.kinds(3, "uneven")

@@ -1,0 +1,425 @@
+"""The exercise machinery: checks, the student-notebook generator and the grader.
+
+The fixture ``tests/support/fixtures/solutions/demo.ipynb`` is a tiny solution notebook with two
+plain-Python exercises (sum of a list, reverse of a list), each followed by a graded check cell;
+``tests/support/fixtures/notebooks/demo.ipynb`` is its generated student version.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.exercises import generate as gen
+from labs.messages import text as message
+from labs.exercises.checks import (
+    ExerciseFailed,
+    ExerciseIncomplete,
+    assert_close,
+    assert_equal,
+    case,
+    compare_tensors,
+    graded,
+    run_check,
+)
+from grader.cli import main as grade_main
+from grader.sources import load_sources
+from grader.submission import grade_submission
+
+FIXTURES = Path(__file__).resolve().parents[2] / "support" / "fixtures"
+SOLUTIONS = FIXTURES / "solutions"
+STUDENTS = FIXTURES / "notebooks"
+DEMO = SOLUTIONS / "demo.ipynb"
+CELL_TIMEOUT = 8  # seconds; generous for the cell importing labs (torch), paid once by the hung cell
+
+
+def read(path: Path):
+    return nbformat.read(str(path), as_version=4)
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def cell_with(nb, text: str):
+    (cell,) = [c for c in nb.cells if text in c.source]
+    return cell
+
+
+# --------------------------------------------------------------------------- generator
+
+
+def test_student_notebook_replaces_solutions_and_clears_outputs():
+    solution = read(DEMO)
+    before = copy.deepcopy(solution)
+    student = gen.make_student_notebook(solution, name="demo.ipynb")
+    assert solution == before, "the solution notebook must not be modified"
+
+    text = "\n".join(c.source for c in student.cells)
+    for gone in ("BEGIN SOLUTION", "END SOLUTION", "### HINT", "total += x", "xs[::-1]", "教师笔记"):
+        assert gone not in text
+    summing = cell_with(student, "def list_sum")
+    assert summing.source.splitlines() == [
+        "def list_sum(xs):",
+        '    """Return the sum of the numbers in xs."""',
+        f'    raise NotImplementedError("{gen.stub_message(1)}")',
+    ]
+    reversing = cell_with(student, "def reverse")
+    assert reversing.source.endswith('    raise NotImplementedError("练习未完成：' + message("checks.stub_default_hint") + '")')
+
+    assert any(c.outputs for c in code_cells(solution))
+    for cell in code_cells(student):
+        assert cell.outputs == [] and cell.execution_count is None
+        tags = cell.metadata.get("tags", [])
+        assert ("raises-exception" in tags) == gen.is_graded(cell)
+    checks = gen.graded_cells(student)
+    assert list(checks) == ["ex_sum", "ex_reverse"]
+    assert checks["ex_sum"].source == gen.graded_cells(solution)["ex_sum"].source
+    assert student.metadata["course"] == {"notebook": "demo.ipynb"}
+    assert student.metadata["language_info"] == {"name": "python"}
+    nbformat.validate(student)
+
+
+def test_generation_is_deterministic(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    assert [p.name for p in gen.generate(SOLUTIONS, first)] == ["demo.ipynb"]
+    assert [p.name for p in gen.generate(SOLUTIONS, second)] == ["demo.ipynb"]
+    data = (first / "demo.ipynb").read_bytes()
+    assert data == (second / "demo.ipynb").read_bytes() == gen.render(DEMO)
+    assert data == (STUDENTS / "demo.ipynb").read_bytes()
+    # Re-running writes nothing; regenerating from the student version changes nothing either.
+    mtime = (first / "demo.ipynb").stat().st_mtime_ns
+    assert gen.generate(SOLUTIONS, first) == []
+    assert (first / "demo.ipynb").stat().st_mtime_ns == mtime
+    assert gen.dumps(gen.make_student_notebook(read(first / "demo.ipynb"), "demo.ipynb")) == data
+
+
+def test_stub_rules_and_marker_errors():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1\n### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION\nprint(x)"),
+        nbformat.v4.new_code_cell("def f():\n    ### EXERCISE: 2\n    ### BEGIN SOLUTION\n"
+                                  "    return 1\n    ### END SOLUTION"),
+        nbformat.v4.new_markdown_cell("答案：\n### BEGIN SOLUTION\n因为……\n### END SOLUTION"),
+    ])
+    student = gen.make_student_notebook(nb)
+    top, nested, markdown = student.cells
+    assert top.source == 'x = 1\nraise NotImplementedError("练习未完成：' + message("checks.stub_default_hint") + '")\nprint(x)'
+    assert top.metadata["tags"] == ["raises-exception"]  # a top-level stub raises on "Run All"
+    assert "tags" not in nested.metadata  # raises only when called
+    assert nested.source.endswith(f'    raise NotImplementedError("{gen.stub_message(2)}")')
+    assert gen.stub_message(2).startswith("练习未完成：练习 2。") and "「练习 2 · 提示」" in gen.stub_message(2)
+    assert markdown.source == "答案：\n" + message("checks.stub_markdown")
+    compile(nested.source, "<stub>", "exec")
+
+    with pytest.raises(ValueError, match="HINT:' is retired"):
+        gen.make_student_notebook(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+            "def f():\n    ### HINT: return 1\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION")]))
+    for bad in ("### BEGIN SOLUTION\nx = 1", "x = 1\n### END SOLUTION",
+                "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION"):
+        with pytest.raises(ValueError, match="SOLUTION"):
+            gen.make_student_notebook(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(bad)]))
+    twice = read(DEMO)
+    twice.cells.append(copy.deepcopy(gen.graded_cells(twice)["ex_sum"]))
+    with pytest.raises(ValueError, match="duplicate grade_id 'ex_sum'"):
+        gen.make_student_notebook(twice)
+
+
+def test_check_detects_drift(tmp_path, capsys):
+    assert gen.main(["--src", str(SOLUTIONS), "--dst", str(STUDENTS), "--check"]) == 0
+
+    dst = tmp_path / "notebooks"
+    shutil.copytree(STUDENTS, dst)
+    edited = read(dst / "demo.ipynb")
+    cell_with(edited, "def reverse").source = "def reverse(xs):\n    return xs[::-1]"
+    nbformat.write(edited, str(dst / "demo.ipynb"))
+    (dst / "stale.ipynb").write_bytes((STUDENTS / "demo.ipynb").read_bytes())
+    capsys.readouterr()
+    assert gen.main(["--src", str(SOLUTIONS), "--dst", str(dst), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "different: " + str(dst / "demo.ipynb") in out
+    assert "extra:     " + str(dst / "stale.ipynb") in out
+
+    (dst / "demo.ipynb").unlink()
+    assert gen.out_of_sync(SOLUTIONS, dst)[0].startswith("missing:   ")
+    assert gen.main(["--src", str(SOLUTIONS), "--dst", str(dst), "--prune"]) == 0
+    assert sorted(p.name for p in dst.iterdir()) == ["demo.ipynb"]
+    assert gen.out_of_sync(SOLUTIONS, dst) == []
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def test_run_check_verdicts(capsys):
+    def ok():
+        return 7
+
+    assert run_check("ex_a", 3, ok) == 7
+    assert capsys.readouterr().out == "✅ 练习 ex_a 通过：3/3 分\n"
+
+    def stub(xs):
+        raise NotImplementedError("练习未完成：提示文字")
+
+    @graded("ex_b", points=2)
+    def check_b(fn):
+        with case("用例 1"):
+            assert_equal(6, fn([1, 2, 3]), what="返回值")
+
+    with pytest.raises(ExerciseIncomplete, match="：提示文字"):
+        check_b(stub)
+    assert capsys.readouterr().out.startswith("❌ 练习 ex_b 未完成（0 分）：")
+
+    with pytest.raises(ExerciseFailed, match="用例 1：返回值不对：期望 6，实际 5"):
+        check_b(lambda xs: 5)
+    assert capsys.readouterr().out.startswith("❌ 练习 ex_b 未通过（0/2 分）：用例 1：")
+
+    with pytest.raises(ExerciseFailed, match="^你的代码出错了（用例 1）\n") as info:
+        check_b(lambda: 0)
+    assert "    TypeError: " in str(info.value)  # the student's line, then the exception
+    out = capsys.readouterr().out
+    assert out.startswith("❌ 练习 ex_b 未通过（0/2 分）：你的代码出错了（用例 1）\n")
+    # what IPython shows: one short line, the verdict above is not repeated
+    assert info.value._render_traceback_() == ["ExerciseFailed: " + message(ExerciseFailed.SHORT_KEY)]
+    assert "TypeError" in info.value.full_traceback and out.count("TypeError") == 1
+    assert ExerciseFailed("错")._render_traceback_() == ["ExerciseFailed: 错"]  # not announced
+
+    @graded("ex_c", points=1)
+    def check_hidden(fn):
+        with case("隐藏用例 2", hidden=True):
+            assert_equal([3, 2], fn([2, 3]), what="返回值")
+
+    with pytest.raises(ExerciseFailed) as info:
+        check_hidden(lambda xs: [2, 2])
+    assert str(info.value) == "隐藏用例 2：返回值[0]不对：期望 3，实际 2"
+
+    # An error the launcher brings back from a rank: the rank's own exception is `original`.
+    class RankError(RuntimeError):
+        def __init__(self, message, rank, original):
+            super().__init__(message)
+            self.rank, self.original = rank, original
+
+    def remote_stub():
+        raise RankError("rank 1 of 2 raised NotImplementedError: 练习未完成：写 ring", 1, None)
+
+    with pytest.raises(ExerciseIncomplete, match="：写 ring"):
+        run_check("ex_d", 1, remote_stub)
+
+    def remote_wrong():
+        raise RankError("rank 1 of 2 raised ExerciseFailed", 1, ExerciseFailed("结果不对"))
+
+    with pytest.raises(ExerciseFailed, match="rank 1 上：结果不对"):
+        run_check("ex_d", 1, remote_wrong)
+
+
+def test_assert_close_messages():
+    assert_close([1.0, {"a": (2, 3)}], [1.0 + 1e-9, {"a": (2, 3)}], what="x")
+    with pytest.raises(ExerciseFailed, match=r"x\[1\]\['a'\]\[1\]不对：期望 3，实际 4"):
+        assert_close([1.0, {"a": (2, 3)}], [1.0, {"a": (2, 4)}], what="x")
+    with pytest.raises(ExerciseFailed, match="rank 2 上的x长度不对：期望 2，实际 1"):
+        assert_close([1, 2], [1], what="x", rank=2)
+    with pytest.raises(ExerciseFailed, match="类型不对"):
+        assert_equal(6, "6", what="x")
+    with pytest.raises(ExerciseFailed, match="期望 0.1，实际 0.2"):
+        assert_close(0.1, 0.2, what="x")
+
+
+def test_compare_tensors_names_first_mismatch():
+    torch = pytest.importorskip("torch")
+    expected = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    compare_tensors(expected, expected + 1e-7, what="梯度")
+    got = expected.clone()
+    got[1, 2] = 99.0
+    got[2, 0] = -1.0
+    with pytest.raises(ExerciseFailed) as info:
+        compare_tensors(expected, got, what="all-reduce 的结果", rank=3)
+    message = str(info.value)
+    assert message.startswith("rank 3 上的all-reduce 的结果不对：第一个不一致的元素在下标 (1, 2)")
+    assert "期望 6，实际 99" in message and "共 2/12 个元素不一致" in message
+    with pytest.raises(ExerciseFailed, match=r"形状不对：期望 \(3, 4\)，实际 \(12,\)"):
+        compare_tensors(expected, got.flatten(), what="结果")
+    with pytest.raises(ExerciseFailed, match="数据类型不对"):
+        compare_tensors(expected, expected.double(), what="结果")
+    with pytest.raises(ExerciseFailed, match="应该是 torch.Tensor"):
+        compare_tensors(expected, expected.tolist(), what="结果")
+    with pytest.raises(ExerciseFailed, match="第一个不一致的元素在下标 \\(1, 2\\)"):
+        assert_close(expected, got, what="结果")  # dispatches to compare_tensors
+    compare_tensors(expected, got, what="结果", atol=100)
+
+
+# --------------------------------------------------------------------------- student notebook
+
+
+def test_student_notebook_runs_to_the_end(tmp_path):
+    """"Run All" semantics (nbclient, as nbval and JupyterLab): errors stop the run unless the
+    cell is tagged raises-exception, so the unfinished checks must not stop the notebook."""
+    from nbclient import NotebookClient
+
+    nb = read(STUDENTS / "demo.ipynb")
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    for grade_id, cell in gen.graded_cells(nb).items():
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert [e.ename for e in errors] == ["ExerciseIncomplete"]
+        # a short error that does not repeat the verdict (nor a traceback through the checks)
+        assert errors[0].traceback == [f"ExerciseIncomplete: {message(ExerciseIncomplete.SHORT_KEY)}"]
+        verdict = "".join(o.text for o in cell.outputs if o.output_type == "stream")
+        assert verdict.startswith(f"❌ 练习 {grade_id} 未完成（0 分）：")
+    assert nb.cells[-1].outputs[0].text == "笔记本运行到了最后\n"
+
+
+# --------------------------------------------------------------------------- grader
+
+
+def _variant(path: Path, edit=None, source: Path = DEMO):
+    nb = read(source)
+    if edit is not None:
+        edit(nb)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+
+
+def _insert_after_first_check(code: str):
+    def edit(nb):
+        at = nb.cells.index(gen.graded_cells(nb)["ex_sum"])
+        nb.cells.insert(at + 1, nbformat.v4.new_code_cell(code))
+    return edit
+
+
+def _wrong_reverse(nb):
+    cell_with(nb, "def reverse").source = "def reverse(xs):\n    return list(xs)"
+    del gen.graded_cells(nb)["ex_sum"].metadata["nbgrader"]  # still found by its cell id
+
+
+def _tampered_and_deleted(nb):
+    checks = gen.graded_cells(nb)
+    checks["ex_sum"].source = 'print("✅ 练习 ex_sum 通过：2/2 分")'
+    nb.cells.remove(checks["ex_reverse"])
+    cell_with(nb, "def reverse").source = "def reverse(xs):\n    return xs[::-1]"
+
+
+@pytest.fixture(scope="module")
+def graded_folder(tmp_path_factory):
+    """Grade a folder of submissions once with the command line; keep everything to inspect."""
+    root = tmp_path_factory.mktemp("grading")
+    subs = root / "submissions"
+    shutil.copytree(STUDENTS, subs / "alice")  # untouched student version...
+    (subs / "alice" / "demo.ipynb").rename(subs / "alice" / "homework.ipynb")  # ...renamed
+    _variant(subs / "bob" / "demo.ipynb")  # the solution itself
+    _variant(subs / "carol" / "demo.ipynb", _wrong_reverse)
+    _variant(subs / "dave" / "demo.ipynb", _tampered_and_deleted, source=STUDENTS / "demo.ipynb")
+    _variant(subs / "erin" / "demo.ipynb", _insert_after_first_check("import time\ntime.sleep(600)"))
+    _variant(subs / "frank" / "demo.ipynb", _insert_after_first_check("import os\nos._exit(1)"))
+    _variant(subs / "alice" / ".ipynb_checkpoints" / "homework-checkpoint.ipynb")
+    (subs / "zoe").mkdir()
+    (subs / "zoe" / "unrelated.ipynb").write_bytes((STUDENTS / "demo.ipynb").read_bytes().replace(
+        b'"notebook": "demo.ipynb"', b'"notebook": "other.ipynb"'))
+    (subs / "henry").mkdir()
+    (subs / "henry" / "demo.ipynb").write_bytes(b'{"cells": [')  # truncated upload
+    files = sorted(subs.rglob("*.ipynb"))
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+
+    out = root / "grades"
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",
+         str(SOLUTIONS), "--timeout", "120", "--cell-timeout", str(CELL_TIMEOUT)],
+        capture_output=True, text=True, cwd=root, timeout=300)
+    seconds = time.monotonic() - start
+    after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+    report = json.loads((out / "grades.json").read_text(encoding="utf-8"))
+    by_name = {s["submission"].split(os.sep)[0]: s for s in report["submissions"]}
+    return {"proc": proc, "out": out, "by_name": by_name, "before": before, "after": after,
+            "seconds": seconds, "report": report}
+
+
+def _points(submission) -> dict:
+    return {e["grade_id"]: e["points"] for e in submission["exercises"]}
+
+
+def _message(submission, grade_id) -> str:
+    (message,) = [e["message"] for e in submission["exercises"] if e["grade_id"] == grade_id]
+    return message
+
+
+def test_grader_scores_each_case(graded_folder):
+    proc, by_name = graded_folder["proc"], graded_folder["by_name"]
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(by_name) == ["alice", "bob", "carol", "dave", "erin", "frank", "henry", "zoe"]
+    assert len(graded_folder["report"]["submissions"]) == 8  # the checkpoint was skipped
+
+    bob = by_name["bob"]
+    assert (bob["total"], bob["max_total"], bob["error"]) == (5, 5, None)
+    assert _message(bob, "ex_sum") == "✅ 练习 ex_sum 通过：2/2 分"
+
+    alice = by_name["alice"]  # found through metadata.course.notebook despite its name
+    assert alice["notebook"] == "demo.ipynb" and alice["total"] == 0
+    assert _message(alice, "ex_reverse").startswith("❌ 练习 ex_reverse 未完成（0 分）")
+
+    carol = by_name["carol"]
+    assert _points(carol) == {"ex_sum": 2, "ex_reverse": 0}
+    assert _message(carol, "ex_reverse") == (
+        "❌ 练习 ex_reverse 未通过（0/3 分）：用例 reverse([1, 2, 3])：返回值[0]不对：期望 3，实际 1")
+
+    dave = by_name["dave"]  # the edited check was restored; the deleted one scores 0
+    assert _points(dave) == {"ex_sum": 0, "ex_reverse": 0}
+    assert "未完成" in _message(dave, "ex_sum")
+    assert _message(dave, "ex_reverse") == "检查单元格被删除"
+
+    erin = by_name["erin"]  # a hung cell: stopped after the cell timeout, the rest scores 0
+    assert _points(erin) == {"ex_sum": 2, "ex_reverse": 0}
+    assert "超时" in _message(erin, "ex_reverse") and "超时" in erin["error"]
+    assert erin["seconds"] < CELL_TIMEOUT + 30
+
+    frank = by_name["frank"]  # the kernel died
+    assert _points(frank) == {"ex_sum": 2, "ex_reverse": 0}
+    assert "崩溃" in _message(frank, "ex_reverse")
+
+    henry = by_name["henry"]  # unreadable: every check scores 0, the grader goes on
+    assert _points(henry) == {"ex_sum": 0, "ex_reverse": 0} and henry["max_total"] == 5
+    assert "无法读取笔记本" in henry["error"]
+
+    zoe = by_name["zoe"]
+    assert zoe["total"] == 0 and "找不到对应的原始笔记本" in zoe["error"]
+
+
+def test_grader_writes_table_and_never_touches_submissions(graded_folder):
+    assert graded_folder["after"] == graded_folder["before"]
+    with (graded_folder["out"] / "grades.csv").open(encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 8
+    carol = next(r for r in rows if r["submission"].startswith("carol"))
+    assert (carol["total"], carol["max_total"], carol["ex_sum"], carol["ex_reverse max"]) == (
+        "2", "5", "2", "3")
+    assert "期望 3，实际 1" in carol["ex_reverse message"]
+    stdout = graded_folder["proc"].stdout
+    assert "== demo.ipynb ==" in stdout and "总分" in stdout
+    assert any(line.startswith("bob") and "5/5" in line for line in stdout.splitlines())
+
+
+def test_grader_overall_time_limit(tmp_path):
+    path = tmp_path / "demo.ipynb"
+    _variant(path, _insert_after_first_check("import time\ntime.sleep(600)"))
+    start = time.monotonic()
+    result = grade_submission(path, load_sources(SOLUTIONS), timeout=5, cell_timeout=100)
+    assert time.monotonic() - start < 25
+    assert result.exercises[-1].points == 0
+    assert "总时间限制 5 秒" in result.exercises[-1].message
+
+
+def test_grader_misuse(tmp_path, capsys):
+    assert grade_main([str(tmp_path / "nothing-here")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert grade_main([str(tmp_path), "--solutions", str(SOLUTIONS)]) == 2
+    assert "no .ipynb notebooks found" in capsys.readouterr().err
+    (tmp_path / "a.ipynb").write_bytes(DEMO.read_bytes())
+    assert grade_main([str(tmp_path), "--solutions", str(tmp_path / "none")]) == 2
+    assert "no solution notebooks" in capsys.readouterr().err

@@ -1,0 +1,174 @@
+"""The messages layer (labs.messages) and the figures' font (labs.fonts).
+
+Every message exists in every language with the same fields; every key the code asks for
+exists; no Chinese string is left in labs/ outside labs/messages/ (so the English edition
+switches all of them); the language follows LABS_LANG, then the notebook's edition folder; a
+machine without a CJK font draws English labels after one notice, never boxes.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from labs import fonts, messages
+
+ROOT = Path(__file__).resolve().parents[3]
+LABS = ROOT / "labs"
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+
+
+def test_every_message_in_every_language_with_the_same_fields():
+    assert messages.areas(), "no catalogs in labs/messages"
+    clashes = set(messages.areas()) & set(messages.__all__)
+    assert not clashes, f"a catalog named like the package's functions hides them: {clashes}"
+    for area in messages.areas():
+        for name, entry in messages.catalog(area).items():
+            key = f"{area}.{name}"
+            assert set(entry) == set(messages.LANGUAGES), f"{key}: languages {sorted(entry)}"
+            assert all(isinstance(t, str) and t.strip() for t in entry.values()), key
+            assert not CJK.search(entry["en"]), f"{key}: Chinese in the English text"
+            wanted = messages.fields(entry["zh"])
+            for lang, template in entry.items():
+                assert messages.fields(template) == wanted, (
+                    f"{key}: {lang} fills {sorted(messages.fields(template))}, zh {sorted(wanted)}")
+
+
+def _python_files():
+    return [p for p in sorted(LABS.rglob("*.py")) if "messages" not in p.relative_to(LABS).parts]
+
+
+def _code_files():
+    """labs/ outside its catalogs, and the grader: every file that asks for a message."""
+    return _python_files() + sorted((ROOT / "grader").rglob("*.py"))
+
+
+def _docstrings(tree) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                ids.add(id(body[0].value))
+    return ids
+
+
+def test_no_chinese_string_outside_the_messages_package():
+    found = []
+    for path in _python_files():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in docs and CJK.search(node.value)):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value[:40]!r}")
+    assert not found, (f"{len(found)} Chinese string(s) outside labs/messages/ "
+                       "(move them into a catalog):\n" + "\n".join(found[:40]))
+
+
+KEY_CALL = re.compile(r"""\b(?:text|_t|label|_label|msg|lazy|why)\(\s*["']([a-z0-9_]+(?:\.[a-z0-9_]+)?)["']""")
+
+
+def test_every_key_the_code_asks_for_exists():
+    missing = []
+    for path in _code_files():
+        for match in KEY_CALL.finditer(path.read_text(encoding="utf-8")):
+            key = match.group(1)
+            area, _, name = key.partition(".")
+            if not name:  # every key is area.name, in full
+                missing.append(f"{path.relative_to(ROOT)}: {key} (not area.name)")
+                continue
+            try:
+                catalog = messages.catalog(area)
+            except KeyError:
+                missing.append(f"{path.relative_to(ROOT)}: {key} (no catalog {area})")
+                continue
+            if name not in catalog:
+                missing.append(f"{path.relative_to(ROOT)}: {key}")
+    assert not missing, "messages asked for but not in a catalog:\n" + "\n".join(missing)
+
+
+def test_no_key_is_built_at_run_time():
+    """grep finds every use of a message: a key is written out in full where it is used (or in
+    a dict literal from a value to its key), never assembled from parts."""
+    areas = "|".join(messages.areas())
+    built = re.compile(rf"""\b(?:text|_t|label|_label|msg|lazy|why)\(\s*f["']|\bf["'](?:{areas})\.\w*\{{""")
+    found = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in _code_files()
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if built.search(line)]
+    assert not found, "message keys built at run time:\n" + "\n".join(found)
+
+
+def test_language_rules(monkeypatch, tmp_path):
+    monkeypatch.delenv(messages.LANG_ENV, raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert messages.language() == "zh"
+    (tmp_path / "en").mkdir()
+    monkeypatch.chdir(tmp_path / "en")
+    assert messages.language() == "en"  # nbval / nbconvert / grader: the notebook's folder
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "notebooks" / "2.0_collectives.ipynb"))
+    assert messages.language() == "zh"  # JupyterLab: the notebook's path wins over the cwd
+    monkeypatch.setenv("JPY_SESSION_NAME", "notebooks/en/2.0_collectives.ipynb")
+    assert messages.language() == "en"
+    # an English notebook a student copied out of notebooks/en/ still speaks English (its
+    # metadata); a Chinese one, or a file that cannot be read, speaks Chinese
+    desktop = tmp_path / "desktop"
+    desktop.mkdir()
+    (desktop / "mine.ipynb").write_text('{"metadata": {"course": {"language": "en"}}}')
+    (desktop / "zh.ipynb").write_text('{"metadata": {"course": {"notebook": "x.ipynb"}}}')
+    (desktop / "broken.ipynb").write_text('{"metadata": ')
+    for name, lang in (("mine", "en"), ("zh", "zh"), ("broken", "zh")):
+        monkeypatch.setenv("JPY_SESSION_NAME", str(desktop / f"{name}.ipynb"))
+        assert messages.language() == lang, name
+    monkeypatch.chdir(desktop)
+    monkeypatch.setenv("JPY_SESSION_NAME", "mine.ipynb")  # a path relative to the server
+    assert messages.language() == "en"
+    monkeypatch.setenv(messages.LANG_ENV, "zh")
+    assert messages.language() == "zh"
+    messages.set_language("en")
+    assert messages.language() == "en"
+    messages.set_language(None)
+    monkeypatch.setenv(messages.LANG_ENV, "fr")
+    with pytest.raises(ValueError, match="LABS_LANG=zh or LABS_LANG=en"):
+        messages.language()
+    with pytest.raises(ValueError, match="choose one of zh, en"):
+        messages.set_language("fr")
+
+
+def test_text_fills_fields_and_names_a_missing_key():
+    zh = messages.text("plots.no_cjk_font", lang="zh", family="F")
+    en = messages.text("plots.no_cjk_font", lang="en", family="F")
+    assert "F" in zh and "F" in en and CJK.search(zh) and not CJK.search(en)
+    with pytest.raises(KeyError, match="no message 'plots.nope'"):
+        messages.text("plots.nope")
+    with pytest.raises(KeyError, match="no message catalog labs.messages.nope"):
+        messages.text("nope.x")
+
+
+def test_the_cjk_font_is_registered_and_draws_chinese():
+    import matplotlib.pyplot as plt
+    from tests.support.figure_checks import draw
+
+    assert fonts.setup(), "no CJK font: requirements.txt pins mplfonts, which provides one"
+    assert fonts.plot_language("zh") == "zh"
+    fig, ax = plt.subplots()
+    ax.set_title("消息大小与 all-reduce 耗时（毫秒）")
+    draw(fig)  # fails on a missing glyph
+    plt.close(fig)
+
+
+def test_without_a_cjk_font_labels_are_english_after_one_notice(monkeypatch):
+    monkeypatch.setattr(fonts, "_state", {"done": False, "file": None, "noticed": False})
+    monkeypatch.setattr(fonts, "font_file", lambda: None)
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stdout", out)
+    assert fonts.plot_language("zh") == "en"
+    assert fonts.plot_language("zh") == "en"
+    assert fonts.plot_language("en") == "en"
+    lines = out.getvalue().strip().splitlines()
+    assert len(lines) == 1 and "mplfonts" in lines[0], lines

@@ -1,0 +1,88 @@
+"""Notebook 2.2's exercise 7 (the sequence-parallel MLP block by hand): its check, on real ranks.
+
+The solution cell of solutions/2.2 passes; a copy whose all-gather backward only keeps its own
+positions (no sum over the group) is named as that gradient; one adding the bias before the
+reduce-scatter is caught on the output; one whose reduce-scatter forgets ``group`` passes the
+shown cases and fails on the hidden two-group case; one calling the course's own
+sequence-parallel operator is refused; the untouched student stub is reported 未完成.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
+from labs.exercises.tensor_parallel_checks import check_sequence_parallel_mlp
+from labs.tensor_parallel import comm
+from tests.support.exercise_cells import cell_source, define, replaced, verdict
+
+NAME = "2.2_model_parallel.ipynb"
+
+
+def _cell(folder: str) -> str:
+    return cell_source(NAME, "ex2_2_sequence_parallel_mlp_solution", folder)
+
+
+def _submission(source: str):
+    """The cell's two Functions and its block (torch, dist, F and comm imported by the setup cell)."""
+    return define(source, ("SeqAllGather", "SeqReduceScatter", "sp_mlp_forward"), "sp_submission",
+                  torch=torch, dist=dist, F=F, comm=comm)
+
+
+def _variant(old: str, new: str):
+    return _submission(replaced(_cell("solutions"), old, new))
+
+
+_verdict = verdict
+
+
+def test_solution_passes(capsys):
+    check_sequence_parallel_mlp(*_submission(_cell("solutions")))
+    assert "✅ 练习 7 通过：4/4 分" in _verdict(capsys)
+
+
+def test_all_gather_backward_without_the_sum_names_that_gradient(capsys):
+    old = ("dist.reduce_scatter_single(mine, full, group=ctx.group)  # sum over ranks, my positions\n"
+           "        return mine.movedim(0, 1), None")
+    new = "return grad.chunk(t, dim=1)[dist.get_rank(ctx.group)], None"
+    with pytest.raises(ExerciseFailed) as info:
+        check_sequence_parallel_mlp(*_variant(old, new))
+    message = str(info.value)
+    assert message.startswith("用例 1") and "SeqAllGather 反向传回的梯度" in message, message
+    assert "看提示 1" in message and "练习 7 · 提示 1" in _verdict(capsys)
+
+
+def test_bias_before_the_reduce_scatter_is_caught_on_the_output(capsys):
+    with pytest.raises(ExerciseFailed) as info:
+        check_sequence_parallel_mlp(*_variant("SeqReduceScatter.apply(partial, group) + proj_b",
+                                              "SeqReduceScatter.apply(partial + proj_b, group)"))
+    message = str(info.value)
+    assert "sp_mlp_forward 的输出" in message and "只能在 reduce-scatter 之后加一次" in message
+    capsys.readouterr()
+
+
+def test_reduce_scatter_without_group_fails_only_on_the_hidden_group_case(capsys):
+    with pytest.raises(ExerciseFailed) as info:
+        check_sequence_parallel_mlp(*_variant("dist.reduce_scatter_single(mine, full, group=group)",
+                                              "dist.reduce_scatter_single(mine, full)"))
+    out = _verdict(capsys)
+    assert "隐藏用例 3" in str(info.value), str(info.value)  # the shown cases pass
+    assert out.startswith("❌ 练习 7 未通过（0/4 分）") and "函数 forward" in out, out
+
+
+def test_the_courses_sequence_parallel_operator_is_refused(capsys):
+    with pytest.raises(ExerciseFailed) as info:
+        check_sequence_parallel_mlp(*_variant(
+            "x = SeqAllGather.apply(x_shard, group)",
+            "x = comm.gather_from_sequence_parallel_region(x_shard, group=group)"))
+    assert ("不能使用现成的 labs.tensor_parallel.comm.gather_from_sequence_parallel_region"
+            in str(info.value)), str(info.value)
+    capsys.readouterr()
+
+
+def test_untouched_stub_is_reported_unfinished(capsys):
+    with pytest.raises(ExerciseIncomplete):
+        check_sequence_parallel_mlp(*_submission(_cell("notebooks")))
+    assert "未完成" in _verdict(capsys)

@@ -1,0 +1,100 @@
+"""Grading notebook 2.0 from the command line, as an instructor would.
+
+Three submissions are graded in one run: the solution notebook (full marks), the untouched
+student notebook (zero, every exercise "未完成"), and a copy of the solution whose ring
+all-reduce forgets the all-gather phase (partial marks, with the rank/element message).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.exercises import catalog
+from labs.exercises.generate import graded_cells
+from tests.support import grading
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTION = ROOT / "solutions" / "2.0_collectives.ipynb"
+STUDENT = ROOT / "notebooks" / "2.0_collectives.ipynb"
+SOLUTION_EN = ROOT / "solutions" / "en" / "2.0_collectives.ipynb"
+STUDENT_EN = ROOT / "notebooks" / "en" / "2.0_collectives.ipynb"
+POINTS = catalog.points("2.0_collectives.ipynb")  # the declaration's (labs/messages/exercises.py)
+TOTAL = sum(POINTS.values())
+
+
+def _plant_wrong_ring(nb):
+    """The solution with the ring's all-gather loop removed: only reduce-scatter is done."""
+    cell = grading.solution_cell(nb, "ex2_0_ring_all_reduce_solution")
+    lines = cell.source.split("\n")
+    start = next(i for i, line in enumerate(lines) if "# all-gather" in line)
+    end = next(i for i, line in enumerate(lines) if "END SOLUTION" in line)
+    assert start < end
+    cell.source = "\n".join(lines[:start] + lines[end:])
+    return nb
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    # both editions in one run: the grader finds each one's source by its language
+    return grading.grade(tmp_path_factory.mktemp("grading_2_0"), SOLUTION.name, {
+        "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
+        "planted": _plant_wrong_ring(grading.read(SOLUTION)),
+        "solution_en": grading.read(SOLUTION_EN), "untouched_en": grading.read(STUDENT_EN),
+        "planted_en": _plant_wrong_ring(grading.read(SOLUTION_EN))}, timeout=240)
+
+
+def test_notebook_declares_the_graded_exercises():
+    nb = nbformat.read(str(SOLUTION), as_version=4)
+    cells = graded_cells(nb)
+    assert {gid: c.metadata["nbgrader"]["points"] for gid, c in cells.items()} == POINTS
+    for cell in cells.values():
+        assert cell.metadata["nbgrader"] == {
+            "grade": True, "grade_id": cell.metadata["nbgrader"]["grade_id"],
+            "points": cell.metadata["nbgrader"]["points"], "solution": False,
+            "locked": True, "schema_version": 3}
+
+
+def test_solution_scores_full_marks(report):
+    solution = report["solution"]
+    assert solution["error"] is None
+    assert (solution["total"], solution["max_total"]) == (TOTAL, TOTAL)
+    for gid, e in grading.by_id(solution).items():
+        assert e["message"] == f"✅ {catalog.label(gid)} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
+
+
+def test_untouched_student_notebook_scores_zero(report):
+    untouched = report["untouched"]
+    assert untouched["error"] is None  # "Run All" reached the end
+    assert (untouched["total"], untouched["max_total"]) == (0, TOTAL)
+    for gid, e in grading.by_id(untouched).items():
+        assert e["message"].startswith(f"❌ {catalog.label(gid)} 未完成（0 分）：练习代码还没有写"), e["message"]
+
+
+def test_planted_wrong_ring_scores_partial_marks_with_the_reason(report):
+    planted = report["planted"]
+    assert (planted["total"], planted["max_total"]) == (TOTAL - POINTS["ex2_0_ring_all_reduce"], TOTAL)
+    exercises = grading.by_id(planted)
+    assert {gid: e["points"] for gid, e in exercises.items()} == {**POINTS, "ex2_0_ring_all_reduce": 0}
+    message = exercises["ex2_0_ring_all_reduce"]["message"]
+    assert re.fullmatch(
+        r"❌ 练习 1 未通过（0/3 分）：用例 1：4 个 rank，长度 8："
+        r"rank \d 上的all-reduce 的结果不对：第一个不一致的元素在下标 \(\d+,\)，"
+        r"期望 -?\d+(\.\d+)?，实际 -?\d+(\.\d+)?（共 \d+/8 个元素不一致.*）", message), message
+
+
+def test_the_english_edition_gets_the_same_points_with_english_messages(report):
+    for who in ("solution", "untouched", "planted"):
+        zh, en = report[who], report[who + "_en"]
+        assert en["notebook"] == "en/" + zh["notebook"]
+        assert grading.points(en) == grading.points(zh), who
+    messages = {gid: e["message"] for gid, e in grading.by_id(report["solution_en"]).items()}
+    assert messages["ex2_0_ring_bytes"] == "✅ Exercise 3 passed: 1/1 points"
+    for e in report["untouched_en"]["exercises"]:
+        number = catalog.EXERCISES[e["grade_id"]].number
+        assert e["message"].startswith(f"❌ Exercise {number} not done yet (0 points)"), e
+    wrong = grading.by_id(report["planted_en"])["ex2_0_ring_all_reduce"]["message"]
+    assert wrong.startswith("❌ Exercise 1 failed (0/3 points): Case 1: 4 ranks, length 8:"), wrong

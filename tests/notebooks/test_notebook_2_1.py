@@ -1,0 +1,91 @@
+"""Notebook 2.1: the grader gives the solutions full marks, the untouched student version zero,
+and planted wrong answers (buckets; ZeRO-1's broadcast src) partial marks with the check's
+message (asserted on grades.json).
+
+To stay fast the submissions keep the notebook's setup cell and its exercise section only (the
+exercises do not depend on the sections before them); nbval runs the whole notebooks:
+``pytest --nbval-lax solutions/2.1_data_parallel.ipynb notebooks/2.1_data_parallel.ipynb``.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.exercises import catalog, generate
+from tests.support import grading
+
+ROOT = Path(__file__).resolve().parents[2]
+NAME = "2.1_data_parallel.ipynb"
+SOLUTION = ROOT / "solutions" / NAME
+STUDENT = ROOT / "notebooks" / NAME
+POINTS = catalog.points(NAME)  # the declaration's (labs/messages/exercises.py)
+
+
+def plant_wrong_buckets(nb):
+    """make_buckets walking the tensors in forward order: a plausible student mistake."""
+    (cell,) = [c for c in nb.cells if c.source.startswith("def make_buckets")]
+    cell.source = cell.source.replace("for i in reversed(range(len(sizes_bytes))):",
+                                      "for i in range(len(sizes_bytes)):")
+    assert "range(len(sizes_bytes)):" in cell.source
+    return nb
+
+
+def plant_wrong_zero1(nb):
+    """MyZero1 broadcasting from the owner's rank in the group, not its global rank: right on
+    the default group, wrong on the hidden case with two groups {0, 1}, {2, 3}."""
+    (cell,) = [c for c in nb.cells if c.source.startswith("class MyZero1")]
+    old = "src=self.global_ranks[self.owner[i]]"
+    assert old in cell.source
+    cell.source = cell.source.replace(old, "src=self.owner[i]")
+    return nb
+
+
+@pytest.fixture(scope="module")
+def grades(tmp_path_factory):
+    return grading.grade(tmp_path_factory.mktemp("grading_2_1"), NAME, {
+        "solution": grading.exercise_cells(grading.read(SOLUTION)),
+        "untouched": grading.exercise_cells(grading.read(STUDENT)),
+        "planted": plant_wrong_zero1(plant_wrong_buckets(
+            grading.exercise_cells(grading.read(SOLUTION))))},
+        timeout=300)
+
+
+def test_student_notebook_is_in_sync_with_the_solutions():
+    proc = subprocess.run([sys.executable, "-m", "labs.exercises.generate", "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    graded = generate.graded_cells(nbformat.read(str(SOLUTION), as_version=4))
+    assert {gid: int(c.metadata["nbgrader"]["points"]) for gid, c in graded.items()} == POINTS
+
+
+def test_solution_gets_full_marks(grades):
+    s = grades["solution"]
+    assert s["error"] is None
+    assert s["total"] == s["max_total"] == sum(POINTS.values())
+
+
+def test_untouched_student_notebook_gets_zero(grades):
+    s = grades["untouched"]
+    assert s["total"] == 0 and s["max_total"] == sum(POINTS.values())
+    for exercise in s["exercises"]:
+        assert "未完成" in exercise["message"], exercise
+
+
+def test_planted_wrong_answer_gets_partial_marks_with_the_reason(grades):
+    s = grades["planted"]
+    wrong_ids = {"ex2_1_buckets", "ex2_1_zero1"}
+    assert s["total"] == sum(POINTS.values()) - sum(POINTS[gid] for gid in wrong_ids)
+    wrong = grading.by_id(s)["ex2_1_buckets"]
+    assert wrong["points"] == 0
+    assert wrong["message"].startswith("❌ 练习 2 未通过"), wrong
+    assert "用例 make_buckets([4, 4, 4, 4], 8)：分桶结果[0][0]不对：期望 3，实际 0" in wrong["message"]
+    zero1 = grading.by_id(s)["ex2_1_zero1"]
+    assert zero1["points"] == 0
+    assert zero1["message"].startswith("❌ 练习 6 未通过"), zero1
+    assert "隐藏用例 3" in zero1["message"] and "函数 step" in zero1["message"], zero1
+    assert all(e["points"] == e["max_points"] for gid, e in grading.by_id(s).items()
+               if gid not in wrong_ids)

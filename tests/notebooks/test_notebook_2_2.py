@@ -1,0 +1,94 @@
+"""Grading notebook 2.2 from the command line, as an instructor would.
+
+Three submissions in one grader run: the solution notebook (full marks), the untouched student
+notebook (zero, every exercise "未完成"), and a copy of the solution whose parallel MLP forgets
+f (the copy-to-region before c_fc): the forward is still right, so the check must name the one
+gradient that is wrong -- the input's -- and whose sequence-parallel reduce-scatter forgets its
+group (right on the default group, wrong on the hidden case with two groups {0, 1}, {2, 3}),
+and give the other exercises their points.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from labs.exercises import catalog
+from labs.exercises.generate import graded_cells
+from tests.support import grading
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTION = ROOT / "solutions" / "2.2_model_parallel.ipynb"
+STUDENT = ROOT / "notebooks" / "2.2_model_parallel.ipynb"
+POINTS = catalog.points(SOLUTION.name)  # the declaration's (labs/messages/exercises.py)
+TOTAL = sum(POINTS.values())
+
+
+def _plant_missing_f(nb):
+    cell = grading.solution_cell(nb, "ex2_2_parallel_mlp_solution")
+    wrong = cell.source.replace("comm.copy_to_tensor_parallel_region(x, group=group)", "x")
+    assert wrong != cell.source
+    cell.source = wrong
+    return nb
+
+
+def _plant_sp_without_group(nb):
+    cell = grading.solution_cell(nb, "ex2_2_sequence_parallel_mlp_solution")
+    old = "dist.reduce_scatter_single(mine, full, group=group)"
+    assert cell.source.count(old) == 1
+    cell.source = cell.source.replace(old, "dist.reduce_scatter_single(mine, full)")
+    return nb
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    return grading.grade(tmp_path_factory.mktemp("grading_2_2"), SOLUTION.name, {
+        "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
+        "planted": _plant_sp_without_group(_plant_missing_f(grading.read(SOLUTION)))},
+        timeout=500)
+
+
+def test_notebook_declares_the_graded_exercises():
+    cells = graded_cells(nbformat.read(str(SOLUTION), as_version=4))
+    assert {gid: c.metadata["nbgrader"]["points"] for gid, c in cells.items()} == POINTS
+    for gid, cell in cells.items():
+        assert cell.metadata["nbgrader"] == {"grade": True, "grade_id": gid,
+                                             "points": POINTS[gid], "solution": False,
+                                             "locked": True, "schema_version": 3}
+
+
+def test_solution_scores_full_marks(report):
+    solution = report["solution"]
+    assert solution["error"] is None
+    assert (solution["total"], solution["max_total"]) == (TOTAL, TOTAL)
+    for gid, e in grading.by_id(solution).items():
+        assert e["message"] == f"✅ {catalog.label(gid)} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
+
+
+def test_untouched_student_notebook_scores_zero(report):
+    untouched = report["untouched"]
+    assert untouched["error"] is None  # "Run All" reached the end
+    assert (untouched["total"], untouched["max_total"]) == (0, TOTAL)
+    for gid, e in grading.by_id(untouched).items():
+        assert e["message"].startswith(f"❌ {catalog.label(gid)} 未完成（0 分）：练习代码还没有写"), e["message"]
+
+
+def test_missing_f_names_the_input_gradient(report):
+    planted = report["planted"]
+    assert (planted["total"], planted["max_total"]) == (TOTAL - 2 - 4, TOTAL)
+    exercises = grading.by_id(planted)
+    assert {gid: e["points"] for gid, e in exercises.items()} == {
+        **POINTS, "ex2_2_parallel_mlp": 0, "ex2_2_sequence_parallel_mlp": 0}
+    message = exercises["ex2_2_parallel_mlp"]["message"]
+    assert re.fullmatch(
+        r"❌ 练习 4 未通过（0/2 分）：用例 1：2 个 rank：rank 0：前向输出正确，"
+        r"但这些梯度不对：输入 x 的梯度不对：第一个不一致的元素在下标 \(\d+, \d+\).*"
+        r"正确的梯度：c_fc\.weight、c_fc\.bias、c_proj\.weight、c_proj\.bias。.*", message), message
+
+
+def test_sequence_parallel_without_group_fails_on_the_hidden_group_case(report):
+    message = grading.by_id(report["planted"])["ex2_2_sequence_parallel_mlp"]["message"]
+    assert message.startswith("❌ 练习 7 未通过（0/4 分）"), message
+    assert "隐藏用例 3" in message and "函数 forward" in message, message

@@ -1,0 +1,49 @@
+"""Notebook 2.3: the student version is in sync, and the grader scores its exercises fairly.
+
+Three submissions are graded in ONE grader run: the solution (full marks), the untouched
+student notebook (zero, "未完成"), and the solution with a planted wrong 1F1B order (partial,
+with the check's message). To keep the test short, each submission keeps only the setup cell,
+the exercise cells and their checks (the graded cells do not depend on the rest); nbval runs
+the whole notebooks (see README: make test).
+"""
+from __future__ import annotations
+
+import pytest
+
+from labs.exercises import catalog
+from tests.support import grading
+
+NAME = "2.3_pipeline_parallel.ipynb"
+EXERCISES = catalog.points(NAME)  # the declaration's (labs/messages/exercises.py)
+TOTAL = sum(EXERCISES.values())
+
+
+def _wrong_1f1b(nb):
+    (cell,) = [c for c in nb.cells if "def my_1f1b_order" in c.source]
+    cell.source = cell.source.replace("warmup = min(n_stages - stage - 1, m)",
+                                      "warmup = min(n_stages - stage, m)")
+    assert "n_stages - stage, m" in cell.source
+    return nb
+
+
+def test_student_notebook_is_generated_from_the_solution():
+    grading.assert_student_version(NAME, EXERCISES)
+
+
+@pytest.fixture(scope="module")
+def grades(tmp_path_factory):
+    return grading.grade_three(tmp_path_factory.mktemp("grading_2_3"), NAME, _wrong_1f1b)
+
+
+def test_grader_gives_full_marks_to_the_solution(grades):
+    grading.assert_full_marks(grades["solution"], EXERCISES, TOTAL)
+
+
+def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
+    grading.assert_zero_for_untouched(grades["untouched"], TOTAL)
+
+
+def test_grader_gives_partial_marks_with_the_checks_message(grades):
+    message = grading.only_lost(grades["wrong"], EXERCISES, "ex2_3_1f1b_order")
+    assert message == ("❌ 练习 2 未通过（0/3 分）：用例 one_f_one_b_order(4, 5, 1)："
+                       "顺序不对：第 3 个动作期望 B0，实际 F3（期望的开头：['F0', 'F1', 'F2', 'B0', 'F3']）")

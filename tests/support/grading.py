@@ -1,0 +1,112 @@
+"""Grading course notebooks from the tests, as an instructor would from the command line.
+
+Each notebook test grades its variants (the solution, the untouched student version, a planted
+wrong answer) in ONE run of ``python -m grader`` over a folder, one sub-folder each.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from labs.exercises import catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+# The hidden cases of every grading test come from this secret (deterministic runs); the checks
+# under other secrets are tested in tests/grader/test_record_judge.py and by the exercise tests.
+SECRET = "course-tests-2026"
+
+
+def read(path: Path):
+    return nbformat.read(str(path), as_version=4)
+
+
+def exercise_cells(nb):
+    """The setup cell (imports, environment) plus the exercise and check cells only: graded
+    cells do not depend on the sections before them, and nbval runs the whole notebooks."""
+    keep = [next(c for c in nb.cells if c.cell_type == "code")]
+    keep += [c for c in nb.cells[1:] if c.cell_type == "code" and "nbgrader" in c.metadata]
+    nb.cells = keep
+    return nb
+
+
+def solution_cell(nb, grade_id: str):
+    """The code cell carrying nbgrader ``grade_id``."""
+    (cell,) = [c for c in nb.cells if c.cell_type == "code"
+               and c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    return cell
+
+
+def grade(root: Path, name: str, variants: dict, *, timeout: float = 300) -> dict:
+    """Write each variant as ``submissions/<variant>/<name>``, grade them all in one run and
+    return ``{variant: that submission's record in grades.json}``."""
+    subs = root / "submissions"
+    for who, nb in variants.items():
+        (subs / who).mkdir(parents=True)
+        nbformat.write(nb, str(subs / who / name))
+    out = root / "grades"
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",
+         str(ROOT / "solutions"), "--timeout", str(timeout), "--cell-timeout", "120",
+         "--secret", SECRET],
+        capture_output=True, text=True, cwd=root, timeout=4 * timeout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((out / "grades.json").read_text(encoding="utf-8"))
+    return {Path(s["submission"]).parts[0]: s for s in data["submissions"]}
+
+
+def by_id(submission) -> dict:
+    return {e["grade_id"]: e for e in submission["exercises"]}
+
+
+# --- what every notebook's grading test asserts --------------------------------------------------
+
+def points(submission) -> dict:
+    """``{grade_id: points}`` of one graded submission."""
+    return {e["grade_id"]: e["points"] for e in submission["exercises"]}
+
+
+def grade_three(root: Path, name: str, plant, *, timeout: float = 240) -> dict:
+    """Grade the solution, the untouched student notebook and the solution with ``plant``
+    applied (a function that edits the notebook), keeping only the exercise cells."""
+    return grade(root, name, {
+        "solution": exercise_cells(read(ROOT / "solutions" / name)),
+        "untouched": exercise_cells(read(ROOT / "notebooks" / name)),
+        "wrong": plant(exercise_cells(read(ROOT / "solutions" / name)))}, timeout=timeout)
+
+
+def assert_student_version(name: str, exercises: dict) -> None:
+    """notebooks/``name`` is what the generator makes from solutions/``name``: answers
+    replaced by stubs, the graded cells those of ``exercises``."""
+    from labs.exercises import generate as gen
+
+    student = ROOT / "notebooks" / name
+    assert student.read_bytes() == gen.render(ROOT / "solutions" / name), \
+        "run: python -m labs.exercises.generate"
+    nb = read(student)
+    text = "\n".join(c.source for c in nb.cells)
+    assert "BEGIN SOLUTION" not in text and "练习未完成" in text
+    assert set(gen.graded_cells(nb)) == set(exercises)
+
+
+def assert_full_marks(submission, exercises: dict, total: int) -> None:
+    assert submission["error"] is None
+    assert points(submission) == exercises
+    assert submission["total"] == submission["max_total"] == total
+
+
+def assert_zero_for_untouched(submission, total: int) -> None:
+    assert submission["total"] == 0 and submission["max_total"] == total
+    for e in submission["exercises"]:
+        assert e["message"].startswith(f"❌ {catalog.label(e['grade_id'])} 未完成（0 分）"), e
+
+
+def only_lost(submission, exercises: dict, grade_id: str) -> str:
+    """Assert ``submission`` lost ``grade_id`` and nothing else; return that exercise's message."""
+    assert points(submission) == {**exercises, grade_id: 0}
+    (message,) = [e["message"] for e in submission["exercises"] if e["grade_id"] == grade_id]
+    return message
