@@ -19,8 +19,8 @@ The time model, first principles and a few named constants (:class:`Efficiency`,
 there; none fitted to the published runs of ``tests/labs/planner/test_planner_published.py``):
 
 - compute: executed matmul FLOPs (:func:`labs.cost.matmul_flops`, recomputation included) of
-  the slowest stage per micro-batch ÷ (peak × GEMM efficiency), times (1 + the share of
-  memory-bound kernels);
+  the slowest stage per micro-batch ÷ (peak of the run's precision on its GPU, e.g. 19.5
+  TFLOP/s for fp32 on A100, × GEMM efficiency), times (1 + the share of memory-bound kernels);
 - tensor parallelism: 4 ring all-reduces of b·s·h per layer and micro-batch (6 with full
   recomputation, which repeats the forward), not overlapped, on NVLink when tp fits a node;
 - pipeline: one activation and one gradient per micro-batch and chunk, split over the TP
@@ -29,6 +29,10 @@ there; none fitted to the published runs of ``tests/labs/planner/test_planner_pu
 - data parallelism: :func:`labs.cost.dp_bytes_per_step`, hidden under the backward pass of the
   last micro-batch (ZeRO-2: every micro-batch's backward; ZeRO-3: all compute) when
   ``Training.overlap_grad_reduce``.
+
+Memory: FlashAttention only where it runs (``Training.flash_attention=None`` follows the GPU;
+V100: none, so attention keeps its s² terms); sequence parallelism also splits the layer inputs
+that full recomputation saves (2sbh/t, as Megatron-Core keeps them).
 
 MFU uses model FLOPs 6·N·tokens + 12·L·s·h·tokens (PaLM, arXiv:2204.02311, App. B;
 :func:`labs.cost.training_flops`); ``flops_per_gpu`` and ``hfu`` use the executed FLOPs (with

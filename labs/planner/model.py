@@ -32,13 +32,22 @@ def stage_params(model: Model, tp: int, pp: int, stage: int) -> float:
     return params / tp
 
 
-def _layer_activations(model: Model, train: Training, config: Config, recompute: str) -> float:
+def _layer_activations(model: Model, cluster: Cluster, train: Training, config: Config,
+                       recompute: str) -> float:
+    """Bytes one layer keeps per micro-batch (:func:`labs.memory.layer_activation_bytes`), for
+    the run's element size and FlashAttention on this GPU. Under full recomputation with
+    sequence parallelism the saved layer input (2sbh) is the rank's sequence shard, 2sbh/t, as
+    Megatron-Core checkpoints it (its transformer block keeps the SP-split hidden states)."""
     scale = train.element_bytes / 2  # the paper's bytes are for 2-byte activations
-    return scale * memory.layer_activation_bytes(
+    kept = memory.layer_activation_bytes(
         seq_len=model.seq_len, micro_batch=config.micro_batch, hidden=model.hidden,
         n_heads=model.n_heads, ffn_hidden=model.ffn_hidden, n_kv_heads=model.n_kv_heads,
         gated_mlp=model.gated, tp=config.tp, sequence_parallel=train.sequence_parallel,
-        recompute=recompute, flash_attention=train.flash_attention, dropout=model.dropout)
+        recompute=recompute, flash_attention=train.uses_flash(cluster.gpu),
+        dropout=model.dropout)
+    if recompute == "full" and train.sequence_parallel:
+        kept /= config.tp
+    return scale * kept
 
 
 def stage_memory(model: Model, cluster: Cluster, train: Training, config: Config, stage: int,
@@ -53,9 +62,9 @@ def stage_memory(model: Model, cluster: Cluster, train: Training, config: Config
         optimizer="adam", precision=train.state_precision)
     in_flight = memory.microbatches_in_flight(pp, m, v=config.v, stage=stage)
     acts = layers_per_stage(model, pp) * in_flight * _layer_activations(
-        model, train, config, train.recompute)
-    if train.recompute == "full":
-        acts += _layer_activations(model, train, config, "none")  # working set of one layer
+        model, cluster, train, config, train.recompute)
+    if train.recompute == "full":  # working set of one layer
+        acts += _layer_activations(model, cluster, train, config, "none")
     if stage == pp - 1:  # the output layer's last micro-batch (1 in flight on the last stage)
         acts += train.element_bytes / 2 * memory.output_activation_bytes(
             seq_len=model.seq_len, micro_batch=config.micro_batch, hidden=model.hidden,
@@ -125,7 +134,8 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
     flops_mb = cost.matmul_flops(mb * s, n_layers=layers_per_stage(model, pp),
                                  layer_params=model.layer_params, seq_len=s, hidden=h,
                                  vocab=model.vocab, recompute=train.recompute) / tp
-    compute_mb = cost.compute_seconds(flops_mb, cluster.gpu.peak_flops, efficiency.gemm) \
+    peak = cluster.gpu.peak(train.precision)  # the run's arithmetic (check_hardware)
+    compute_mb = cost.compute_seconds(flops_mb, peak, efficiency.gemm) \
         * (1 + efficiency.other_kernels)
 
     # bytes per GPU per step, by dimension
@@ -167,7 +177,7 @@ def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
     hardware_flops = cost.matmul_flops(tokens, n_layers=model.n_layers,
                                        layer_params=model.layer_params, seq_len=s, hidden=h,
                                        vocab=model.vocab, recompute=train.recompute)
-    peak = cluster.gpu.peak_flops
+    peak = cluster.gpu.peak(train.precision)
     return Estimate(
         config=config, memory=mem, fits=mem.total <= mem.usable,
         reasons=_reasons(mem, config, train), n_microbatches=m,

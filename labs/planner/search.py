@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 from labs import memory
 from labs.messages import text
 from labs.planner.model import estimate, layers_per_stage
-from labs.planner.types import GiB, Cluster, Config, Efficiency, Estimate, Model, Training
+from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate, Model, Training,
+                                check_hardware)
 
 __all__ = ["MICRO_BATCHES", "CHUNKS", "LAYER_BUDGET", "Plans", "Step", "plan", "decide",
            "candidates"]
@@ -82,6 +83,7 @@ def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
     micro-batch in {1, 2, 4, 8}, interleaving v in {1, 2, 4}, ZeRO 0-1 (0-3 without PP).
     ``recompute`` and the other recipe settings are ``train``'s.
     """
+    check_hardware(cluster, train)  # not a layout's fault: raised, not rejected
     n, found, rejected, considered = cluster.n_gpus, [], {}, 0
     for tp in _divisors(n):
         if tp > model.n_heads:
@@ -214,6 +216,7 @@ def decide(model: Model, cluster: Cluster, train: Training, *,
     too big (TP first, inside a node); 3. still too big (PP across nodes); 4. the remaining GPUs
     are DP; 5. fine tuning (micro-batch, interleaving, ZeRO, overlap, load balance), compared
     with :func:`plan`'s best. Returns the five :class:`Step` s."""
+    check_hardware(cluster, train)
     first, fits = _step1(model, cluster, train, efficiency)
     if fits:
         config = first.config

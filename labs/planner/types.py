@@ -9,10 +9,13 @@ from labs.messages import text
 from labs.hardware import GPU, GPUS
 
 __all__ = ["GiB", "PRECISIONS", "Efficiency", "Model", "Cluster", "Training", "Config",
-           "MemoryBreakdown", "Estimate", "check_layout"]
+           "MemoryBreakdown", "Estimate", "check_layout", "check_hardware"]
 
 GiB = 2**30
-PRECISIONS = {"bf16": 2, "fp16": 2, "fp32": 4}  # bytes of an activation / a communicated grad
+#: Bytes of an activation and of a communicated gradient, per precision. "fp8": Transformer
+#: Engine's fp8 GEMMs with bf16 activations and gradients kept between them (counted as bf16
+#: here); "tf32": fp32 tensors, TF32 tensor-core matmuls; "fp32": fp32 CUDA-core matmuls.
+PRECISIONS = {"fp8": 2, "bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}
 
 
 @dataclass(frozen=True)
@@ -130,16 +133,21 @@ class Cluster:
 
 @dataclass(frozen=True)
 class Training:
-    """The recipe: global batch and micro-batch in sequences, precision ("bf16", "fp16": mixed
-    precision with fp32 master weights and Adam, 16 bytes per parameter; "fp32"), ZeRO stage
-    (0-3), activation recomputation ("none", "selective", "full")."""
+    """The recipe: global batch and micro-batch in sequences, precision ("bf16", "fp16", "fp8":
+    mixed precision with fp32 master weights and Adam, 16 bytes per parameter; "fp32", "tf32":
+    fp32 throughout, matmuls on CUDA cores or TF32 tensor cores), ZeRO stage (0-3), activation
+    recomputation ("none", "selective", "full"). The peak FLOP/s is the GPU's for that
+    precision (:meth:`labs.hardware.GPU.peak`). ``flash_attention``: None follows the GPU
+    (V100: none, so attention keeps its s² terms); True on a GPU without it is an error.
+    ``sequence_parallel``: activations outside the attention core, and under full
+    recomputation the saved layer inputs, are split over TP (Megatron-Core)."""
 
     global_batch: int
     micro_batch: int = 1
     precision: str = "bf16"
     zero_stage: int = 0
     recompute: str = "full"
-    flash_attention: bool = True
+    flash_attention: bool | None = None
     sequence_parallel: bool = True
     overlap_grad_reduce: bool = True
 
@@ -162,7 +170,11 @@ class Training:
 
     @property
     def state_precision(self) -> str:
-        return "fp32" if self.precision == "fp32" else "mixed"
+        return "fp32" if self.precision in ("fp32", "tf32") else "mixed"
+
+    def uses_flash(self, gpu: GPU) -> bool:
+        """FlashAttention for this run on ``gpu``: as asked, or the GPU's when None."""
+        return gpu.flash_attention if self.flash_attention is None else self.flash_attention
 
 
 @dataclass(frozen=True)
@@ -293,5 +305,16 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
     if config.zero_stage not in memory.ZERO_STAGES:
         raise ValueError(text("hybrid.zero_stage_unknown", zero_stage=config.zero_stage,
                               choices=memory.ZERO_STAGES))
+    check_hardware(cluster, train)
+
+
+def check_hardware(cluster: Cluster, train: Training) -> None:
+    """Raise ValueError if ``cluster``'s GPU lacks the run's arithmetic or FlashAttention."""
+    gpu = cluster.gpu
+    if train.precision not in gpu.peaks:
+        raise ValueError(text("planner.precision_not_on_gpu", gpu=gpu.name,
+                              precision=train.precision, choices=", ".join(gpu.peaks)))
+    if train.flash_attention and not gpu.flash_attention:
+        raise ValueError(text("planner.flash_not_on_gpu", gpu=gpu.name))
 
 

@@ -16,7 +16,7 @@ import ipywidgets as w
 from matplotlib.figure import Figure
 
 from labs import plots
-from labs.planner.types import GiB
+from labs.planner.types import PRECISIONS, GiB
 from labs.messages import text
 
 __all__ = ["CLASS", "TIMELINE_RANKS", "TIMELINE_MICROBATCHES", "make_controls", "make_outputs",
@@ -71,7 +71,7 @@ def _classed(widget, name: str):
 
 def make_controls(values: dict, presets: list, gpus: list) -> dict:
     """name -> control widget, set to ``values``."""
-    choices = dict(preset=presets, gpu=gpus, precision=["bf16", "fp16", "fp32"],
+    choices = dict(preset=presets, gpu=gpus, precision=list(PRECISIONS),
                    zero_stage=[0, 1, 2, 3], recompute=["none", "selective", "full"])
     controls = {}
     for name in _CONTROLS:

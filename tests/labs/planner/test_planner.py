@@ -41,9 +41,10 @@ def test_memory_of_stage_zero_by_hand():
     assert m.stage == 0 and m.in_flight == 16  # 1F1B: stage 0 keeps p micro-batches
     assert m.weights == pytest.approx(2 * params) and m.grads == pytest.approx(2 * params)
     assert m.optimizer == pytest.approx(12 * params)  # fp32 master + Adam m, v
-    # full recompute: 2sbh per layer, 6 layers, 16 micro-batches in flight on stage 0, plus one
-    # layer rebuilt for its backward (flash, SP over 8: (34sbh + 4·a·s)/8)
-    acts = 2 * SBH * 6 * 16 + (34 * SBH + 4 * 96 * S) / 8
+    # full recompute: 2sbh per layer split over TP 8 by sequence parallelism (Megatron-Core
+    # keeps the SP shard), 6 layers, 16 micro-batches in flight on stage 0, plus one layer
+    # rebuilt for its backward (flash, SP over 8: (34sbh + 4·a·s)/8)
+    acts = 2 * SBH / 8 * 6 * 16 + (34 * SBH + 4 * 96 * S) / 8
     assert m.activations == pytest.approx(acts)
     assert m.total == pytest.approx(16 * params + acts)
     assert est.fits and est.reasons == []
@@ -144,7 +145,7 @@ def test_bad_layouts_raise(english, n_gpus, layout, match):
     (lambda: pl.Model(n_layers=2, hidden=8, n_heads=2, seq_len=8, vocab=8, mlp="relu"), "mlp"),
     (lambda: pl.Cluster("A100-120GB", 8), "unknown GPU"),
     (lambda: pl.Cluster("H200", 0), "n_gpus"),
-    (lambda: pl.Training(global_batch=8, precision="fp8"), "precision"),
+    (lambda: pl.Training(global_batch=8, precision="int4"), "precision"),
     (lambda: pl.Training(global_batch=8, recompute="half"), "recompute"),
     (lambda: pl.Training(global_batch=8, zero_stage=4), "zero_stage"),
     (lambda: pl.Training(global_batch=0), "global_batch"),
@@ -172,7 +173,8 @@ def test_plan_ranks_fitting_layouts_and_says_why_families_failed(english):
 
 
 def test_plan_finds_nothing_for_an_impossible_job():
-    plans = pl.plan(GPT3, pl.Cluster("V100-32GB", 8), pl.Training(global_batch=8))
+    plans = pl.plan(GPT3, pl.Cluster("V100-32GB", 8), pl.Training(global_batch=8,
+                                                                  precision="fp16"))
     assert len(plans) == 0 and "tp=1" in plans.rejected and "tp=8" in plans.rejected
 
 
