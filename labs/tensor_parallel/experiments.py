@@ -11,17 +11,14 @@ and timeline events (``labs.timeline.Event``, in seconds from a shared barrier).
 - :func:`pairing_mlp`: the MLP split column->row (one all-reduce) vs wrong pairings, counted.
 - :func:`activation_bytes_per_rank`: activation memory per rank, TP / SP / checkpointing.
 
-The ``interpret_*`` functions turn those measurements into the notebook's conclusion, in its
-language (the messages ``tensor_parallel.*`` of :mod:`labs.messages`): what the general
-expectation is, whether this machine's numbers agree, and why not when they do not (a few CPU
-cores shared by the ranks, gloo over loopback instead of NVLink).
-They take plain numbers, so the same wording follows any machine's measurement.
+The ``interpret_*`` readings that turn these measurements into the notebook's conclusions live
+in :mod:`labs.tensor_parallel.readings` and are re-exported here (the notebook calls them as
+``tpx.interpret_*``). Rank bodies time from one origin shared by all ranks (:func:`_clock_start`).
 """
 from __future__ import annotations
 
 import statistics
 import time
-from typing import Sequence
 
 import torch
 import torch.distributed as dist
@@ -35,18 +32,26 @@ from labs.tensor_parallel.comm import CommCounter
 from labs.tensor_parallel.layers import ColumnParallelLinear, ParallelMLP, RowParallelLinear
 from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT
 from labs.timeline import REAL_COMPUTE, Event, Timeline
+from labs.tensor_parallel.readings import (NOISE, interpret_activations, interpret_layerwise,  # noqa: F401
+                                           interpret_overlap, interpret_tp_scaling,
+                                           layerwise_spans, overlap_parts)
 
 __all__ = ["layerwise_step", "tp_step_times", "overlap_backward", "overlap_timeline",
-           "pairing_mlp", "activation_bytes_per_rank", "PAIRINGS", "overlap_parts",
+           "pairing_mlp", "activation_bytes_per_rank", "PAIRINGS", "overlap_parts", "layerwise_spans",
            "interpret_layerwise", "interpret_overlap", "interpret_tp_scaling",
            "interpret_activations"]
 
-NOISE = 0.05  # relative differences below 5 % are within this course's timing noise
 
 
 def _clock_start() -> float:
+    """One time origin for every rank: after a barrier, the earliest rank's reading of the
+    clock. ``time.perf_counter`` is CLOCK_MONOTONIC, one clock for all processes of a machine,
+    so events measured from this origin line up across ranks (each rank's own barrier exit
+    would not: under load the ranks leave the barrier milliseconds apart)."""
     dist.barrier()
-    return time.perf_counter()  # CLOCK_MONOTONIC: one clock for all processes of the machine
+    now = torch.tensor([time.perf_counter()], dtype=torch.float64, device=labs.device())
+    dist.all_reduce(now, op=dist.ReduceOp.MIN)
+    return float(now.item())
 
 
 def layerwise_step(config: TinyGPTConfig, batch: int, *, seed: int = 0):
@@ -160,22 +165,25 @@ class _OverlappedColumnLinear(torch.autograd.Function):
 
 def overlap_backward(tokens: int, in_features: int, out_features: int, *, overlap: bool,
                      repeats: int = 3):
-    """Rank body: backward of one column-parallel layer; returns (median seconds, events of
-    the last repeat, grad_x of the last repeat)."""
+    """Rank body: backward of one column-parallel layer; returns (seconds of the median repeat,
+    events of that same repeat, grad_x of the last repeat): the figure draws the repeat whose
+    time the reading prints."""
     tp, device = dist.get_world_size(), labs.device()
     g = torch.Generator(device).manual_seed(0)
     x = torch.randn(tokens, in_features, generator=g, device=device)
     weight = torch.randn(out_features, in_features, generator=g,
                          device=device).chunk(tp)[dist.get_rank()]
-    times = []
+    runs = []
     for _ in range(repeats + 1):
         events, clock = [], [0.0]
         xi, w = x.clone().requires_grad_(), weight.clone().requires_grad_()
         y = _OverlappedColumnLinear.apply(xi, w, overlap, events, clock)
         clock[0] = _clock_start()  # all ranks start the backward together
         y.backward(torch.ones_like(y))
-        times.append(time.perf_counter() - clock[0])
-    return statistics.median(times[1:]), events, xi.grad.cpu()
+        runs.append((time.perf_counter() - clock[0], events))
+    # the median repeat (the first one warms up): its time is printed, its events are drawn
+    seconds, events = sorted(runs[1:], key=lambda run: run[0])[(len(runs) - 2) // 2]
+    return seconds, events, xi.grad.cpu()
 
 
 OVERLAP_LANES = {"grad input": "compute", "grad weight": "compute", "all-reduce": "comm"}
@@ -241,144 +249,3 @@ def activation_bytes_per_rank(config: TinyGPTConfig, batch: int, *,
         model(x, y)[1].backward()
         times.append(time.perf_counter() - start)
     return saved, statistics.median(times[1:])
-
-
-# --- what the measurements say (in the notebook's language) ---------------------------------------
-
-
-def _crowded(ranks: int, cores: int | None) -> str:
-    """Why a CPU run differs from GPUs: the ranks share the cores, gloo goes over loopback."""
-    if cores is not None and ranks > cores:
-        return text("tensor_parallel.crowded_cores", ranks=ranks, cores=cores)
-    return text("tensor_parallel.crowded")
-
-
-def interpret_layerwise(busy: Sequence[float]) -> str:
-    """Section 1 of 2.2: each rank's busy share of one layer-wise step (``Timeline.busy_seconds``
-    divided by the span). Expected: at most one rank computes at a time, so the shares add up
-    to at most 100 % and each is about 1/n."""
-    n, total = len(busy), sum(busy)
-    mean = total / n
-    shares = text("tensor_parallel.list_sep").join(f"{b:.0%}" for b in busy)
-    head = text("tensor_parallel.layerwise_head", n=n, shares=shares, total=total, ideal=1 / n)
-    if total > 1 + NOISE:
-        return head + "\n" + text("tensor_parallel.layerwise_overlapping")
-    conclusion = text("tensor_parallel.layerwise_serial", mean=mean)
-    if total < 0.7:
-        conclusion = text("tensor_parallel.layerwise_idle", conclusion=conclusion, rest=1 - total)
-    return head + "\n" + conclusion
-
-
-def overlap_parts(events) -> dict:
-    """Seconds of the all-reduce and of the weight gradient in one repeat of
-    :func:`overlap_backward` (its events): the most overlap can hide is the smaller one."""
-    out = {"all-reduce": 0.0, "grad weight": 0.0}
-    for e in events:
-        if e.kind in out:
-            out[e.kind] += e.end - e.start
-    return out
-
-
-def interpret_overlap(no_overlap_s: float, overlap_s: float, *, ranks: int, cores: int | None,
-                      comm_s: float | None = None, weight_grad_s: float | None = None) -> str:
-    """Section 5 of 2.2: backward of a column-parallel layer without and with the all-reduce
-    overlapped with the weight gradient. Expected on GPUs: faster, by up to
-    min(all-reduce, weight gradient); on a few shared CPU cores: little or nothing."""
-    speedup = no_overlap_s / overlap_s
-    times = dict(no_ms=no_overlap_s * 1e3, yes_ms=overlap_s * 1e3, speedup=speedup)
-    if comm_s is not None and weight_grad_s is not None:
-        hidden = min(comm_s, weight_grad_s)
-        best = no_overlap_s / max(no_overlap_s - hidden, 1e-12)
-        head = text("tensor_parallel.overlap_times_bound", **times, comm_ms=comm_s * 1e3,
-                  wgrad_ms=weight_grad_s * 1e3, best=best)
-    else:
-        head = text("tensor_parallel.overlap_times", **times)
-    if speedup >= 1 + NOISE:
-        conclusion = text("tensor_parallel.overlap_gain", saved=1 - 1 / speedup)
-        if cores is not None and ranks > cores:
-            conclusion = text("tensor_parallel.overlap_gain_fewer_cores", conclusion=conclusion)
-        return head + "\n" + conclusion
-    if speedup > 1 - NOISE:
-        conclusion = text("tensor_parallel.overlap_noise")
-    else:
-        conclusion = text("tensor_parallel.overlap_slower", slower=1 / speedup - 1)
-    return head + "\n" + text("tensor_parallel.overlap_why", conclusion=conclusion,
-                               crowded=_crowded(ranks, cores))
-
-
-def interpret_tp_scaling(degrees: Sequence[int], compute: Sequence[float],
-                         communication: Sequence[float], *, cores: int | None) -> str:
-    """Section 6 of 2.2 (myth 1): one TP block at t = degrees[i], seconds of compute and of
-    communication per step (the slowest rank). Expected: compute ~ 1/t, communication share
-    rising, efficiency T_1 / (t · T_t) falling."""
-    steps = [c + m for c, m in zip(compute, communication)]
-    shares = [m / s for m, s in zip(communication, steps)]
-    base = steps[0] if degrees[0] == 1 else None
-    lines = []
-    rising = all(b >= a - NOISE for a, b in zip(shares, shares[1:]))
-    trend = " → ".join(f"{x:.0%}" for x in shares)
-    lines.append(text("tensor_parallel.tp_share_rising" if rising
-                      else "tensor_parallel.tp_share_not_rising", trend=trend))
-    for t, c in zip(degrees, compute):
-        if t == 1 or degrees[0] != 1:
-            continue
-        ratio = c / compute[0]
-        if ratio > 1 + NOISE:
-            lines.append(text("tensor_parallel.tp_compute_slower", t=t, ratio=ratio, cores=cores))
-        elif ratio <= 1.3 / t:
-            lines.append(text("tensor_parallel.tp_compute_scaled", t=t, ratio=ratio, ideal=1 / t))
-        elif cores is not None and t > cores:
-            lines.append(text("tensor_parallel.tp_compute_few_cores", t=t, ratio=ratio,
-                              ideal=1 / t, cores=cores))
-        else:
-            lines.append(text("tensor_parallel.tp_compute_small_matrices", t=t, ratio=ratio, ideal=1 / t))
-    if base is not None:
-        effs = [base / (t * s) for t, s in zip(degrees, steps)]
-        slower = [t for t, s in zip(degrees, steps) if t > 1 and s > base * (1 + NOISE)]
-        falling = all(b <= a + NOISE for a, b in zip(effs, effs[1:]))
-        efficiency = text("tensor_parallel.tp_efficiency_falling" if falling
-                          else "tensor_parallel.tp_efficiency_noisy",
-                        effs=" → ".join(f"{e:.0%}" for e in effs))
-        if slower:
-            efficiency = text("tensor_parallel.tp_slower_than_one", efficiency=efficiency,
-                            degrees=text("tensor_parallel.list_sep").join(map(str, slower)),
-                            crowded=_crowded(max(slower), cores))
-        lines.append(efficiency)
-    lines.append(text("tensor_parallel.tp_conclusion_expected" if rising
-                      else "tensor_parallel.tp_conclusion_unexpected"))
-    return "\n".join(lines)
-
-
-def interpret_activations(measured: dict, *, cores: int | None) -> str:
-    """Section 7 of 2.2 (myth 2): ``{variant: (activation bytes per rank, step seconds)}`` with
-    the variants "TP=1", "TP=2", "TP=2 + SP", "TP=1 + checkpointing" (others are ignored).
-    Bytes: TP=2 does not halve them (replicated regions), SP cuts more, checkpointing keeps one
-    input per block. Time: checkpointing adds one forward, about 1/3 of forward + backward
-    (backward ~ 2 x forward), i.e. ~1.33 x; TP on a few CPU cores may be slower than TP=1."""
-    b1, s1 = measured["TP=1"]
-    lines = []
-    if "TP=2" in measured:
-        b2, s2 = measured["TP=2"]
-        memory = text("tensor_parallel.act_tp2", ratio=b2 / b1)
-        if "TP=2 + SP" in measured:
-            memory = text("tensor_parallel.act_tp2_sp", memory=memory, ratio=measured["TP=2 + SP"][0] / b1)
-        lines.append(memory)
-        ratio = s2 / s1
-        if ratio > 1 + NOISE:
-            lines.append(text("tensor_parallel.act_time_slower", ratio=ratio, crowded=_crowded(2, cores)))
-        elif ratio < 1 - NOISE:
-            lines.append(text("tensor_parallel.act_time_faster", ratio=ratio))
-        else:
-            lines.append(text("tensor_parallel.act_time_noise", ratio=ratio))
-    if "TP=1 + checkpointing" in measured:
-        bc, sc = measured["TP=1 + checkpointing"]
-        cost_ratio = sc / s1
-        head = text("tensor_parallel.act_ckpt_head", bytes_ratio=bc / b1, cost_ratio=cost_ratio)
-        if cost_ratio > 1.6:
-            lines.append(text("tensor_parallel.act_ckpt_expensive", head=head))
-        elif cost_ratio < 1.15:
-            lines.append(text("tensor_parallel.act_ckpt_cheap", head=head))
-        else:
-            lines.append(text("tensor_parallel.act_ckpt_expected", head=head))
-    lines.append(text("tensor_parallel.act_conclusion"))
-    return "\n".join(lines)
