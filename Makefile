@@ -25,17 +25,15 @@ check_python = $(foreach found,$(SETUP_PYTHON_FOUND),$(if $(filter $(addsuffix .
 	$(error $(call PYTHON_ERROR_$(if $(filter zh%,$(or $(LABS_LANG),$(LANG))),zh,en),$(found)))))
 SUBMISSIONS ?= submissions
 
-# `make test-portability`: the unit tests (tests/, not the notebooks) once more per variant of
-# CPU kernels and intra-op threads per rank (capability:threads), so that a kernel-dependent
-# rounding difference fails here, not on a student's machine. Tolerances: labs/numerics.py.
-# The launcher's own tests (processes, signals, timeouts, the launch benchmark: no numerics,
-# about 4 of the 8-10 minutes), the real-browser test (JupyterLab in Chromium: no numerics of
-# its own) and the grader's fault tests (sandboxes, kills, resume: no numerics, about 2.5 minutes)
-# run in `make test` only; PORTABILITY_IGNORE= runs them too.
+# `make test-portability`: the tests marked `numerics` (their results depend on the CPU kernels
+# or on the intra-op threads per rank; tests/course/test_markers.py says which modules must be
+# marked) once more per variant of CPU kernels and threads per rank (capability:threads), so
+# that a kernel-dependent rounding difference fails here, not on a student's machine.
+# Tolerances: labs/numerics.py. The launcher, the grader, the notebooks and the browser test no
+# CPU-kernel numerics: they run in `make test` only.
 PORTABILITY ?= default:1 avx2:2
-PORTABILITY_IGNORE ?= tests/labs/runtime/test_launcher*.py tests/notebooks/test_browser.py tests/grader/test_grader_faults.py
 
-.PHONY: setup lab test test-portability notebooks execute grade doctor bench clean
+.PHONY: setup lab test check test-portability notebooks execute grade doctor bench clean
 
 setup: $(READY)
 
@@ -61,24 +59,35 @@ lab: setup
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$(EDITION_DIR) \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
 
-# nbval runs every solution notebook of both editions (solutions/, solutions/en/). The student
-# notebooks of both editions (notebooks/, notebooks/en/) are run by the real-browser test
-# (tests/notebooks/test_browser.py: Run All in JupyterLab, only the unfinished exercises may error) where
-# Chromium is installed, as in CI; on a machine without it, nbval runs them instead.
+# Each edition's notebook body runs once (test_edition proves the two editions' code identical
+# up to strings, the generator's test that a student notebook is its solution minus the answers):
+# nbval runs the Chinese solution notebooks (solutions/*.ipynb: every cell, answers included,
+# without an error), the real-browser test (tests/notebooks/test_browser.py) Run Alls the English
+# student notebooks (notebooks/en/: only the unfinished exercises may error, English output only,
+# figures, widgets) where Chromium is installed, as in CI; on a machine without it, nbval runs
+# those instead. LABS_BROWSER_EDITIONS="zh en" runs both editions in the browser.
 CHROMIUM := $(shell command -v $${LABS_CHROMIUM:-chromium} chromium-browser google-chrome 2>/dev/null | head -1)
-NBVAL_STUDENTS := $(if $(CHROMIUM),,notebooks)
+NBVAL_SOLUTIONS := $(sort $(wildcard solutions/*.ipynb))
+NBVAL_STUDENTS := $(if $(CHROMIUM),,$(sort $(wildcard notebooks/en/*.ipynb)))
+NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=300
 
+# `make test`: everything, as CI runs it (the README says how long it takes).
 test: $(DEV_READY)
-	$(BIN)/python -m pytest tests solutions $(NBVAL_STUDENTS) --nbval-lax --nbval-current-env \
-		--nbval-cell-timeout=300 --durations=25
+	$(BIN)/python -m pytest tests $(NBVAL_SOLUTIONS) $(NBVAL_STUDENTS) $(NBVAL) --durations=25
+
+# `make check`: the tests not marked `slow` (no grader runs, notebooks, JupyterLab or process
+# faults) plus one short notebook end to end (2.0: ranks launched, collectives, figures), for a
+# contributor between commits and for a student who wants to know the install works.
+CHECK_NOTEBOOK ?= solutions/2.0_collectives.ipynb
+check: $(DEV_READY)
+	$(BIN)/python -m pytest tests $(CHECK_NOTEBOOK) -m "not slow" $(NBVAL) --durations=10
 
 test-portability: $(DEV_READY)
 	@status=0; for variant in $(PORTABILITY); do \
 		capability=$${variant%%:*}; threads=$${variant##*:}; \
-		echo "=== unit tests with ATEN_CPU_CAPABILITY=$$capability LABS_THREADS_PER_RANK=$$threads"; \
+		echo "=== numerics tests with ATEN_CPU_CAPABILITY=$$capability LABS_THREADS_PER_RANK=$$threads"; \
 		ATEN_CPU_CAPABILITY=$$capability LABS_THREADS_PER_RANK=$$threads \
-			$(BIN)/python -m pytest tests -p no:cacheprovider \
-			$(foreach glob,$(PORTABILITY_IGNORE),--ignore-glob='$(glob)') || status=1; \
+			$(BIN)/python -m pytest tests -m numerics -p no:cacheprovider || status=1; \
 	done; exit $$status
 
 notebooks: setup

@@ -63,7 +63,7 @@ def test_every_distribution_the_tests_import_is_pinned():
 def test_only_the_test_targets_install_the_test_tools():
     makefile = (ROOT / "Makefile").read_text()
     assert "$(DEV_READY): $(READY) requirements-dev.txt" in makefile
-    for target in ["test", "test-portability"]:
+    for target in ["test", "check", "test-portability"]:
         assert re.search(rf"^{target}: \$\(DEV_READY\)$", makefile, flags=re.M), target
     for target in ["lab", "setup", "grade", "doctor"]:
         line = re.search(rf"^{target}:(.*)$", makefile, flags=re.M).group(1)

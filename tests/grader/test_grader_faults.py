@@ -31,7 +31,8 @@ from grader import sandbox
 FULL = dict(gp.POINTS)
 CELL_TIMEOUT = 20  # per exercise; the loop and hang plants pay it once each
 MARK = "labsgraderplant"
-pytestmark = pytest.mark.timeout(900)  # one grader run of up to 19 submissions, on 2 busy cores
+# one grader run of up to 19 submissions, on 2 busy cores
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]
 # the fallback's class: every kind of fault once, without the sandbox-only attacks
 FALLBACK = ("honest", "solution", "calls_reference", "loop", "crash", "kill_parent", "escape",
             "rig_checks", "bad_grade_id", *("custom_exc", "patch_run_check", "rebind_graded",

@@ -24,6 +24,8 @@ from labs.exercises import ranks  # noqa: E402
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete  # noqa: E402
 from labs.numerics import assert_close  # noqa: E402
 
+pytestmark = pytest.mark.numerics
+
 # Ship this module's functions to the ranks by value: otherwise every rank would import this
 # test module (matplotlib, pytest...) on every launch.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

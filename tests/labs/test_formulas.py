@@ -20,6 +20,8 @@ from labs import collectives, cost, memory
 from labs import pipeline as pp
 from labs.models import TinyGPT, TinyGPTConfig
 
+pytestmark = pytest.mark.numerics
+
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 90
 

@@ -10,6 +10,8 @@ from labs.data import get_batch, regression_batch
 from labs.models import MLP, TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 
+pytestmark = pytest.mark.numerics
+
 CONFIG = TinyGPTConfig(vocab_size=96, block_size=32, n_layer=2, n_head=4, n_embd=32)
 
 

@@ -16,6 +16,8 @@ from labs.numerics import assert_close
 from labs.reference import tinygpt_reference, train_reference
 from labs.messages import LANG_ENV
 
+pytestmark = pytest.mark.numerics
+
 VOCAB = 96
 TINY = TinyGPTConfig(vocab_size=VOCAB, block_size=32, n_layer=2, n_head=2, n_embd=32)
 

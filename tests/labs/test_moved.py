@@ -109,6 +109,7 @@ def test_python_m_old_script_runs_the_new_one():
     assert "--check" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PRE_LAYOUT, ids=[p.name for p in PRE_LAYOUT])
 def test_notebook_from_before_the_move_runs_and_passes_its_checks(path):
     """Run All on the old solution notebook: no cell errors, every exercise check passes."""

@@ -21,6 +21,8 @@ from labs.exercises import checks
 from labs.exercises.checks import ExerciseFailed
 from labs.numerics import assert_close, is_close, tolerances
 
+pytestmark = pytest.mark.numerics
+
 # The losses of tests/labs/data_parallel/test_data_parallel.py::test_uneven_last_batch_like_distributed_sampler
 # on that machine: reference (single process) and data-parallel run.
 REFERENCE_LOSS, PARALLEL_LOSS = 1.1475831270217896, 1.1475827991962433
@@ -206,7 +208,8 @@ def test_ci_reruns_the_unit_tests_under_other_kernels_and_thread_counts():
     (line,) = [line for line in makefile.splitlines() if line.startswith("PORTABILITY ?=")]
     variants = set(line.split("=", 1)[1].split())
     assert {"default:1", "avx2:2"} <= variants
-    assert "$(BIN)/python -m pytest tests " in makefile.split("test-portability: setup")[1]
+    recipe = makefile.split("test-portability: $(DEV_READY)")[1].split("\n\n")[0]
+    assert "$(BIN)/python -m pytest tests -m numerics " in recipe  # tests/course/test_markers.py
     ci = (root / ".ci" / "run").read_text()
     commands = [line.split()[:2] for line in ci.splitlines() if line.startswith("make ")]
     assert commands == [["make", "test"], ["make", "test-portability"]]

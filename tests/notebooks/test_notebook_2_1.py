@@ -18,6 +18,8 @@ import pytest
 from labs.exercises import catalog, generate
 from tests.support import grading
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "2.1_data_parallel.ipynb"
 SOLUTION = ROOT / "solutions" / NAME

@@ -19,6 +19,8 @@ from labs.exercises import catalog
 from labs.exercises.generate import graded_cells
 from tests.support import grading
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = ROOT / "solutions" / "2.2_model_parallel.ipynb"
 STUDENT = ROOT / "notebooks" / "2.2_model_parallel.ipynb"

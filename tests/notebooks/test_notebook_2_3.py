@@ -13,6 +13,8 @@ import pytest
 from labs.exercises import catalog
 from tests.support import grading
 
+pytestmark = pytest.mark.slow
+
 NAME = "2.3_pipeline_parallel.ipynb"
 EXERCISES = catalog.points(NAME)  # the declaration's (labs/messages/exercises.py)
 TOTAL = sum(EXERCISES.values())

@@ -16,6 +16,8 @@ import pytest
 from labs.exercises import catalog
 from tests.support import grading
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "2.4_hybrid_parallel.ipynb"
 SOLUTION = ROOT / "solutions" / NAME

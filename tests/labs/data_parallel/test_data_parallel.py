@@ -18,6 +18,8 @@ from labs.models import MLP, TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 from labs.reference import train_reference
 
+pytestmark = pytest.mark.numerics
+
 SIZES = [16, 64, 64, 4]
 GPT = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=2, n_embd=32)
 TIMEOUT = 60

@@ -23,6 +23,8 @@ from labs.memory import bytes_per_param, model_state_bytes_per_gpu
 from labs.models import MLP
 from labs.numerics import assert_close
 
+pytestmark = pytest.mark.numerics
+
 SIZES = [5, 6, 3]  # tensors of 30, 6, 18, 3 elements: 57, odd, so 2 and 4 divide nothing evenly
 N_PARAMS = 57
 STEPS, BATCH, TIMEOUT = 3, 8, 120

@@ -15,6 +15,8 @@ from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.data_parallel_checks import check_zero1
 from tests.support.exercise_cells import cell_source, define, replaced, verdict
 
+pytestmark = pytest.mark.numerics
+
 NAME = "2.1_data_parallel.ipynb"
 
 

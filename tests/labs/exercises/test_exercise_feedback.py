@@ -24,6 +24,8 @@ from labs.exercises.checks import ExerciseFailed, case, graded, run_check
 from labs.messages import text
 from labs.runtime.errors import RankError
 
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).name
 GLOO_NOISE = "[W1201 04:41:43.535004 4242 ProcessGroupGloo.cpp:727] Warning: Unable to resolve"
 

@@ -19,6 +19,8 @@ from labs.exercises.checks import (ExerciseFailed, ExerciseIncomplete, assert_cl
                                    compare_tensors, msg, run_check)
 from labs.messages import text
 
+pytestmark = pytest.mark.numerics
+
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
 

@@ -36,6 +36,8 @@ from grader.cli import main as grade_main
 from grader.sources import load_sources
 from grader.submission import grade_submission
 
+pytestmark = [pytest.mark.numerics, pytest.mark.slow]
+
 FIXTURES = Path(__file__).resolve().parents[2] / "support" / "fixtures"
 SOLUTIONS = FIXTURES / "solutions"
 STUDENTS = FIXTURES / "notebooks"

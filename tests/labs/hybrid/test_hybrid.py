@@ -6,6 +6,7 @@ stages of TP=2 blocks train one step that equals single-process training.
 """
 from __future__ import annotations
 
+import pytest
 import torch
 
 import labs
@@ -13,6 +14,8 @@ from labs import pipeline as pp
 from labs.models import TinyGPT
 from labs.pipeline import step as px
 from labs.tensor_parallel.model import ParallelTinyGPT
+
+pytestmark = pytest.mark.numerics
 
 TIMEOUT = 120
 

@@ -12,6 +12,8 @@ from labs.models import TinyGPT
 from labs.pipeline import experiments as px
 from labs.pipeline import step as ps
 
+pytestmark = pytest.mark.numerics
+
 # SGD, not Adam: Adam's update has the same size whatever the gradient's, so float32 rounding
 # differences in small gradients become lr-sized weight differences after a few steps; with
 # SGD the weights stay within float32 tolerance of the reference, which is what is checked.

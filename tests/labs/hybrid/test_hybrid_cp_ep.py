@@ -21,6 +21,8 @@ from labs.hybrid.plots_cp_ep import plot_all_to_all, plot_ring
 from labs.models import causal_attention
 from labs.plots import format_bytes
 
+pytestmark = pytest.mark.numerics
+
 TIMEOUT = 60
 B, N_HEAD, T, HEAD_DIM = 2, 3, 16, 8
 N_EMBD, N_HIDDEN, MOE_BATCH, MOE_T = 8, 16, 8, 4

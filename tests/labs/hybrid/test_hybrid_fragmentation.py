@@ -6,6 +6,8 @@ import torch
 
 from labs.hybrid.fragmentation import FirstFit, measure_cuda, simulate
 
+pytestmark = pytest.mark.numerics
+
 
 def test_free_bytes_are_not_one_block():
     stats = simulate(capacity=100, small=6, large=30)

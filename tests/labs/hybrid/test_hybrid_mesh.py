@@ -15,6 +15,8 @@ import pytest  # noqa: E402
 import labs  # noqa: E402
 from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, probe_groups  # noqa: E402
 
+pytestmark = pytest.mark.numerics
+
 SHAPES = [MeshShape(2, 2, 2), MeshShape(dp=1, pp=4, tp=2), MeshShape(dp=2, pp=4, tp=1),
           MeshShape(dp=4, pp=1, tp=2), MeshShape(dp=3, pp=1, tp=1)]
 

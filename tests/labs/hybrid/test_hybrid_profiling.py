@@ -20,6 +20,8 @@ from labs.hybrid.profiling import (CATEGORIES, STEP_ANNOTATION, breakdown_of_tra
                                    profile_timeline)
 from labs.pipeline import step as px  # noqa: E402
 
+pytestmark = pytest.mark.numerics
+
 RUN = px.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, optimizer="sgd", lr=0.05)
 
 

@@ -16,6 +16,8 @@ from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.hybrid_checks import check_hybrid_step
 from tests.support.exercise_cells import cell_source, define, replaced, verdict
 
+pytestmark = pytest.mark.numerics
+
 NAME = "2.4_hybrid_parallel.ipynb"
 
 

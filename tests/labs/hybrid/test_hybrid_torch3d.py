@@ -17,6 +17,8 @@ from labs.pipeline import experiments as px
 from labs.pipeline import step as ps
 from labs.tensor_parallel.layers import shard
 
+pytestmark = pytest.mark.numerics
+
 # SGD, as tests/labs/hybrid/test_hybrid_3d.py: Adam turns float32 rounding in small gradients into
 # lr-sized weight differences; with SGD the weights stay within float32 tolerance.
 RUN = ps.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, steps=3, optimizer="sgd",

@@ -19,6 +19,8 @@ from labs.pipeline import experiments as px
 from labs.pipeline import step as ps
 from labs.pipeline.schedules import Action
 
+pytestmark = pytest.mark.numerics
+
 LAUNCH_TIMEOUT = 60
 
 

@@ -16,6 +16,8 @@ from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.pipeline_checks import check_1f1b_executor
 from tests.support.exercise_cells import cell_source, define, replaced, verdict
 
+pytestmark = pytest.mark.numerics
+
 NAME = "2.3_pipeline_parallel.ipynb"
 
 

@@ -26,6 +26,8 @@ from torch.overrides import TorchFunctionMode
 import labs
 from labs.models import TinyGPTConfig
 
+pytestmark = pytest.mark.numerics
+
 LAB = Path(labs.__file__).resolve().parent
 AUDITED = (LAB / "data_parallel", LAB / "tensor_parallel", LAB / "pipeline",
            LAB / "collectives.py")

@@ -31,6 +31,8 @@ from test_launcher import (ROOT, WRITE_PID, interrupt_sleeping_cell, launcher_tm
                            record_pid, recorded_pids, run_script, wait_for_pids,
                            wait_until_gone, write_pid)
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(autouse=True)
 def english(monkeypatch):

@@ -18,6 +18,8 @@ from labs.exercises.tensor_parallel_checks import check_sequence_parallel_mlp
 from labs.tensor_parallel import comm
 from tests.support.exercise_cells import cell_source, define, replaced, verdict
 
+pytestmark = pytest.mark.numerics
+
 NAME = "2.2_model_parallel.ipynb"
 
 

@@ -19,6 +19,8 @@ from labs.reference import train_reference
 from labs.tensor_parallel import ColumnParallelLinear, ParallelMLP, shard, unshard
 from labs.tensor_parallel.model import ParallelTinyGPT, validate_tp_layout
 
+pytestmark = pytest.mark.numerics
+
 CONFIG = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=2, n_head=4, n_embd=32)
 BATCH, LR, TIMEOUT = 4, 0.1, 60
 
