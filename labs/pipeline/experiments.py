@@ -4,10 +4,12 @@ The sweeps run :func:`labs.pipeline.step.pipeline_step` (the training step, its 
 their comparison live in :mod:`labs.pipeline.step`) for a grid of runs in one launch and return
 their measured timelines (:func:`measure`); :func:`simulate_run` gives the ideal timeline of the
 same run. The ``interpret_*`` functions turn the measured timelines into the notebook's
-conclusion, in its language (the messages ``pipeline.*`` of :mod:`labs.messages`): the
-formula's expectation, whether this machine's measurement agrees, and why not when it does not
-(overruns of the fixed-time mode, real compute that is shorter than the send/recv and Python
-overheads, ranks sharing a few CPU cores). They take plain numbers (idle shares, seconds).
+conclusion, in its language (the messages ``pipeline_readings.*`` of :mod:`labs.messages`):
+the formula's expectation, whether this machine's measurement agrees, and why not when it does
+not (overruns of the fixed-time mode, real compute that is shorter than the send/recv and Python
+overheads, ranks sharing a few CPU cores). They take plain numbers (idle shares, seconds), and
+first check the bounds those numbers must obey (an idle share between 0 and 1, a step no
+shorter than its compute): a measurement that breaks them is called noise, with what to rerun.
 """
 from __future__ import annotations
 
@@ -103,14 +105,14 @@ def _pts(x: float) -> str:
 
 def _why_real(ranks: int | None, cores: int | None) -> str:
     if ranks is not None and cores is not None and ranks > cores:
-        return text("pipeline.why_real_crowded", ranks=ranks, cores=cores)
-    return text("pipeline.why_real")
+        return text("pipeline_readings.why_real_crowded", ranks=ranks, cores=cores)
+    return text("pipeline_readings.why_real")
 
 
 def _why_fixed(overruns: int) -> str:
     if overruns:
-        return text("pipeline.why_fixed_overruns", overruns=overruns)
-    return text("pipeline.why_fixed_no_overruns")
+        return text("pipeline_readings.why_fixed_overruns", overruns=overruns)
+    return text("pipeline_readings.why_fixed_no_overruns")
 
 
 def interpret_bubble(measured, formula: float, *, fixed_time: bool, overruns: int = 0,
@@ -118,79 +120,117 @@ def interpret_bubble(measured, formula: float, *, fixed_time: bool, overruns: in
     """Measured idle share (one number, or one per rank: their mean) against the formula.
     Fixed-time mode: agrees within :data:`TOLERANCE` unless actions overran. Real compute on a
     CPU: usually far above the formula (overheads as long as the compute)."""
+    refused = _impossible(measured)
+    if refused:
+        return refused
     mean = _mean(measured)
     diff = mean - formula
-    head = text("pipeline.bubble_head", mean=mean, formula=formula)
+    head = text("pipeline_readings.bubble_head", mean=mean, formula=formula)
     if abs(diff) <= TOLERANCE:
         if fixed_time:
             if overruns:
-                return text("pipeline.bubble_fixed_agree_overruns", head=head, diff=_pts(diff),
+                return text("pipeline_readings.bubble_fixed_agree_overruns", head=head, diff=_pts(diff),
                           overruns=overruns, tolerance=TOLERANCE)
-            return text("pipeline.bubble_fixed_agree", head=head, diff=_pts(diff))
-        return text("pipeline.bubble_real_agree", head=head, diff=_pts(diff))
+            return text("pipeline_readings.bubble_fixed_agree", head=head, diff=_pts(diff))
+        return text("pipeline_readings.bubble_real_agree", head=head, diff=_pts(diff))
     if fixed_time:
         side = text("pipeline.higher" if diff > 0 else "pipeline.lower")
-        return text("pipeline.bubble_fixed_off", head=head, side=side,
+        return text("pipeline_readings.bubble_fixed_off", head=head, side=side,
                   diff=_pts(diff), why=_why_fixed(overruns))
     if diff > 0:
-        return text("pipeline.bubble_real_high", head=head, diff=_pts(diff), why=_why_real(ranks, cores))
-    return text("pipeline.bubble_real_low", head=head, diff=_pts(diff))
+        return text("pipeline_readings.bubble_real_high", head=head, diff=_pts(diff), why=_why_real(ranks, cores))
+    return text("pipeline_readings.bubble_real_low", head=head, diff=_pts(diff))
 
 
 def interpret_schedules(steps_s: dict, idle: dict, formula: float, *, overruns: int = 0) -> str:
     """Section 2 of 2.3: GPipe vs 1F1B in fixed-time mode, ``{name: step seconds}`` and
     ``{name: idle share per rank}``. Expected: the same step time and the same idle share, the
     formula's."""
+    refused = _impossible(*idle.values(), steps=list(steps_s.values()))
+    if refused:
+        return refused
     names = list(steps_s)
     fast, slow = min(steps_s.values()), max(steps_s.values())
     means = {n: _mean(idle[n]) for n in names}
     sep = text("pipeline.list_sep")
-    head = text("pipeline.schedules_head",
-              steps=sep.join(text("pipeline.schedule_step", name=n, ms=steps_s[n] * 1e3) for n in names),
-              shares=sep.join(text("pipeline.schedule_share", name=n, share=means[n]) for n in names),
+    head = text("pipeline_readings.schedules_head",
+              steps=sep.join(text("pipeline_readings.schedule_step", name=n, ms=steps_s[n] * 1e3) for n in names),
+              shares=sep.join(text("pipeline_readings.schedule_share", name=n, share=means[n]) for n in names),
               formula=formula)
     same = slow <= fast * (1 + TOLERANCE) and max(means.values()) - min(means.values()) <= TOLERANCE
     on_formula = all(abs(x - formula) <= TOLERANCE for x in means.values())
     if same and on_formula:
-        return head + "\n" + text("pipeline.schedules_same")
-    return head + "\n" + text("pipeline.schedules_off_formula" if same
-                               else "pipeline.schedules_differ",
+        return head + "\n" + text("pipeline_readings.schedules_same")
+    return head + "\n" + text("pipeline_readings.schedules_off_formula" if same
+                               else "pipeline_readings.schedules_differ",
                              why=_why_fixed(overruns))
 
 
 def interpret_bubble_sweep(sweep: dict, *, fixed_time: bool, overruns: int = 0,
                            cores: int | None = None) -> str:
     """Section 2 of 2.3: ``{p: {m: idle share per rank}}`` against (p-1)/(m+p-1), for m >= p."""
+    refused = _impossible(*(v for p, by_m in sweep.items() for m, v in by_m.items() if m >= p))
+    if refused:
+        return refused
     diffs = {(p, m): _mean(v) - bubble_fraction(p, m)
              for p, by_m in sweep.items() for m, v in by_m.items() if m >= p}
     worst_key = max(diffs, key=lambda k: abs(diffs[k]))
     worst = diffs[worst_key]
     avg = sum(diffs.values()) / len(diffs)
     side = text("pipeline.higher" if avg >= 0 else "pipeline.lower")
-    head = text("pipeline.sweep_head", n=len(diffs), side=side,
+    head = text("pipeline_readings.sweep_head", n=len(diffs), side=side,
               avg=_pts(avg), p=worst_key[0], m=worst_key[1], worst=worst * 100)
     if abs(worst) <= TOLERANCE:
-        return head + "\n" + text("pipeline.sweep_on_curve_fixed" if fixed_time
-                                   else "pipeline.sweep_on_curve_real")
+        return head + "\n" + text("pipeline_readings.sweep_on_curve_fixed" if fixed_time
+                                   else "pipeline_readings.sweep_on_curve_real")
     if fixed_time:
-        return head + "\n" + text("pipeline.sweep_fixed_off", why=_why_fixed(overruns))
-    return head + "\n" + text("pipeline.sweep_real_off", why=_why_real(max(sweep), cores))
+        return head + "\n" + text("pipeline_readings.sweep_fixed_off", why=_why_fixed(overruns))
+    return head + "\n" + text("pipeline_readings.sweep_real_off", why=_why_real(max(sweep), cores))
 
 
 def interpret_interleaving(idle_plain, idle_inter, step_plain_s: float, step_inter_s: float, *,
-                           p: int, m: int, v: int, overruns: int = 0) -> str:
-    """Section 3 of 2.3: plain vs interleaved 1F1B (v chunks per rank), fixed-time mode.
-    Expected: idle share (p-1)/(m+p-1) -> (p-1)/(v·m+p-1) and a shorter step."""
+                           p: int, m: int, v: int, overruns: int = 0,
+                           stage_s: float | None = None) -> str:
+    """Section 3 of 2.3: plain vs interleaved 1F1B (v chunks per rank), fixed-time mode, with
+    each rank's idle share and the step seconds; ``stage_s``: forward + backward seconds of one
+    micro-batch on a whole stage (the fixed-time durations). Expected: the bubble *time*
+    (p-1)·stage_s shrinks to 1/v, the idle *share* goes (p-1)/(m+p-1) -> (p-1)/(v·m+p-1), the
+    step gets shorter. Both idle shares are the mean over ranks (the bubble time is mean idle x
+    step). Impossible: a share outside 0-1, a step shorter than its own compute m·stage_s."""
+    refused = _impossible(idle_plain, idle_inter, steps=[step_plain_s, step_inter_s],
+                          least_step=None if stage_s is None else m * stage_s)
+    if refused:
+        return refused
     f1, fv = bubble_fraction(p, m), bubble_fraction(p, m, v)
     a, b = _mean(idle_plain), _mean(idle_inter)
-    head = text("pipeline.inter_head", a=a, f1=f1, v=v, b=b, fv=fv, plain_ms=step_plain_s * 1e3,
-              inter_ms=step_inter_s * 1e3)
+    head = text("pipeline_readings.inter_head", a=a, f1=f1, v=v, b=b, fv=fv,
+                plain_ms=step_plain_s * 1e3, inter_ms=step_inter_s * 1e3)
+    if stage_s is not None:
+        head += text("pipeline_readings.inter_bubble_time", plain_ms=a * step_plain_s * 1e3,
+                     inter_ms=b * step_inter_s * 1e3, v=v,
+                     formula_plain_ms=(p - 1) * stage_s * 1e3,
+                     formula_inter_ms=(p - 1) * stage_s / v * 1e3)
     agree = abs(a - f1) <= TOLERANCE and abs(b - fv) <= TOLERANCE
     if b < a - TOLERANCE and step_inter_s < step_plain_s:
         if agree:
-            return head + "\n" + text("pipeline.inter_gain", a=a, b=b)
-        return head + "\n" + text("pipeline.inter_gain_biased", a=a, b=b, why=_why_fixed(overruns))
-    return head + "\n" + text("pipeline.inter_none", f1=f1, fv=fv, why=_why_fixed(overruns))
+            return head + "\n" + text("pipeline_readings.inter_gain", a=a, b=b)
+        return head + "\n" + text("pipeline_readings.inter_gain_biased", a=a, b=b,
+                                   why=_why_fixed(overruns))
+    return head + "\n" + text("pipeline_readings.inter_none", f1=f1, fv=fv, why=_why_fixed(overruns))
+
+
+def _impossible(*shares, steps: Sequence[float] = (), least_step: float | None = None) -> str:
+    """The noise verdict when the measurement breaks its physical bounds (an idle share below 0
+    or above 1, a step <= 0 or shorter than ``least_step``, its compute), else ''."""
+    flat = [x for v in shares for x in (v if isinstance(v, (list, tuple)) else [v])]
+    bad = [x for x in flat if x < -1e-9 or x > 1 + 1e-9]
+    if bad:
+        return text("pipeline_readings.idle_out_of_bounds",
+                    shares=text("pipeline.list_sep").join(f"{x:.1%}" for x in bad))
+    if any(t <= 0 for t in steps) or (least_step is not None and min(steps) < least_step * (1 - 1e-3)):
+        return text("pipeline_readings.step_below_compute", step_ms=min(steps) * 1e3,
+                    least_ms=(least_step or 0) * 1e3)
+    return ""
 
 
 def interpret_stages(by_p: dict, m: int, *, overruns: int = 0) -> str:
@@ -201,14 +241,14 @@ def interpret_stages(by_p: dict, m: int, *, overruns: int = 0) -> str:
     formula = [bubble_fraction(p, m) for p in ps]
     rising = all(b > a for a, b in zip(measured, measured[1:]))
     off = max(abs(x - f) for x, f in zip(measured, formula))
-    head = text("pipeline.stages_head", m=m, ps=text("pipeline.list_sep").join(map(str, ps)),
+    head = text("pipeline_readings.stages_head", m=m, ps=text("pipeline.list_sep").join(map(str, ps)),
               measured=" → ".join(f"{x:.1%}" for x in measured),
               formula=" → ".join(f"{x:.1%}" for x in formula))
     if rising:
         if off <= TOLERANCE:
-            return head + "\n" + text("pipeline.stages_rising")
-        return head + "\n" + text("pipeline.stages_rising_off", off=_pts(off), why=_why_fixed(overruns))
-    return head + "\n" + text("pipeline.stages_flat", why=_why_fixed(overruns))
+            return head + "\n" + text("pipeline_readings.stages_rising")
+        return head + "\n" + text("pipeline_readings.stages_rising_off", off=_pts(off), why=_why_fixed(overruns))
+    return head + "\n" + text("pipeline_readings.stages_flat", why=_why_fixed(overruns))
 
 
 def interpret_microbatch(sizes: Sequence[int], throughput: Sequence[float],
@@ -223,17 +263,17 @@ def interpret_microbatch(sizes: Sequence[int], throughput: Sequence[float],
     in_flight = [min(p, batch // size) * size for size in sizes]  # sequences rank 0 holds
     per_seq = [mem / n for mem, n in zip(peak_bytes, in_flight)]
     linear = max(per_seq) <= 1.25 * min(per_seq)
-    lines = [text("pipeline.mb_best", b=b, m=batch // b, throughput=throughput[best])]
-    lines.append(text("pipeline.mb_memory_linear", kib=sum(per_seq) / len(per_seq) / 1024) if linear else
-                 text("pipeline.mb_memory_not_linear"))
+    lines = [text("pipeline_readings.mb_best", b=b, m=batch // b, throughput=throughput[best])]
+    lines.append(text("pipeline_readings.mb_memory_linear", kib=sum(per_seq) / len(per_seq) / 1024) if linear else
+                 text("pipeline_readings.mb_memory_not_linear"))
     if b == max(sizes):
-        lines.append(text("pipeline.mb_largest", m=worst_m, bubble=bubbles[max(sizes)]))
+        lines.append(text("pipeline_readings.mb_largest", m=worst_m, bubble=bubbles[max(sizes)]))
     elif b == min(sizes):
-        lines.append(text("pipeline.mb_smallest"))
+        lines.append(text("pipeline_readings.mb_smallest"))
     else:
-        lines.append(text("pipeline.mb_middle", batch=batch, largest=max(sizes), m=worst_m,
+        lines.append(text("pipeline_readings.mb_middle", batch=batch, largest=max(sizes), m=worst_m,
                         bubble=bubbles[max(sizes)]))
-    lines.append(text("pipeline.mb_measure"))
+    lines.append(text("pipeline_readings.mb_measure"))
     return "\n".join(lines)
 
 
@@ -243,10 +283,10 @@ def interpret_balance(step_s: dict, simulated_s: dict, *, overruns: int = 0) -> 
     (even, balanced) = list(step_s)
     got = step_s[even] / step_s[balanced]
     want = simulated_s[even] / simulated_s[balanced]
-    head = text("pipeline.balance_head", even=even, even_ms=step_s[even] * 1e3, balanced=balanced,
+    head = text("pipeline_readings.balance_head", even=even, even_ms=step_s[even] * 1e3, balanced=balanced,
               balanced_ms=step_s[balanced] * 1e3, got=got, want=want)
     if got > 1 + TOLERANCE:
         if abs(got - want) <= 0.05 * want:
-            return head + "\n" + text("pipeline.balance_agree")
-        return head + "\n" + text("pipeline.balance_machine", why=_why_fixed(overruns))
-    return head + "\n" + text("pipeline.balance_none", want=want, why=_why_fixed(overruns))
+            return head + "\n" + text("pipeline_readings.balance_agree")
+        return head + "\n" + text("pipeline_readings.balance_machine", why=_why_fixed(overruns))
+    return head + "\n" + text("pipeline_readings.balance_none", want=want, why=_why_fixed(overruns))
