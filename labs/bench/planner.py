@@ -3,6 +3,11 @@
 A100-80GB), and one update of the planner widget (set one control until its outputs are
 redrawn), all measured in one run. Medians over repeats; the conditions are printed first.
 Targets (printed, not asserted): estimate <= 5 ms, plan <= 1 s, widget update <= 1 s.
+``--calibration`` prints instead the planner against published runs
+(:mod:`labs.planner.calibration`: each row, its accounting, error and source).
+
+Owns: this benchmark's main and its printed table. Must not: hold planner logic (labs.planner owns
+it), assert its targets, or be imported by labs' course modules.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import statistics
 import time
 
 from labs import planner as pl
+from labs.planner import calibration
 from labs.planner.widgets import planner_widget
 
 __all__ = ["main", "TARGETS", "measure"]
@@ -53,11 +59,29 @@ def _verdict(name: str, seconds: float) -> str:
     return f"target <= {target * 1e3:g} ms: {'met' if seconds <= target else 'MISSED'}"
 
 
+def print_calibration() -> None:
+    """The planner against published runs, each on its paper's accounting."""
+    rows = calibration.table()
+    print(f"{'run':26s} {'layout':>12s} {'acc.':>6s} {'estimate':>9s} {'reported':>9s} "
+          f"{'error':>6s}  source")
+    for r in rows:
+        c = r.estimate.config
+        print(f"{r.run.name:26s} {f'{c.tp}x{c.pp}x{c.dp}':>12s} {r.run.accounting:>6s} "
+              f"{r.estimated:9.0f} {r.run.reported:9.0f} {r.error:+6.0%}  {r.run.source}")
+    s = calibration.summary(rows)
+    print(f"median |error| {s['median_abs_error']:.0%}, largest {s['max_abs_error']:.0%}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m labs.bench planner", description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="one repeat (for the tests)")
+    parser.add_argument("--calibration", action="store_true",
+                        help="print the planner against published runs and stop")
     args = parser.parse_args(argv)
+    if args.calibration:
+        print_calibration()
+        return 0
     repeats = 1 if args.quick else max(1, args.repeats)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"conditions: Python {platform.python_version()}, {os.cpu_count()} CPUs, "

@@ -37,6 +37,8 @@ that full recomputation saves (2sbh/t, as Megatron-Core keeps them).
 MFU uses model FLOPs 6·N·tokens + 12·L·s·h·tokens (PaLM, arXiv:2204.02311, App. B;
 :func:`labs.cost.training_flops`); ``flops_per_gpu`` and ``hfu`` use the executed FLOPs (with
 recomputation), the convention of Megatron-LM's reported TFLOP/s (PTD-P eq. 3).
+
+Must not: hold logic of its own, or import the widget (ipywidgets) at import time.
 """
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """The planner's estimate of one layout: memory of the fullest stage, bytes and seconds of each
 dimension's communication, step time, throughput, MFU. Composes :mod:`labs.memory` and
-:mod:`labs.cost`; the model of time is described in :mod:`labs.planner`."""
+:mod:`labs.cost`; the model of time is described in :mod:`labs.planner`.
+
+Owns: :func:`estimate` of one layout. Must not: search layouts (labs.planner.search), hold memory or
+traffic formulas (labs.memory, labs.cost), import the widget or the grader, or print."""
 from __future__ import annotations
 
 import math
@@ -11,7 +14,7 @@ from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate,
                                        MemoryBreakdown, Model, Training, check_layout)
 
 __all__ = ["estimate", "evaluate", "step_seconds", "stage_params", "stage_memory",
-           "layers_per_stage"]
+           "layers_per_stage", "attention_traffic_bytes"]
 
 
 def layers_per_stage(model: Model, pp: int) -> int:
@@ -48,6 +51,25 @@ def _layer_activations(model: Model, cluster: Cluster, train: Training, config: 
     if recompute == "full" and train.sequence_parallel:
         kept /= config.tp
     return scale * kept
+
+
+def attention_traffic_bytes(model: Model, cluster: Cluster, train: Training,
+                            config: Config) -> float:
+    """HBM bytes the attention core moves per micro-batch on the slowest stage without
+    FlashAttention (0 with it): memory-bound work the GEMM time does not cover.
+
+    The s² tensors a layer keeps, 5·a·s²·b bytes on 2-byte activations with dropout (scores
+    after softmax, dropout mask and output; 2·a·s²·b without dropout; Korthikanti et al. 2022,
+    arXiv:2205.05198, §4), over the a/t heads of this TP rank, each written and read once by
+    the forward (2×), again by a recomputed forward (full or selective recomputation: 2×), and
+    in the backward read once with a gradient of the same size written and read (3×). Timed at
+    the card's HBM peak (:attr:`labs.hardware.GPU.hbm_bw`), a lower bound."""
+    if train.uses_flash(cluster.gpu):
+        return 0.0
+    s, b, heads = model.seq_len, config.micro_batch, model.n_heads / config.tp
+    kept = (5 if model.dropout else 2) * heads * s * s * b * train.element_bytes / 2
+    passes = 2 + (2 if train.recompute != "none" else 0) + 3
+    return layers_per_stage(model, config.pp) * passes * kept
 
 
 def stage_memory(model: Model, cluster: Cluster, train: Training, config: Config, stage: int,
@@ -136,7 +158,8 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
                                  vocab=model.vocab, recompute=train.recompute) / tp
     peak = cluster.gpu.peak(train.precision)  # the run's arithmetic (check_hardware)
     compute_mb = cost.compute_seconds(flops_mb, peak, efficiency.gemm) \
-        * (1 + efficiency.other_kernels)
+        * (1 + efficiency.other_kernels) \
+        + attention_traffic_bytes(model, cluster, train, config) / cluster.gpu.hbm_bw
 
     # bytes per GPU per step, by dimension
     tp_passes = 1.5 if train.recompute == "full" else 1.0  # the recomputed forward's 2 of 6

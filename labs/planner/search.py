@@ -1,5 +1,8 @@
 """Searching layouts (:func:`plan`) and walking the chapter's five steps (:func:`decide`) with
-the estimates of :mod:`labs.planner.model`."""
+the estimates of :mod:`labs.planner.model`.
+
+Owns: :func:`plan` and :func:`decide`. Must not: estimate a layout itself (labs.planner.model),
+import the widget or the grader, or print."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace

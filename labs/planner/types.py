@@ -1,5 +1,8 @@
 """The planner's inputs and outputs: model, cluster, training recipe, efficiency constants,
-layout, and the estimate of one layout (:mod:`labs.planner` is the entry point)."""
+layout, and the estimate of one layout (:mod:`labs.planner` is the entry point).
+
+Owns: the dataclasses and their input checks. Must not: compute an estimate, import the widget or
+the grader, or print."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

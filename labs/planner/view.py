@@ -6,6 +6,9 @@ Every control and output carries a stable CSS class ``labs-planner-<name>`` and 
 find. Figures are small, drawn on a :class:`matplotlib.figure.Figure` outside pyplot (nothing
 to close, no global state) with fixed margins (no tight_layout) and shown as PNG in an
 ``Image`` widget.
+
+Owns: the widget's controls, outputs, tables and figures. Must not: compute an estimate or a plan
+(the planner does), hold the widget's state (labs.planner.widgets), or print.
 """
 from __future__ import annotations
 

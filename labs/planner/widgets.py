@@ -21,6 +21,9 @@ Layout rule (``tp``, ``pp``, ``dp``, ``v``; 0 or "auto" = free):
 The *deciding* step of :func:`~labs.planner.decide` is the first step whose layout
 (tp, pp, dp) is the final one -- where the chapter's walk settled the shape; when no layout
 fits, the last step (which says so).
+
+Owns: the widget's state and callbacks, presets and defaults. Must not: compute an estimate itself
+(labs.planner), draw (labs.planner.view), print, or be imported by the checks or the grader.
 """
 from __future__ import annotations
 

@@ -1,119 +1,115 @@
-"""The planner against runs that teams published: what they ran must fit, what they could not
-run must not, and the estimated throughput must land near what they reported.
+"""The planner against runs that teams published (:mod:`labs.planner.calibration`, each row
+with its source and accounting): what they ran must fit, what they could not run must not, the
+estimate of each row must land near the paper's figure on the paper's accounting (Megatron-LM's
+TFLOP/s count the recomputed forward, PTD-P eq. 3: ``hfu``), and the estimates must follow the
+papers' trends across rows -- so that a planner answering one constant fails (tested below).
+Nothing in the planner is fitted to these rows (its constants: ``labs.planner.Efficiency``).
 
-Every row names its primary source. Reported TFLOP/s of Megatron-LM (PTD-P), MT-NLG and BLOOM
-count executed FLOPs with full activation recomputation (PTD-P eq. 3: 96·B·s·l·h²·(...));
-they are compared with ``Estimate.flops_per_gpu``, which counts the same way. Nothing in the
-planner is fitted to these rows (its constants: ``labs.planner.Efficiency``).
-
-Run with ``-s`` to see the table.
+The table itself is printed by ``python -m labs.bench planner --calibration`` and shown in 2.4.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import statistics
 
 import pytest
 
 from labs import planner as pl
+from labs.planner import calibration
 
-BAND = 0.30  # relative tolerance on per-GPU TFLOP/s or tokens/s
+BAND = 0.30  # every row within 30 % of its paper's figure ...
+MEDIAN = 0.15  # ... and the median |error| within 15 % (issue 29, item 3)
+# PTD-P Table 2: ZeRO-3 without model parallelism. The planner hides ZeRO-3's parameter
+# gathers under compute (prefetching) and overestimates these rows by 35-47 %: a known gap,
+# kept in the table and checked for its direction and size, and said in 2.4 and 2.5 wherever a
+# search ranks ZeRO-3 first. Not widened elsewhere.
+ZERO3_GAP = (0.25, 0.50)
+ROWS = calibration.table()
 
 
 def gpt(layers, hidden, heads):
-    """The GPT-3-style models of PTD-P and MT-NLG: seq 2048, vocab 51,200, learned positions."""
-    return pl.Model(n_layers=layers, hidden=hidden, n_heads=heads, seq_len=2048, vocab=51200)
+    return calibration.gpt(layers, hidden, heads)
 
 
-@dataclass(frozen=True)
-class Run:
-    name: str
-    model: pl.Model
-    gpu: str
-    tp: int
-    pp: int
-    dp: int
-    global_batch: int
-    reported_tflops: float
-    micro_batch: int = 1
-    zero_stage: int = 0
-    band: float = BAND
+def _family(prefix, rows=ROWS):
+    return [r for r in rows if r.run.name.startswith(prefix)]
 
 
-BLOOM = pl.Model(n_layers=70, hidden=14336, n_heads=112, seq_len=2048, vocab=250880,
-                 learned_positions=False)  # ALiBi, tied embeddings
-RUNS = [
-    # PTD-P: Narayanan et al. 2021, arXiv:2104.04473, Table 1 (A100-80GB, Selene; seq 2048,
-    # vocab 51,200; activation recomputation). The micro-batch size of each row is not in the
-    # table: 1 assumed; non-interleaved schedule assumed.
-    Run("PTD-P 39.1B", gpt(48, 8192, 64), "A100-80GB", 8, 2, 32, 1536, 138),
-    Run("PTD-P 76.1B", gpt(60, 10240, 80), "A100-80GB", 8, 4, 32, 1792, 140),
-    Run("PTD-P 145.6B", gpt(80, 12288, 96), "A100-80GB", 8, 8, 24, 2304, 148),
-    Run("PTD-P 310.1B", gpt(96, 16384, 128), "A100-80GB", 8, 16, 15, 2160, 155),
-    Run("PTD-P 529.6B", gpt(105, 20480, 128), "A100-80GB", 8, 35, 9, 2520, 163),
-    Run("PTD-P 1008B", gpt(128, 25600, 160), "A100-80GB", 8, 64, 6, 3072, 163),
-    # MT-NLG 530B: Smith et al. 2022, arXiv:2201.11990, §3 (Table "system performance"):
-    # TP 8, PP 35, global batch 1920, 280/350/420 DGX A100-80GB nodes. The same model and
-    # layout ran at 163 TFLOP/s in PTD-P with almost the same bubble (34/280 vs 34/240 of the
-    # ideal time): the 25-30 % between the two are the software, not the layout, so a
-    # layout-only model cannot be within 30 % of both; these rows get 35 %.
-    Run("MT-NLG 530B, 2240 GPUs", gpt(105, 20480, 128), "A100-80GB", 8, 35, 8, 1920, 126,
-        band=0.35),
-    Run("MT-NLG 530B, 2800 GPUs", gpt(105, 20480, 128), "A100-80GB", 8, 35, 10, 1920, 121,
-        band=0.35),
-    Run("MT-NLG 530B, 3360 GPUs", gpt(105, 20480, 128), "A100-80GB", 8, 35, 12, 1920, 113,
-        band=0.35),
-    # BLOOM-176B: BigScience 2022, arXiv:2211.05100, §3.4: TP 4, PP 12, DP 8 on 384
-    # A100-80GB, ZeRO-1, micro-batch 2, global batch 2048, about 150 TFLOP/s per GPU.
-    Run("BLOOM 176B", BLOOM, "A100-80GB", 4, 12, 8, 2048, 150, micro_batch=2, zero_stage=1),
-]
+def _ranks(xs):
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    ranks = [0] * len(xs)
+    for rank, i in enumerate(order):
+        ranks[i] = rank
+    return ranks
 
 
-def estimate(run: Run) -> pl.Estimate:
-    train = pl.Training(global_batch=run.global_batch, micro_batch=run.micro_batch,
-                        zero_stage=run.zero_stage, recompute="full")
-    return pl.estimate(run.model, pl.Cluster(run.gpu, run.tp * run.pp * run.dp), train,
-                       tp=run.tp, pp=run.pp, dp=run.dp)
+def problems(estimated: dict, rows=ROWS) -> list:
+    """What is wrong with ``estimated`` (run name -> figure on the run's accounting): rows out
+    of the band, a median error above target, trends the papers show and the figures miss."""
+    out = []
+    errors = {r.run.name: estimated[r.run.name] / r.run.reported - 1 for r in rows}
+    for r in rows:
+        name = r.run.name
+        err = errors[name]
+        low, high = ZERO3_GAP if r.run.zero_stage == 3 and not r.run.searched else (-BAND, BAND)
+        if not low <= err <= high:
+            out.append(f"{name}: {err:+.0%} outside [{low:+.0%}, {high:+.0%}]")
+    median = statistics.median(abs(e) for n, e in errors.items()
+                               if not n.startswith("ZeRO-3"))
+    if median > MEDIAN:
+        out.append(f"median |error| {median:.0%} > {MEDIAN:.0%}")
+    # PTD-P Table 1: 135-163 TFLOP/s rising with the model; the estimates must rank alike
+    t1 = _family("PTD-P")
+    est, rep = [estimated[r.run.name] for r in t1], [r.run.reported for r in t1]
+    if len(set(est)) < 2 or statistics.correlation(_ranks(est), _ranks(rep)) < 0.6:
+        out.append("PTD-P Table 1: the estimates do not rise with the reported figures")
+    if est[-1] / est[3] < 1.0:  # 18.4B -> 1T: 135 -> 163 reported
+        out.append("PTD-P Table 1: 1T not above 18.4B")
+    # PTD-P Table 2: ZeRO-3 falls 144 -> 88 -> 44 as the same batch spreads over more GPUs
+    z = [estimated[r.run.name] for r in _family("ZeRO-3")]
+    if not (z[0] > z[1] > z[2]) or not 0.7 <= (z[0] / z[2]) / (144 / 44) <= 1.3:
+        out.append(f"ZeRO-3: {z} does not fall like 144/88/44")
+    # MT-NLG: 126 > 121 > 113 as DP grows at a fixed batch (fewer micro-batches, more bubble)
+    mt = [estimated[r.run.name] for r in _family("MT-NLG")]
+    if not mt[0] > mt[1] > mt[2]:
+        out.append(f"MT-NLG: {mt} does not fall with DP")
+    return out
 
 
-def test_print_the_table():
-    print(f"\n{'run':26s} {'layout':>14s} fits {'GiB':>5s}  est. TFLOP/s  reported  ratio")
-    for run in RUNS:
-        est = estimate(run)
-        print(f"{run.name:26s} {f'{run.tp}x{run.pp}x{run.dp}':>14s} {str(est.fits):5s}"
-              f"{est.memory.total / 2**30:5.1f}  {est.flops_per_gpu / 1e12:11.0f}  "
-              f"{run.reported_tflops:8.0f}  {est.flops_per_gpu / 1e12 / run.reported_tflops:5.2f}")
+def test_every_row_names_its_source_and_accounting():
+    assert len(ROWS) >= 15
+    assert {r.run.gpu for r in ROWS} >= {"A100-80GB"}
+    for r in ROWS:
+        assert r.run.source and r.run.accounting in ("hfu", "mfu", "tokens")
 
 
-@pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
-def test_published_runs_fit_and_throughput_is_near(run):
-    est = estimate(run)
-    assert est.fits, est.summary()
-    assert est.flops_per_gpu / 1e12 == pytest.approx(run.reported_tflops, rel=run.band)
+@pytest.mark.parametrize("row", ROWS, ids=[r.run.name for r in ROWS])
+def test_published_runs_fit(row):
+    assert row.estimate.fits, row.estimate.summary()
 
 
-def test_mt_nlg_throughput_falls_as_dp_grows():
-    """Fewer micro-batches per pipeline, a larger bubble: 126 > 121 > 113 TFLOP/s."""
-    mt = [estimate(r).flops_per_gpu for r in RUNS if r.name.startswith("MT-NLG")]
-    assert mt[0] > mt[1] > mt[2]
+def test_the_planner_matches_the_papers_row_by_row_and_in_trend():
+    assert problems({r.run.name: r.estimated for r in ROWS}) == []
 
 
-LLAMA_65B = pl.Model(n_layers=80, hidden=8192, n_heads=64, seq_len=2048, vocab=32000,
-                     ffn_hidden=22016, mlp="swiglu", tied_embeddings=False,
-                     learned_positions=False, dropout=False)
+@pytest.mark.parametrize("constant", [120, 140, 150, 160])
+def test_a_planner_answering_a_constant_fails(constant):
+    """A planner that answers 150 TFLOP/s everywhere passed the old ±30 % rows."""
+    answers = {r.run.name: constant if r.run.accounting != "tokens" else 380 for r in ROWS}
+    assert problems(answers)
+
+
+def test_the_summary_reports_the_median_and_the_worst_row():
+    s = calibration.summary(ROWS)
+    assert s["median_abs_error"] <= MEDIAN
+    assert s["max_abs_error"] == max(abs(r.error) for r in ROWS)
 
 
 def test_llama_65b_best_plan_is_near_380_tokens_per_gpu():
-    """LLaMA-65B: Touvron et al. 2023, arXiv:2302.13971, §2.4: about 380 tokens/s/GPU on 2048
-    A100-80GB, batch 4M tokens (2048 sequences of 2048), model and sequence parallelism,
-    saving the expensive activations (selective recomputation), efficient attention. The
-    layout is not published: the planner's best plan is compared."""
-    train = pl.Training(global_batch=2048, micro_batch=1, recompute="selective")
-    plans = pl.plan(LLAMA_65B, pl.Cluster("A100-80GB", 2048), train, top=3)
-    assert plans and plans[0].fits
-    best = plans[0]
-    print(f"\nLLaMA-65B best plan: {best.config}: {best.tokens_per_s_per_gpu:.0f} tokens/s/GPU "
-          f"(reported 380), MFU {best.mfu:.1%}")
-    assert best.tokens_per_s_per_gpu == pytest.approx(380, rel=BAND)
+    """LLaMA-65B (arXiv:2302.13971, §2.4): the layout is not published; the planner's best
+    plan is compared."""
+    row = calibration.compare(next(r for r in calibration.RUNS if r.name.startswith("LLaMA")))
+    assert row.estimate.fits
+    assert row.estimated == pytest.approx(380, rel=BAND)
 
 
 GPT3 = gpt(96, 12288, 96)
@@ -134,3 +130,10 @@ def test_layouts_no_one_could_run_do_not_fit():
     trillion = pl.estimate(gpt(128, 25600, 160), pl.Cluster("A100-80GB", 3072),
                            pl.Training(global_batch=3072), tp=8, pp=8, dp=48)
     assert not trillion.fits  # 1T x 16 B / 64 = 250 GB per GPU
+
+
+def test_the_bench_prints_the_calibration_table(capsys):
+    from labs.bench import planner as bench
+    assert bench.main(["--calibration"]) == 0
+    out = capsys.readouterr().out
+    assert all(r.run.name in out for r in ROWS) and "median |error|" in out

@@ -1,0 +1,153 @@
+"""The planner against published training runs: each row one run, its layout, what its paper
+reports (and on which accounting), and where the figure comes from; :func:`compare` puts the
+planner's estimate beside it. Data and comparison only: the planner's constants
+(:class:`~labs.planner.types.Efficiency`, :mod:`labs.hardware`) are not fitted to these rows.
+
+Accounting (issue 29, item 2; PaLM, arXiv:2204.02311, App. B):
+
+- ``"hfu"``: executed FLOPs including the recomputed forward -- Megatron-LM's reported
+  TFLOP/s (PTD-P, arXiv:2104.04473, eq. 3), used by PTD-P, MT-NLG and BLOOM: compared with
+  :attr:`Estimate.flops_per_gpu`;
+- ``"mfu"``: model FLOPs without recomputation (Llama 3's TFLOPs/GPU and BF16 MFU):
+  compared with MFU × peak;
+- ``"tokens"``: tokens/s per GPU (LLaMA-65B).
+
+Rows whose layout the paper does not give are left out, except LLaMA-65B, whose row compares
+the planner's best plan (``searched``). Left out: Llama 3 405B (arXiv:2407.21783, Table 4: 430
+and 400 TFLOP/s MFU on 8,192 and 16,384 H100 at TP 8, PP 16) -- the interleaving depth, the
+uneven first and last stages and the recomputation are not in the table, and between v = 1
+and v = 8 the planner's estimate moves by 35 %; Megatron-Core's H100 table (figures not
+checked here).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from labs.planner.model import estimate
+from labs.planner.search import plan
+from labs.planner.types import Cluster, Estimate, Model, Training
+
+__all__ = ["Run", "Row", "RUNS", "compare", "table", "summary"]
+
+PTDP = "PTD-P, Narayanan et al. 2021, arXiv:2104.04473"
+
+
+def gpt(layers: int, hidden: int, heads: int) -> Model:
+    """PTD-P's and MT-NLG's GPT models: seq 2048, vocab 51,200, learned positions."""
+    return Model(n_layers=layers, hidden=hidden, n_heads=heads, seq_len=2048, vocab=51200)
+
+
+BLOOM = Model(n_layers=70, hidden=14336, n_heads=112, seq_len=2048, vocab=250880,
+              learned_positions=False)
+LLAMA_65B = Model(n_layers=80, hidden=8192, n_heads=64, seq_len=2048, vocab=32000,
+                  ffn_hidden=22016, mlp="swiglu", tied_embeddings=False,
+                  learned_positions=False, dropout=False)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One published run. ``reported``: TFLOP/s per GPU (``hfu``/``mfu``) or tokens/s per GPU
+    (``tokens``); ``flash_attention``: what the run used (None: the GPU's default)."""
+
+    name: str
+    source: str
+    model: Model
+    gpu: str
+    tp: int
+    pp: int
+    dp: int
+    global_batch: int
+    reported: float
+    accounting: str = "hfu"
+    micro_batch: int = 1
+    v: int = 1
+    zero_stage: int = 0
+    recompute: str = "full"
+    flash_attention: bool | None = False
+    searched: bool = False
+
+    @property
+    def n_gpus(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def training(self) -> Training:
+        return Training(global_batch=self.global_batch, micro_batch=self.micro_batch,
+                        zero_stage=self.zero_stage, recompute=self.recompute,
+                        flash_attention=self.flash_attention)
+
+
+_T1 = PTDP + (", Table 1 (A100-80GB; the interleaved schedule's chunks and the micro-batch "
+              "are not given: v = 1, micro-batch 1 here)")
+_T2 = PTDP + ", Table 2 (175B, ZeRO-3 without model parallelism, DeepSpeed)"
+_MT = ("MT-NLG, Smith et al. 2022, arXiv:2201.11990, §3: TP 8, PP 35, batch 1920, "
+       "280/350/420 DGX A100 nodes")
+RUNS = (
+    Run("PTD-P 1.7B", _T1, gpt(24, 2304, 24), "A100-80GB", 1, 1, 32, 512, 137),
+    Run("PTD-P 3.6B", _T1, gpt(30, 3072, 32), "A100-80GB", 2, 1, 32, 512, 138),
+    Run("PTD-P 7.5B", _T1, gpt(36, 4096, 32), "A100-80GB", 4, 1, 32, 512, 142),
+    Run("PTD-P 18.4B", _T1, gpt(40, 6144, 48), "A100-80GB", 8, 1, 32, 1024, 135),
+    Run("PTD-P 39.1B", _T1, gpt(48, 8192, 64), "A100-80GB", 8, 2, 32, 1536, 138),
+    Run("PTD-P 76.1B", _T1, gpt(60, 10240, 80), "A100-80GB", 8, 4, 32, 1792, 140),
+    Run("PTD-P 145.6B", _T1, gpt(80, 12288, 96), "A100-80GB", 8, 8, 24, 2304, 148),
+    Run("PTD-P 310.1B", _T1, gpt(96, 16384, 128), "A100-80GB", 8, 16, 15, 2160, 155),
+    Run("PTD-P 529.6B", _T1, gpt(105, 20480, 128), "A100-80GB", 8, 35, 9, 2520, 163),
+    Run("PTD-P 1008B", _T1, gpt(128, 25600, 160), "A100-80GB", 8, 64, 6, 3072, 163),
+    Run("ZeRO-3 175B, 384 GPUs", _T2, gpt(96, 12288, 96), "A100-80GB", 1, 1, 384, 1536, 144,
+        micro_batch=4, zero_stage=3),
+    Run("ZeRO-3 175B, 768 GPUs", _T2, gpt(96, 12288, 96), "A100-80GB", 1, 1, 768, 1536, 88,
+        micro_batch=2, zero_stage=3),
+    Run("ZeRO-3 175B, 1536 GPUs", _T2, gpt(96, 12288, 96), "A100-80GB", 1, 1, 1536, 1536, 44,
+        zero_stage=3),
+    Run("MT-NLG 530B, 2240 GPUs", _MT, gpt(105, 20480, 128), "A100-80GB", 8, 35, 8, 1920, 126,
+        zero_stage=1),
+    Run("MT-NLG 530B, 2800 GPUs", _MT, gpt(105, 20480, 128), "A100-80GB", 8, 35, 10, 1920, 121,
+        zero_stage=1),
+    Run("MT-NLG 530B, 3360 GPUs", _MT, gpt(105, 20480, 128), "A100-80GB", 8, 35, 12, 1920, 113,
+        zero_stage=1),
+    Run("BLOOM 176B", "BigScience 2022, arXiv:2211.05100, §3.4: TP 4, PP 12, DP 8, ZeRO-1, "
+        "micro-batch 2, batch 2048, about 150 TFLOP/s", BLOOM, "A100-80GB", 4, 12, 8, 2048, 150,
+        micro_batch=2, zero_stage=1),
+    Run("LLaMA-65B (searched)", "Touvron et al. 2023, arXiv:2302.13971, §2.4: about 380 "
+        "tokens/s/GPU on 2048 A100-80GB, batch 4M tokens, selective recomputation, efficient "
+        "attention", LLAMA_65B, "A100-80GB", 1, 1, 2048, 2048, 380, accounting="tokens",
+        recompute="selective", flash_attention=True, searched=True),
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    run: Run
+    estimate: Estimate
+
+    @property
+    def estimated(self) -> float:
+        """The planner's figure on the run's accounting."""
+        e, acc = self.estimate, self.run.accounting
+        if acc == "tokens":
+            return e.tokens_per_s_per_gpu
+        peak = e.hardware_flops / e.hfu / e.step_time_s / e.n_gpus  # the precision's peak
+        return (e.hfu if acc == "hfu" else e.mfu) * peak / 1e12
+
+    @property
+    def error(self) -> float:
+        """(estimate - reported) / reported."""
+        return self.estimated / self.run.reported - 1
+
+
+def compare(run: Run) -> Row:
+    cluster, train = Cluster(run.gpu, run.n_gpus), run.training
+    if run.searched:
+        return Row(run, plan(run.model, cluster, train, top=1)[0])
+    return Row(run, estimate(run.model, cluster, train, tp=run.tp, pp=run.pp, dp=run.dp,
+                             v=run.v))
+
+
+def table(runs=RUNS) -> list:
+    return [compare(r) for r in runs]
+
+
+def summary(rows) -> dict:
+    errors = [abs(r.error) for r in rows]
+    return {"median_abs_error": statistics.median(errors), "max_abs_error": max(errors)}
