@@ -9,6 +9,9 @@ not care how the notebook is laid out::
     check_ring_all_reduce(my_ring_all_reduce)           # ex2_0_ring_all_reduce, 3 points
     check_all_reduce_from_rs_ag(all_reduce_from_rs_ag)  # ex2_0_rs_ag_all_reduce, 2 points
     check_ring_bytes(ring_bytes_sent_per_rank)          # ex2_0_ring_bytes, 1 point
+
+Owns: 2.0's checks and their hidden cases. Must not: import the grader or the planner widget, print
+(the verdict is labs.exercises.checks'), or keep process groups in globals.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from dataclasses import dataclass
 from labs import numerics
 from labs.exercises.checks import (ExerciseFailed, Message, assert_close, case, compare_tensors,
                                    graded, msg)
+from labs.exercises import routes
 from labs.exercises.ranks import CHECK_TIMEOUT, as_number, run_on_ranks
+from labs.exercises.routes import Traffic
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
 
@@ -32,10 +37,7 @@ TAG = "2.0"
 #: Seconds one launch of the student's code may take; a correct solution needs well under 1 s.
 
 # Collectives of torch.distributed (and the lab's own) that an exercise may not call.
-COLLECTIVES = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
-               "all_gather_single", "all_gather_into_tensor", "reduce_scatter",
-               "reduce_scatter_single", "reduce_scatter_tensor", "all_to_all",
-               "all_to_all_single", "gather", "scatter")
+COLLECTIVES = routes.COLLECTIVES
 LAB_COLLECTIVES = ("ring_all_reduce", "ring_reduce_scatter", "ring_all_gather",
                    "naive_all_reduce")
 REDUCE_SCATTERS = ("reduce_scatter_single", "reduce_scatter_tensor", "reduce_scatter")
@@ -101,19 +103,24 @@ def _inputs(c: Case):
 
 
 @contextlib.contextmanager
-def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str):
-    """Inside a rank: make ``forbidden`` collectives raise, record calls of ``recorded`` ones."""
+def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str, traffic: Traffic):
+    """Inside a rank: refuse every route to a collective in ``forbidden`` (labs.exercises.routes:
+    dist, distributed_c10d, ProcessGroup methods, torch.ops, the functional collectives) and the
+    lab's own; record calls of ``recorded`` ones and every send/receive in ``traffic``."""
     import torch.distributed as dist
 
     from labs import collectives
 
     saved = []
 
+    def refuse(shown):
+        raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=shown, why=why))
+
     def forbid(module, name, shown):
-        def refuse(*args, **kwargs):
-            raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=shown, why=why))
+        def refused(*args, **kwargs):
+            refuse(shown)
         saved.append((module, name, getattr(module, name)))
-        setattr(module, name, refuse)
+        setattr(module, name, refused)
 
     def record(module, name):
         original = getattr(module, name)
@@ -124,31 +131,31 @@ def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str):
         saved.append((module, name, original))
         setattr(module, name, wrapper)
 
-    for name in forbidden:
-        if hasattr(dist, name):
-            forbid(dist, name, f"dist.{name}")
     for name in LAB_COLLECTIVES:
         forbid(collectives, name, f"labs.collectives.{name}")
-    for name in recorded:
-        if hasattr(dist, name):
-            record(dist, name)
-    try:
-        yield
-    finally:
-        for module, name, original in reversed(saved):
-            setattr(module, name, original)
+    allowed = tuple(name for name in routes.COLLECTIVES if name not in forbidden)
+    with routes.guarded(refuse, allowed=allowed, traffic=traffic):
+        for name in recorded:
+            if hasattr(dist, name):
+                record(dist, name)
+        try:
+            yield
+        finally:
+            for module, name, original in reversed(saved):
+                setattr(module, name, original)
 
 
 def _run_student(fn, inputs, forbidden, recorded, why):
-    """Rank body: call ``fn`` on this rank's input; return (result, names of recorded calls)."""
+    """Rank body: call ``fn`` on this rank's input; return (the input tensor after the call,
+    what ``fn`` returned, names of recorded calls, (sent, received) as (peer, bytes) pairs)."""
     import torch.distributed as dist
 
     tensor = inputs[dist.get_rank()].clone()
     calls: list = []
-    with _guarded(forbidden, recorded, calls, why):
+    traffic = Traffic()
+    with _guarded(forbidden, recorded, calls, why, traffic):
         out = fn(tensor)
-    result = tensor if out is None else out  # in place (returning None) is accepted too
-    return result, calls
+    return tensor, out, calls, (traffic.sent, traffic.received)
 
 
 def _count_ring_bytes(numel: int, dtype: str) -> int:
@@ -164,7 +171,8 @@ def _count_ring_bytes(numel: int, dtype: str) -> int:
 
 # --- in the notebook's process -------------------------------------------------------------
 
-def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required=None):
+def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required=None,
+                        ring=False):
     import torch
 
     for c in cases:
@@ -172,11 +180,40 @@ def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required
             inputs = _inputs(c)
             total = torch.stack([x.double() for x in inputs]).sum(0).to(inputs[0].dtype)
             results = run_on_ranks(_run_student, c.world_size,
-                              (student_fn, inputs, forbidden, recorded, why))
-            for rank, (got, calls) in enumerate(results):
+                                   (student_fn, inputs, forbidden, recorded, why))
+            for rank, (tensor, out, calls, traffic) in enumerate(results):
                 if required is not None:
                     required(calls, rank)
-                compare_tensors(total, got, what=text("checks_2_0.what_result"), rank=rank)
+                what = text("checks_2_0.what_result")
+                try:  # in place: the input tensor itself ends as the sum
+                    compare_tensors(total, tensor, what=what, rank=rank)
+                except ExerciseFailed:
+                    if out is None or out is tensor:
+                        raise
+                    compare_tensors(total, out, what=what, rank=rank)  # what came back is wrong
+                    raise ExerciseFailed(text("checks_2_0.not_in_place", rank=rank)) from None
+                if ring:
+                    _check_ring_traffic(rank, c.world_size, tensor, traffic)
+
+
+def _check_ring_traffic(rank: int, n: int, tensor, traffic) -> None:
+    """A ring: this rank exchanged data with its two neighbours only and sent 2(N-1) chunks of
+    about S/N bytes (between the smallest and the largest chunk of an uneven split)."""
+    sent, received = traffic
+    left, right = (rank - 1) % n, (rank + 1) % n
+    others = sorted({peer for peer, _ in sent + received} - {left, right})
+    if others:
+        raise ExerciseFailed(text("checks_2_0.not_a_ring", rank=rank, peers=others[0],
+                                  left=left, right=right))
+    numel, size = tensor.numel(), tensor.numel() * tensor.element_size()
+    low = 2 * (n - 1) * (numel // n) * tensor.element_size()
+    high = 2 * (n - 1) * -(-numel // n) * tensor.element_size()
+    bytes_sent = sum(nbytes for _, nbytes in sent)
+    if not low <= bytes_sent <= high:
+        why = text("checks_2_0.why_too_many_bytes" if bytes_sent > high
+                   else "checks_2_0.why_too_few_bytes")
+        raise ExerciseFailed(text("checks_2_0.ring_bytes_off", rank=rank, sent=bytes_sent,
+                                  expected=2 * (n - 1) / n * size, size=size, n=n, why=why))
 
 
 @graded("ex2_0_ring_all_reduce")
@@ -184,7 +221,7 @@ def check_ring_all_reduce(student_fn):
     """``student_fn(tensor)`` sums ``tensor`` over the ranks in place with send/recv only."""
     _check_sum_on_ranks(
         student_fn, ALL_REDUCE_CASES, forbidden=COLLECTIVES, recorded=(),
-        why=text("checks_2_0.why_ring"))
+        why=text("checks_2_0.why_ring"), ring=True)
 
 
 @graded("ex2_0_rs_ag_all_reduce")
@@ -225,6 +262,10 @@ def _bytes_cases() -> tuple:
     return shown + hidden
 
 
+# The course's own formulas, which the exercise must not call (module file, function name).
+FORMULAS = (("labs/cost", "ring_all_reduce_bytes_per_rank"),
+            ("labs/collectives", "ring_all_reduce_bytes_per_rank"))
+
 # Measured on real ranks: (world size, elements, dtype); element counts divisible by N.
 MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
 
@@ -241,14 +282,24 @@ def check_ring_bytes(student_fn):
                  else text("checks_2_0.case_bytes", size=size, n=n))
         returned = text("checks.what_returned")
         with case(label, hidden=hidden):
-            got = as_number(student_fn(size, n), returned)
+            with routes.entered(FORMULAS) as seen:
+                answer = student_fn(size, n)
+            if seen:
+                raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=seen[0],
+                                          why=text("checks_2_0.why_formula")))
+            got = as_number(answer, returned)
             assert_close(float(ring_all_reduce_bytes_per_rank(size, n)), got, what=returned,
                          dtype="float64")
     for n, numel, dtype in MEASURED_CASES:
         with case(text("checks_2_0.case_measured", n=n)):
             sent = run_on_ranks(_count_ring_bytes, n, (numel, dtype))
             size = numel * (4 if dtype == "float32" else 8)
-            got = as_number(student_fn(size, n), text("checks.what_returned"))
+            with routes.entered(FORMULAS) as seen:
+                answer = student_fn(size, n)
+            if seen:
+                raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=seen[0],
+                                          why=text("checks_2_0.why_formula")))
+            got = as_number(answer, text("checks.what_returned"))
             for rank, measured in enumerate(sent):
                 if not numerics.is_close(got, float(measured), dtype="float64"):
                     raise ExerciseFailed(text("checks_2_0.measured_mismatch", rank=rank,

@@ -1,4 +1,7 @@
-"""Messages of the checks of notebook 2.0, collectives (labs.exercises.collectives_checks)."""
+"""Messages of the checks of notebook 2.0, collectives (labs.exercises.collectives_checks).
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     "case_ranks_length": {
@@ -60,5 +63,35 @@ MESSAGES = {
         "zh": "rank {rank} 实测发送了 {measured} 字节（S={size} 字节，N={n}），你的公式给出 {got:g}",
         "en": "rank {rank} measured {measured} bytes sent (S={size} bytes, N={n}); your formula "
               "gives {got:g}",
+    },
+    "not_in_place": {
+        "zh": "rank {rank} 的输入张量没有被原地改成总和：题目要求原地（in place）修改 tensor，"
+              "而不是在副本上计算后返回。",
+        "en": "rank {rank}'s input tensor was not changed in place into the sum: the statement "
+              "asks to modify tensor in place, not to compute on a copy and return it.",
+    },
+    "not_a_ring": {
+        "zh": "rank {rank} 与 rank {peers} 通信了：ring 中每个 rank 只与左右两个邻居"
+              "（rank {left} 和 rank {right}）交换数据。",
+        "en": "rank {rank} exchanged data with rank {peers}: in a ring each rank talks only to "
+              "its two neighbours (rank {left} and rank {right}).",
+    },
+    "ring_bytes_off": {
+        "zh": "rank {rank} 发送了 {sent} 字节，ring all-reduce 每个 rank 应发送约 "
+              "2(N-1)/N·S = {expected:.0f} 字节（S={size} 字节，N={n}）：{why}",
+        "en": "rank {rank} sent {sent} bytes; in a ring all-reduce each rank sends about "
+              "2(N-1)/N·S = {expected:.0f} bytes (S={size} bytes, N={n}): {why}",
+    },
+    "why_too_many_bytes": {
+        "zh": "发送得太多——每一步只传一个块（约 S/N），而不是整个张量。",
+        "en": "too many: each step passes one chunk (about S/N), not the whole tensor.",
+    },
+    "why_too_few_bytes": {
+        "zh": "发送得太少——结果不可能只靠这些点对点通信得到。",
+        "en": "too few: the result cannot come from these point-to-point messages alone.",
+    },
+    "why_formula": {
+        "zh": "这个练习要你自己写出公式，而不是调用课程里的实现。",
+        "en": "this exercise is to write the formula yourself, not to call the course's.",
     },
 }
