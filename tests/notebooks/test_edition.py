@@ -128,8 +128,9 @@ def test_errata_pages_have_the_same_rows():
     assert not CJK.search(page)
     rows = re.split(r'<a id="\d+"></a>', page)[1:]
     for number, row in zip(en, rows):
-        links = re.findall(r"\]\((solutions/en/[\w.]+\.ipynb)\)", row)
-        assert links, f"ERRATA.en.md #{number} links no English notebook"
+        links = re.findall(r"\]\((notebooks/en/[\w.]+\.ipynb)\)", row)
+        assert links, f"ERRATA.en.md #{number} links no English student notebook (notebooks/en/…)"
+        assert "](solutions/" not in row, f"ERRATA.en.md #{number}: students have notebooks/en/"
         for link in links:
             assert (ROOT / link).is_file(), link
         assert "(translated)" in row, f"ERRATA.en.md #{number}: the chapter's words, translated"

@@ -43,8 +43,9 @@ def test_rows_are_numbered_and_complete():
         assert body.startswith(f"### #{number} "), f"row {number}: heading"
         for field in ("**教材**", "**正确**" if "**正确**" in body else "**核对**", "**课程中**", "**出处**"):
             assert field in body, f"row {number} lacks {field}"
-        targets = re.findall(r"\]\((solutions|notebooks)/([^)#]+\.ipynb)", body)
-        assert targets, f"row {number}: 课程中 links no notebook"
+        targets = re.findall(r"\]\((notebooks)/([^)#]+\.ipynb)", body)
+        assert targets, f"row {number}: 课程中 links no student notebook (notebooks/…)"
+        assert "](solutions/" not in body, f"row {number}: students have notebooks/, not solutions/"
         for folder, name in targets:
             assert (ROOT / folder / name).exists(), f"row {number} links a missing {folder}/{name}"
 
