@@ -16,6 +16,9 @@ the grader injects there (:mod:`grader.recorder` and :mod:`grader.record`).
 - :mod:`grader.bench` -- ``python -m grader.bench``: the grader's throughput on a class.
 
 Importing this package imports nothing else (the kernel imports :mod:`grader.recorder` at start).
+
+Owns: the package's map only. Must not: import its submodules or ``labs`` at import time (the kernel
+imports grader.recorder alone), and ``labs`` must never import ``grader``.
 """
 
 __all__: list[str] = []

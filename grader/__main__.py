@@ -1,4 +1,6 @@
-"""``python -m grader PATH ...``: see :mod:`grader.cli`. Owns nothing else."""
+"""``python -m grader PATH ...``: see :mod:`grader.cli`. Owns nothing else.
+
+Must not: hold any logic of its own."""
 
 from grader.cli import main
 

@@ -23,6 +23,9 @@ A failed check shows the student's own line and the exception, not the checks' o
 frames; ``labs.exercises.last_traceback()`` prints the full traceback of the last failed check
 (also kept as the exception's ``full_traceback``), and ``LABS_FULL_TRACEBACK=1`` shows it in
 every failed check's error output.
+
+Must not: hold logic of its own, import the grader, or import the per-notebook checks, the generator
+or anything heavy at import time.
 """
 
 from .checks import (

@@ -37,6 +37,10 @@ in its last line). With the environment variable ``LABS_FULL_TRACEBACK=1`` the e
 of every failed check shows it as well.
 
 torch is imported lazily, so plain-Python checks stay cheap.
+
+Owns: the verdict, the comparisons, ``@graded`` and the last failure kept for ``explain()``.
+Must not: import the grader, a notebook's checks module, the planner widget, or a parallelism
+package; print anything but the verdict and the explanation.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ traceback is kept (:func:`full_traceback`) and shown on demand by
 While a check runs the student's code on ranks, what the ranks print still streams into the
 notebook, except torch's own log lines (``[W… ProcessGroupGloo.cpp:…] …``, :data:`NOISE`):
 they are kept with the traceback of a failure instead (:func:`quiet_rank_logs`).
+
+Owns: the student's line first, torch's noise cut, and the exceptions hidden from the student.
+Must not: import the grader, a notebook's checks or torch; decide a verdict or print.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ The stubs speak the notebook's language (:mod:`labs.messages`, catalog ``checks`
 (``solutions/en/`` is English), else Chinese -- never the language of the shell that runs this.
 
     python -m labs.exercises.generate [--src solutions] [--dst notebooks] [--check] [--prune]
+
+Owns: solution-to-student conversion and its command line. Must not: import the checks, the grader
+or torch; run a notebook; or edit ``solutions/``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ cases' seeds and numbers are drawn from it: :mod:`labs.exercises.secret`)::
 takeaway (Narayanan et al. 2021, arXiv:2104.04473, §3.3) on model states alone. The last
 check runs the student's DP × TP step (groups with ``dist.new_group``, a Megatron-split MLP,
 the DP average) on real ranks and compares every gradient shard with one process.
+
+Owns: 2.4's checks and their hidden cases. Must not: import the grader or the planner widget, print
+(the verdict is labs.exercises.checks'), or keep process groups in globals.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Checks of the graded exercises of notebook 2.3 (pipeline parallelism).
+"""Checks of the graded exercises of notebook 2.3 (pipeline parallelism). Must not: import the
+grader or the planner widget, or print (the verdict is labs.exercises.checks').
 
 The student's functions are compared with the lab's reference (``labs.pipeline``) on shown
 and hidden cases; the schedules are also run through the simulator, so a wrong order is

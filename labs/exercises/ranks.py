@@ -8,6 +8,9 @@ and :func:`~labs.exercises.checks.run_check` turn into the student's line first.
 log lines printed by the ranks are kept out of the notebook while a check runs
 (:func:`labs.exercises.feedback.quiet_rank_logs`); each failure keeps the launcher's full report
 (``full_traceback``, ``labs.exercises.last_traceback()``).
+
+Owns: a check's launch on ranks and the translation of a hang or crash into ExerciseFailed.
+Must not: import the grader, judge a result, print, or launch without a timeout.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ number the check names; when the grader runs with ``--secret`` (the environment 
 :data:`SECRET_ENV`, set for the student's kernel and for the grader's judge alike), every hidden
 seed is derived from that secret instead, so reading ``labs/exercises`` does not tell a student
 the hidden inputs, and the kernel and the judge still generate the same ones.
+
+Owns: the secret's environment variable and the derivation of hidden seeds. Must not: import
+anything from labs or the grader, print, or store the secret anywhere.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ The reference solutions are :func:`plan_training`, :func:`diagnose` and
 :func:`shown_scenarios` (printed in the notebook) and hidden ones (models and clusters the
 notebook does not show; with the instructor's secret set, their cluster sizes, batches and
 random layouts are drawn from it: :mod:`labs.exercises.secret`).
+
+Owns: 2.5's checks, reference solutions and scenarios. Must not: import the grader or the planner
+widget (labs.planner.widgets, labs.planner.view), or print (the verdict is labs.exercises.checks').
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ broken f/g pairing is reported as exactly the gradient it breaks::
     check_tp_bytes(tp_bytes_per_layer)                    # ex2_2_tp_bytes, 1 point
     check_sequence_parallel_mlp(SeqAllGather, SeqReduceScatter, sp_mlp_forward)
                                                           # ex2_2_sequence_parallel_mlp, 4 points
+
+Owns: 2.2's checks and their hidden cases. Must not: import the grader or the planner widget, print
+(the verdict is labs.exercises.checks'), or keep process groups in globals.
 """
 from __future__ import annotations
 

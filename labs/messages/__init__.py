@@ -29,6 +29,9 @@ The language, first that applies:
    the notebook's. In JupyterLab a notebook moved out of its edition's folder (a student's
    copy on the desktop) still speaks its language: its own ``metadata.course.language``;
 4. Chinese, the course's first edition.
+
+Owns: the language (its one piece of process state), the lookup and the loaded catalogs. Must not:
+import anything of labs outside labs.messages, or the grader (it is the bottom layer); print.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Messages of the checks of notebook 2.1, data parallelism (labs.exercises.data_parallel_checks)."""
+"""Messages of the checks of notebook 2.1, data parallelism (labs.exercises.data_parallel_checks).
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     "case_grads": {

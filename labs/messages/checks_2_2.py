@@ -1,5 +1,8 @@
 """Messages of the checks of notebook 2.2, tensor and sequence parallelism
-(labs.exercises.tensor_parallel_checks)."""
+(labs.exercises.tensor_parallel_checks).
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     "case_ranks": {

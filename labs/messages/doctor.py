@@ -1,4 +1,7 @@
-"""Messages of ``python -m labs doctor``, every notebook's environment cell (labs.runtime.doctor) and the command line (labs.__main__)."""
+"""Messages of ``python -m labs doctor``, every notebook's environment cell (labs.runtime.doctor) and the command line (labs.__main__).
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     # --- python -m labs doctor: what it found -------------------------------------------------

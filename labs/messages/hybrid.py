@@ -1,5 +1,8 @@
 """Messages of labs.hybrid: the planner, the mesh, 3D training, context and expert parallelism,
-profiling and their figures (the planner widget's are in labs.messages.widgets)."""
+profiling and their figures (the planner widget's are in labs.messages.widgets).
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     # --- planner: inputs (planner_types) ---------------------------------------------------

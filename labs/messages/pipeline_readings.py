@@ -1,6 +1,9 @@
 """Messages of the readings of notebook 2.3 (``interpret_*`` in labs.pipeline.experiments):
 why a measurement differs from the formula, each reading's verdicts, and the impossible
-measurements they refuse (noise: what to rerun). Only text: no logic."""
+measurements they refuse (noise: what to rerun). Only text: no logic.
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     # --- why a measurement differs from the formula --------------------------------------------

@@ -1,5 +1,8 @@
 """Messages of labs.planner about the hardware a run asks for: the precision's arithmetic and
-FlashAttention on the chosen GPU (the rest of the planner's messages: labs.messages.hybrid)."""
+FlashAttention on the chosen GPU (the rest of the planner's messages: labs.messages.hybrid).
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     "precision_not_on_gpu": {

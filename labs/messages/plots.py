@@ -1,5 +1,8 @@
 """Messages of the figures: labels, titles, legends (labs.plots, labs.fonts and each package's
-plots module)."""
+plots module).
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     "no_cjk_font": {

@@ -1,6 +1,9 @@
 """Messages of labs.tensor_parallel.readings (notebook 2.2): what the measurements say
 (``interpret_*``), in both languages, including the impossible measurements they refuse
-(noise, clock skew) and what to rerun. Only text: no logic."""
+(noise, clock skew) and what to rerun. Only text: no logic.
+
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
+bottom layer) or format, print or decide."""
 
 MESSAGES = {
     # --- why a CPU run differs from GPUs -------------------------------------------------------
