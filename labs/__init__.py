@@ -20,6 +20,9 @@ The map, one folder or file per idea (each package's ``__init__`` is its own map
 - drawing: :mod:`labs.timeline` (one timeline type) and :mod:`labs.plots` (figure style, shared
   figures);
 - :mod:`labs.exercises` (checks, student notebooks, grader) and :mod:`labs.bench` (benchmarks).
+
+Owns: the package's map and the top-level names (``labs.launch``, ``labs.device`` ...). Must not:
+import torch or a parallelism package at import time, hold logic of its own, or import ``grader``.
 """
 
 from labs import _moved

@@ -1,4 +1,7 @@
-"""Command line: ``python -m labs doctor`` and ``python -m labs run MODULE:FUNCTION``."""
+"""Command line: ``python -m labs doctor`` and ``python -m labs run MODULE:FUNCTION``.
+
+Owns: parsing the command line and dispatching to :mod:`labs.runtime`. Must not: hold the doctor's
+or torchrun's logic, or import ``grader``."""
 
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 
 Only the old module paths use them (see :mod:`labs._moved`): each adapter calls the new owner of
 the formula and returns what the old function returned. Removed with the old paths, in labs 0.2.
+
+Owns: the old signatures only. Must not: hold a formula of its own (each adapter calls the new
+owner) or be imported by anything but :mod:`labs._moved`'s old paths.
 """
 from __future__ import annotations
 

@@ -11,6 +11,9 @@ through a thin adapter in :mod:`labs._compat` that calls the new owner.
 Names that moved out of a module that stays (``labs.memory.fits_on_one_card`` is now
 ``labs.cost.fits_on_one_card``) are served by that module's ``__getattr__`` via
 :func:`moved_attribute`. Everything here goes away in labs 0.2, after the current course run.
+
+Owns: the import hook and the table of old paths and names. Must not: hold course logic, import the
+modules it maps before they are asked for, or import ``grader``.
 """
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ In a Jupyter kernel it adds up the spans between IPython's ``pre_run_cell`` and
 that reads it up to that moment). Outside IPython (a script) there are no cells, and it falls
 back to the time since :func:`start`. Owns only this clock: prints nothing, imports nothing of
 labs.
+
+Must not: print or import anything of labs.
 """
 from __future__ import annotations
 

@@ -23,6 +23,10 @@ them work in place, like ``torch.distributed.all_reduce``::
     counter = ByteCounter()
     ring_all_reduce(t, counter=counter)     # t now holds the sum over the ranks
     counter.sent == ring_all_reduce_bytes_per_rank(t.numel() * t.element_size(), world_size)
+
+Owns: the hand-written collectives, their byte counts and the bandwidth sweep of notebook 2.0.
+Must not: import a parallelism package (data_parallel, tensor_parallel, pipeline, hybrid, planner),
+the checks or the grader; print; keep process groups in globals.
 """
 
 from __future__ import annotations

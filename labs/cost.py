@@ -22,6 +22,10 @@ bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second.
 
     tp_layer_comm(batch=8, seq_len=1024, hidden=1600, tp=8)["sent_bytes_per_rank"]
     tp_decision(1.5e9, 32e9, hidden=1600, heads=16).verdict
+
+Owns: the traffic and time formulas. Must not: measure, communicate or print; hold a memory formula
+(labs.memory) or the fit decision (labs.fit, re-exported only); import a parallelism package, the
+planner or the grader.
 """
 from __future__ import annotations
 

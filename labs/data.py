@@ -9,6 +9,9 @@ lets a parallel run be compared, step by step, with the single-process reference
 
 The corpus (``labs/assets/corpus.txt``) is the docstrings of CPython standard-library modules,
 built by ``tools/make_corpus.py``.
+
+Owns: the corpus, its tokenizer and the seeded batches. Must not: communicate, touch the global RNG,
+print, or import a parallelism package, the checks or the grader.
 """
 from __future__ import annotations
 

@@ -6,6 +6,9 @@ pipeline stages (2.3, :func:`pp_decision`). Bytes from :mod:`labs.memory`; verdi
 
 Formulas and a verdict only: no traffic or time (:mod:`labs.cost`, which offers these names
 too, as the notebooks call them: ``cost.tp_decision(...)``).
+
+Must not: measure, communicate or print; hold a traffic or time formula (labs.cost); or import
+labs.cost, the planner or the grader (labs.cost imports it).
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ character falls back to Noto. The font comes from, first that exists:
 
 Without either, :func:`plot_language` is English, so figures use their English labels, and a
 one-line notice says how to get the font. Figures never show boxes instead of characters.
+
+Owns: finding and registering the CJK font, once per process, and the one notice when there is none.
+Must not: draw a figure, import labs.plots, or print anything but that notice.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ Units are SI base units: bytes, FLOP/s, bytes/s (GiB, TFLOP/s and GB/s only when
 These are peak figures; what collectives reach is lower (nccl-tests on DGX A100: all-reduce
 bus bandwidth ≈ 230 GB/s inside a node, ≈ 23 GB/s per GPU across nodes) -- the planner applies
 its own efficiency factors and says so.
+
+Owns: the GPU and link table, each number sourced. Must not: hold a formula, import torch or any
+other labs module, or print.
 """
 from __future__ import annotations
 

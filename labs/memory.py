@@ -25,6 +25,9 @@ autograd really saves, so the two can be compared::
 This module is the only home of these formulas: model-state bytes (also split over TP × PP and
 sharded by ZeRO over DP), the parameters of a transformer layer (12·h²), activation bytes. What
 they mean for a card -- does it fit, how must the model be split -- is :mod:`labs.cost`'s.
+
+Owns: every memory formula and the measurement of tensors' bytes. Must not: hold a traffic or time
+formula (labs.cost), communicate, print, or import a parallelism package, the planner or the grader.
 """
 from __future__ import annotations
 

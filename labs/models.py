@@ -17,6 +17,9 @@ Both models follow one calling convention, ``model(x, targets) -> (output, loss)
 training loop (``labs.reference.train_reference``) serves both. The tensor-parallel TinyGPT
 (``labs.tensor_parallel.model.ParallelTinyGPT``) has the same ``embed`` / ``blocks`` / ``head``
 interface, so pipeline stages (``labs.pipeline.GPTStage``) can be cut from either.
+
+Owns: TinyGPT, MLP and the loss convention. Must not: communicate, touch the global RNG, print, or
+import a parallelism package, the checks or the grader.
 """
 from __future__ import annotations
 

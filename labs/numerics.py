@@ -21,6 +21,9 @@ Bit-exactness is not a tolerance: where results must be identical (replicas acro
 saying why, e.g. many optimizer steps that amplify the rounding.
 
 torch is imported only when a tensor or a torch dtype is involved.
+
+Owns: the tolerances and assert_close / is_close. Must not: import torch at import time, print, or
+import any labs module but labs.messages.
 """
 from __future__ import annotations
 

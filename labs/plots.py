@@ -15,6 +15,10 @@ Shared figures: collectives before/after per rank and bandwidth vs message size 
 one timeline plot (:func:`plot_timeline`, :func:`plot_timelines`) that draws any
 :class:`labs.timeline.Timeline`: layer-wise model parallelism (2.2), pipeline schedules
 simulated or measured (2.3), hybrid steps (2.4).
+
+Owns: the style (size, dpi, colours, number format), labels in the figures' language and the shared
+figures. Must not: compute a formula (it calls labs.cost), communicate, print, or import a
+parallelism package, the checks or the grader.
 """
 
 from __future__ import annotations

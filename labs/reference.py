@@ -9,6 +9,9 @@ the losses too, although they are Python floats)::
 
 Models follow the course's convention ``model(x, targets) -> (output, loss)`` (TinyGPT, MLP).
 Keep dropout at 0.0 here: dropout draws from the global RNG and would make runs differ.
+
+Owns: the single-process training loop. Must not: communicate, print, or import a parallelism
+package, the checks or the grader.
 """
 from __future__ import annotations
 

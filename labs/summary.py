@@ -15,6 +15,10 @@ The table is computed, not typed: every number comes from the planner
     one = summary.run_one_node(steps=3)                     # torchrun --standalone, 2 processes
     two = summary.run_two_nodes(steps=3)                    # 2 torchruns, --nnodes=2, localhost
     assert one.final_loss == two.final_loss
+
+Owns: the paradigm table and the one-node / two-node runs. Must not: hold a formula of its own (the
+planner computes), print (it returns tables and results), or import the planner widget, the checks
+or the grader.
 """
 from __future__ import annotations
 

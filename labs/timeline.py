@@ -9,6 +9,9 @@ there are some, and its start and end in seconds::
 
     timeline = Timeline.from_ranks(per_rank_events, mode=REAL_COMPUTE)
     timeline.idle_fraction()          # per rank: the share of the step it did not compute
+
+Owns: Event and Timeline. Must not: import torch, matplotlib or any other labs module (it is drawn
+by labs.plots), or print.
 """
 from __future__ import annotations
 

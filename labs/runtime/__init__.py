@@ -21,6 +21,9 @@ Read in this order:
    rendezvous from SLURM_* variables), run by ``scripts/slurm/train.sbatch``.
 
 ``import labs.runtime`` is cheap: torch is imported when a name below is first used.
+
+Must not: hold logic of its own, import torch at import time, or import labs' course modules
+(models, parallelism packages, planner, checks) or the grader: the runtime sits below everything.
 """
 
 from __future__ import annotations

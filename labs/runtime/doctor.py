@@ -1,4 +1,9 @@
-"""``python -m labs doctor``: is this machine ready for the course? Says how to fix it if not."""
+"""``python -m labs doctor``: is this machine ready for the course? Says how to fix it if not.
+
+Owns: the doctor's checks, its report and ``labs.environment``. Must not: change the machine (it
+only reports and says how to fix), or import labs' course modules (models, parallelism packages,
+planner, checks) or the grader: the runtime sits below everything (only labs.fonts, lazily, for the
+font check)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""The errors ``labs.launch`` raises: one clear error about the rank that caused a failure."""
+"""The errors ``labs.launch`` raises: one clear error about the rank that caused a failure.
+
+Owns: the exception classes. Must not: import torch or any labs module, or hold launch logic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Small functions that run unchanged under ``labs.launch`` and under torchrun."""
+"""Small functions that run unchanged under ``labs.launch`` and under torchrun.
+
+Owns: these example rank functions. Must not: print, keep process groups in globals, or import labs'
+course modules (models, parallelism packages, planner, checks) or the grader: the runtime sits below
+everything."""
 
 from __future__ import annotations
 

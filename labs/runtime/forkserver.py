@@ -11,6 +11,11 @@ Ctrl-C: a terminal or Jupyter sends SIGINT to the kernel's whole process group, 
 killed in the middle of forking a rank would break every later launch; the launcher stops
 ranks itself. Each request waits for the server only until a deadline, so a frozen server
 cannot block a launch past its timeout.
+
+Owns: the one server per kernel (its only process state), shipping code to it and the rank processes
+it forks. Must not: import torch in the kernel (only the server preloads it), run the user's
+function (labs.runtime.rank), or import labs' course modules (models, parallelism packages, planner,
+checks) or the grader: the runtime sits below everything.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ A Ctrl-C in a terminal, or Jupyter's interrupt button, sends SIGINT to the kerne
 process group, the forkserver included. The server starts with SIGINT blocked (the launcher
 blocks it around the start); here, before the slow ``import torch``, it ignores SIGINT for
 good and unblocks it. The ranks it forks inherit the ignore: the launcher stops them itself.
+
+Must not: do anything but ignore SIGINT, or be imported by anything but the forkserver.
 """
 
 import signal

@@ -16,6 +16,8 @@ How it works, and why:
   started ends with it; Ctrl-C is held while ranks are started or stopped (two quick interrupts
   cannot cut the clean-up short); folders of killed kernels are swept by the next launch.
 - The forkserver's own faults (it died, it froze) are told as such, within ``timeout``.
+- Owns ``labs.launch`` and watching the ranks. Must not: run inside a rank, fork by itself, or
+  import labs' course modules or the grader (the runtime sits below everything).
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Rank output reaching the notebook live: each rank writes fd 1 and 2 to files (C++ output
-included) that the launcher tails, echoing complete lines with a ``[rank r]`` prefix."""
+included) that the launcher tails, echoing complete lines with a ``[rank r]`` prefix.
+
+Owns: tailing the ranks' output files. Must not: import torch or another labs module, or start or
+stop ranks."""
 
 from __future__ import annotations
 

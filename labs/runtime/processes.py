@@ -8,6 +8,10 @@ even where torch cannot be imported (``python -m labs doctor`` uses it first).
 - The temporary folder: whether there is a usable one with room for run folders, and
   sweeping the run folders of launching processes that died (a killed or restarted kernel
   cannot clean up after itself; the next launch or ``labs.runtime.shutdown()`` does).
+
+Owns: process groups of the OS, liveness and the temporary folder. Must not: import torch (the
+doctor uses it where torch is missing), or import labs' course modules (models, parallelism
+packages, planner, checks) or the grader: the runtime sits below everything.
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ This module is preloaded by the launcher's forkserver (it imports torch and torc
 once; the forkserver preloads torch._dynamo beside it), so a warm launch only forks and joins
 the process group. The kernel imports it too (the launcher's helpers), without torch._dynamo.
 It is also used by the torchrun entry (``python -m labs run module:function``).
+
+Owns: a rank's setup, running the function and reporting back. Must not: start or watch other ranks
+(the launcher does), or import labs' course modules (models, parallelism packages, planner, checks)
+or the grader: the runtime sits below everything.
 """
 
 from __future__ import annotations

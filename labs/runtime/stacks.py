@@ -6,6 +6,10 @@ code each rank stopped (with the line's text when the kernel still has the cell)
 rank was blocked in communication (a deadlock when every waiting rank is) or still running its
 own code (a slow loop or an endless one), and the library frames below it with short paths
 (``torch/distributed/distributed_c10d.py``, never the machine's install path).
+
+Owns: parsing and telling the stacks. Must not: import torch, ask the ranks for their stacks (the
+launcher does), or import labs' course modules (models, parallelism packages, planner, checks) or
+the grader: the runtime sits below everything.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 ``labs.launch`` starts ranks on one machine; torchrun starts them on many. The same function
 runs under both: ``torchrun --nproc-per-node=4 -m labs run labs.runtime.examples:all_reduce_demo``
 (add ``--nnodes``, ``--node-rank`` and ``--rdzv-endpoint`` for several machines).
+
+Owns: loading ``module:function`` and running it under torchrun. Must not: start ranks itself
+(torchrun does), or import labs' course modules (models, parallelism packages, planner, checks) or
+the grader: the runtime sits below everything (the target is loaded by name).
 """
 
 from __future__ import annotations
