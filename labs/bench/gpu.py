@@ -2,6 +2,9 @@
 
 Run on a machine with CUDA GPUs (``python -m labs.bench gpu``). Every figure is measured here
 and printed with its conditions; peak figures are the vendor's dense bf16 numbers, named.
+
+Owns: this benchmark's main and its printed table. Must not: state a measured figure it did not
+measure, assert a target, or be imported by labs' course modules.
 """
 
 from __future__ import annotations

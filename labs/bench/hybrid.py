@@ -8,6 +8,9 @@ of steps alternate so that both see the same machine load. A step is timed from 
 the gradients synchronised over DP (optimizer step excluded); the slowest rank counts; the
 median over the steps after a warm-up step is reported. One launch does it all.
 Target: hand-written within 1.3x of torch's step time (printed, not asserted).
+
+Owns: this benchmark's main and its printed table. Must not: hold either 3D step (labs.hybrid owns
+them), assert its target, or be imported by labs' course modules.
 """
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ mode; each step is timed from a barrier to the end of the schedule on every rank
 rank counts), and the median over the steps is reported. Then the bubble: the measured idle
 share per rank in fixed-time mode vs the formula (p-1)/(m+p-1).
 Target: the hand-written executor within 1.2x of torch's step time.
+
+Owns: this benchmark's main and its printed table. Must not: hold the executor or the schedules
+(labs.pipeline owns them), assert its target, or be imported by labs' course modules.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ backward, timed from a barrier; the slowest rank counts; the median over steps i
 The communication share is the time the hand-written layer spent inside its blocking
 collectives (waiting for the peer included), over its step time.
 Target: hand-written within 1.3x of DTensor's step time.
+
+Owns: this benchmark's main and its printed table. Must not: hold the TP layers
+(labs.tensor_parallel owns them), assert its target, or be imported by labs' course modules.
 """
 from __future__ import annotations
 

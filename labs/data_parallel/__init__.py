@@ -18,6 +18,8 @@ Memory (model states, ZeRO) is :mod:`labs.memory`; bytes on the wire and "does i
 :mod:`labs.cost`. ``from labs import data_parallel as dp`` gives the names below::
 
     result = dp.train_data_parallel(model, batches, steps=10, lr=1e-3, variant="overlapped")
+
+Must not: hold logic of its own, or import the experiments or plots (matplotlib) at import time.
 """
 from labs.data_parallel.buckets import BUCKET_BYTES, assign_buckets
 from labs.data_parallel.ddp import (

@@ -4,6 +4,9 @@ DDP packs gradients into buckets of about ``bucket_cap_mb`` and all-reduces a bu
 backward has produced all of its gradients, in the reverse order of the parameters (Li et al.,
 arXiv:2006.15704 §3.2.3). :mod:`labs.data_parallel.ddp` uses this plan for its bucketed and
 overlapped variants.
+
+Owns: the bucket plan. Must not: communicate, import torch, or import the rest of
+labs.data_parallel.
 """
 from __future__ import annotations
 

@@ -16,6 +16,9 @@ Accelerating Data Parallel Training", VLDB 2020, arXiv:2006.15704):
 :func:`train_data_parallel` runs any of them, or ``torch.nn.parallel.DistributedDataParallel``,
 inside a launched rank and returns a ``TrainResult`` to compare with
 ``labs.reference.train_reference``. Groups are passed explicitly (``group=None``: default).
+
+Owns: the hand-written DDP variants and ``train_data_parallel``. Must not: time or plot
+(experiments, plots), print, keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

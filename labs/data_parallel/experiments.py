@@ -13,6 +13,9 @@ batch fixed, the global batch grows with the ranks): throughput of N ranks over 
 The ``interpret_*`` functions turn these measurements into the notebook's conclusions (in the
 notebook's language, :mod:`labs.messages`), so that the text next to a measurement always
 follows its numbers, including when this machine disagrees with the usual picture.
+
+Owns: 2.1's measurements as rank bodies and their readings. Must not: print (the notebook prints),
+assert a speed target, draw figures itself, or import the checks or the grader.
 """
 from __future__ import annotations
 

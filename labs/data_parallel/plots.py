@@ -2,7 +2,10 @@
 memory bars, compute vs communication. Labelled with units, in the figures' language
 (:func:`labs.plots.label`; the axis labels and titles the notebook passes stay as given); size,
 dpi and number format come from :mod:`labs.plots`. Legends sit outside the axes, on the right,
-where they cover no curve or bar."""
+where they cover no curve or bar.
+
+Owns: 2.1's figures. Must not: compute or measure what it draws, import torch, print, or import the
+checks or the grader."""
 from __future__ import annotations
 
 import math

@@ -3,6 +3,9 @@ scaling and warmup, scaling efficiency, and the batches DistributedSampler gives
 
 Kept apart from :mod:`labs.data_parallel.ddp` (which talks to other ranks), as picotron keeps
 the maths of a parallelism beside its communication.
+
+Owns: the scaling arithmetic. Must not: communicate (no torch.distributed), print, or import the
+rest of labs.
 """
 from __future__ import annotations
 

@@ -13,6 +13,9 @@ The script trains TinyGPT (AdamW) with torch DDP (``labs.data_parallel.train_dat
 same seeded global batches as the notebook; with ``--check`` rank 0 also trains one process on
 the whole batch and compares (labs.numerics.assert_close: float32 rounding differs a little).
 The same function runs from a notebook: ``labs.launch(train_tinygpt, 2)``.
+
+Owns: the torchrun script's arguments, training run and printed result. Must not: hold a DDP variant
+of its own (labs.data_parallel.ddp owns them), or import the checks or the grader.
 """
 from __future__ import annotations
 

@@ -15,6 +15,9 @@ full on every rank (DDP's all-reduce); only the states are 1/N. The interface is
 Stages 2 and 3 (gradients and parameters sharded too) are :mod:`labs.data_parallel.zero_stages`;
 the bytes each stage predicts are ``labs.memory.model_state_bytes_per_gpu(zero_stage=k)``.
 Groups are passed explicitly (``group=None``: the default group).
+
+Owns: ZeRO-1's sharded optimizer and its byte counts. Must not: print, keep process groups in
+globals, or import the checks, the planner or the grader.
 """
 from __future__ import annotations
 

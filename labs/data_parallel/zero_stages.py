@@ -28,6 +28,9 @@ paper counts -- is what ``state_bytes()`` measures::
     _, loss = model(x, y); loss.backward()                    # the hooks gather and scatter
     opt.step(); opt.zero_grad()
     weights = opt.full_state_dict()                           # every rank: gathered copies
+
+Owns: ZeRO-2 and ZeRO-3 on flat shards. Must not: print, keep process groups in globals, or import
+the checks, the planner or the grader.
 """
 from __future__ import annotations
 

@@ -23,6 +23,9 @@ Read in this order:
 
 The planner (memory, bubble, communication, step time and MFU of a configuration; the search;
 the chapter's five steps; its widget) has a package of its own: :mod:`labs.planner`.
+
+Must not: hold logic of its own, or import torch's 3D, profiling, plots or the old planner paths at
+import time.
 """
 
 from labs.hybrid.context_parallel import ring_attention, sequence_chunk

@@ -30,6 +30,9 @@ rank ``i`` sends to rank ``j``, :func:`expert_parallel_traffic` turns it into me
     moe = MoE(n_embd=16, n_hidden=32, n_experts=8, seed=0)          # same weights everywhere
     ep = ExpertParallelMoE.from_moe(moe, group=ep_group, counter=SendCounter())
     y = ep(x_mine)                                                   # (B, T, C) -> (B, T, C)
+
+Owns: the MoE layer, its router and expert-parallel dispatch, and their byte counts. Must not:
+import the planner, the checks or the grader; print; keep process groups in globals.
 """
 from __future__ import annotations
 

@@ -21,6 +21,9 @@ past the fraction raises OOM; it does not compact or defragment anything.
 has size classes and many segments; the effect is the same); :func:`measure_cuda` runs an
 allocation pattern on a GPU in a fresh process, with and without expandable segments, and reads
 ``torch.cuda.memory_stats``.
+
+Owns: the toy allocator and the CUDA measurement (in a child process). Must not: print in the kernel
+(only the child process prints its JSON), import other labs packages, or import the grader.
 """
 from __future__ import annotations
 

@@ -18,6 +18,10 @@ A :class:`MeshShape` is plain arithmetic (no torch.distributed needed), so the n
 draw and check it before any rank starts; :func:`new_groups` creates the process groups on
 the ranks, and :func:`device_mesh` the same layout as torch's ``DeviceMesh``. Groups are
 returned and passed explicitly, never kept in globals.
+
+Owns: rank <-> coordinates, the groups of each dimension and the DeviceMesh. Must not: train, import
+the planner, the checks or the grader, print, or keep process groups in globals (callers hold what
+:func:`new_groups` returns).
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Ranks are drawn as nodes on a circle, messages as arrows labelled with the bytes
 the byte counts come from the formulas of :mod:`labs.hybrid.context_parallel` and
 :mod:`labs.hybrid.expert_parallel`, the same ones the tests check against the counters. Figures
 are small and returned closed (a notebook shows each once, as the cell's value).
+
+Owns: these two figures. Must not: communicate, compute byte counts of its own (the formulas are the
+CP/EP modules'), or print.
 """
 from __future__ import annotations
 

@@ -24,6 +24,9 @@ two backward per transformer layer)::
     for row in link_table(shape, gpus_per_node=4):
         print(row["dim"], row["degree"], row["link"], row["bandwidth"] / 1e9, "GB/s")
     draw_mesh(shape, gpus_per_node=4)            # the figure (closed; a notebook shows it once)
+
+Owns: the mesh figure and the link table. Must not: communicate, hold a GPU or link number
+(labs.hardware owns them), or print.
 """
 from __future__ import annotations
 

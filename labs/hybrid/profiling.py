@@ -54,6 +54,9 @@ overlaps the compute that follows it. So the shares sum to 1, and ``idle`` is th
 time minus the union of every busy span: Python between operators (not traced as operators
 here) and the profiler's own overhead. On 2 shared CPU cores, ranks also wait for a core;
 that shows as longer spans, not as idle -- read the shares, not the seconds.
+
+Owns: profiling one 3D step and classifying a trace. Must not: hold the 3D step
+(labs.hybrid.three_d), print, keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

@@ -14,6 +14,9 @@ counter inside the launched function (one per rank) and return it or its :meth:`
 Only bytes sent to *another* rank are counted: what a rank keeps for itself never crosses a
 link. The formulas these counts are checked against are :mod:`labs.cost`'s
 (``ring_attention_traffic``, ``expert_parallel_traffic``).
+
+Owns: counting sent messages by kind. Must not: communicate, or keep a counter at module level (one
+object per rank, made inside the launched function).
 """
 from __future__ import annotations
 

@@ -26,6 +26,9 @@ piece). A rank's bytes therefore differ from the even split by at most
 The textbook estimate ``model_state_bytes_per_gpu(N, tp=, pp=, dp=)`` divides the *whole*
 model evenly; the ``uniform`` column shows it: stages are uneven (the first holds the
 embeddings, the last ``lm_head``) and TP replicates LayerNorms and row-parallel biases.
+
+Owns: measuring torch 3D's model states per rank next to the prediction. Must not: hold a memory
+formula (labs.memory), print, keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

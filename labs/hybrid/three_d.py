@@ -23,6 +23,10 @@ region without any gather (Megatron-LM does the same). The first stage cuts the 
 the embedding, the last gathers it before ``lm_head``; the replicated LayerNorm weights (and
 row-parallel biases) saw a slice each, so their gradients are summed over the TP group before
 the data-parallel average.
+
+Owns: the hand-written 3D step and its check against one process. Must not: copy the TP layers or
+the pipeline executor (it composes them), print, keep process groups in globals, or import torch's
+3D, the checks or the grader.
 """
 from __future__ import annotations
 

@@ -51,6 +51,10 @@ Example (every rank calls it; ``labs.launch`` runs it on ``shape.world_size`` ra
 
 :mod:`labs.hybrid.torch_3d_compare` checks it against one process and the hand-written step;
 :mod:`labs.hybrid.state_memory` measures its model states per rank.
+
+Owns: building and stepping torch's own 3D. Must not: import the hand-written 3D step
+(torch_3d_compare compares them), print, keep process groups in globals, or import the checks or the
+grader.
 """
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ times on the same ranks (for ``python -m labs.bench hybrid``)::
 Torch's step returns *full* tensors (gathered from the DTensor shards, q/k/v rows back in the
 full model's order), compared with the reference as they are; the hand-written step returns
 its TP shards, compared with torch's full tensors cut the same way.
+
+Owns: the comparison of torch's 3D with the references. Must not: build either step itself
+(torch_3d, three_d), print, keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

@@ -7,6 +7,9 @@ the bytes it sent::
 
     labs.launch(check_ring_attention, 4, timeout=60)          # CP on 4 ranks
     labs.launch(check_expert_parallel, 4, args=(8,), timeout=60)  # 8 experts on 4 ranks
+
+Owns: these rank bodies and their references. Must not: hold CP or EP code (their modules own it),
+print, keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

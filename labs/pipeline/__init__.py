@@ -26,6 +26,9 @@ The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.cost`'s; the t
     timeline = pp.simulate(schedule, forward_s=1.0, backward_s=2.0)
 
 GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2.
+
+Must not: hold logic of its own, or import the step, experiments or plots (torch.distributed,
+matplotlib) at import time.
 """
 from labs.pipeline.schedules import (
     SCHEDULES,

@@ -13,6 +13,9 @@ process group, passed explicitly (``group=None``: the default group)::
     pending = send_message(y, kind="F", mb=3, stage=1, n_stages=4, peer=2, group=pp_group)
     x, ready_at = recv_message(shape, kind="F", mb=3, stage=1, n_stages=4, peer=1,
                                group=pp_group, device=device)
+
+Owns: message tags and the stage-to-stage send/recv. Must not: decide the order of actions (the
+schedule does), print, keep process groups in globals, or import anything of labs but the schedules.
 """
 from __future__ import annotations
 

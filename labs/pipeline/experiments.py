@@ -10,6 +10,9 @@ not (overruns of the fixed-time mode, real compute that is shorter than the send
 overheads, ranks sharing a few CPU cores). They take plain numbers (idle shares, seconds), and
 first check the bounds those numbers must obey (an idle share between 0 and 1, a step no
 shorter than its compute): a measurement that breaks them is called noise, with what to rerun.
+
+Owns: 2.3's sweeps and their readings. Must not: hold the training step (labs.pipeline.step), print,
+keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

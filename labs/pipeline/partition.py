@@ -8,6 +8,9 @@
 - ``split_microbatches``: a batch into the micro-batches that flow through the stages.
 
 GPipe: arXiv:1811.06965. Stage balancing and the FLOPs per layer: PTD-P, arXiv:2104.04473.
+
+Owns: stage bounds, layer costs and GPT stages. Must not: communicate, print, or import the
+executor, the checks or the grader.
 """
 from __future__ import annotations
 

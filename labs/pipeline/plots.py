@@ -8,6 +8,8 @@ legends and the default titles are the messages ``pipeline.fig_*`` (:func:`labs.
 the notebook's language, English without a CJK font), axes with units. Titles, labels and modes
 the caller passes are drawn as given. Legends sit outside the axes, on the right, so they never
 cover a point.
+
+Owns: 2.3's figures. Must not: communicate or import torch, compute a formula (labs.cost), or print.
 """
 from __future__ import annotations
 

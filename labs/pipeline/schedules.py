@@ -17,6 +17,9 @@ model chunks per rank (interleaved 1F1B) rank r holds stages r, r + p, r + 2p, .
 GPipe: Huang et al., arXiv:1811.06965. 1F1B (PipeDream-Flush) and interleaved 1F1B:
 Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
 Megatron-LM" (PTD-P), arXiv:2104.04473 §2.2.
+
+Owns: actions and the GPipe / 1F1B / interleaved orders. Must not: communicate, import torch, hold
+the bubble formulas (labs.cost) or print.
 """
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ the schedule deadlocks and ``simulate`` says where each rank is stuck. The resul
 :class:`labs.timeline.Timeline`, the type measured timelines (:mod:`labs.pipeline.executor`) have
 too, so one plot draws both. After torch.distributed.pipelining's schedule simulator; PTD-P,
 arXiv:2104.04473.
+
+Owns: validate and simulate. Must not: communicate, import torch, or print.
 """
 from __future__ import annotations
 

@@ -14,6 +14,9 @@ joins them into one loss, gradients and weights named as in the whole model, com
 
 Steps and their comparison only: the sweeps of notebook 2.3 and what they say are
 :mod:`labs.pipeline.experiments`'.
+
+Owns: PipelineRun, the pipeline training step and its references. Must not: hold the executor's loop
+or the schedules, print, keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

@@ -18,6 +18,9 @@ and 400 TFLOP/s MFU on 8,192 and 16,384 H100 at TP 8, PP 16) -- the interleaving
 uneven first and last stages and the recomputation are not in the table, and between v = 1
 and v = 8 the planner's estimate moves by 35 %; Megatron-Core's H100 table (figures not
 checked here).
+
+Owns: the table of published runs and :func:`compare`. Must not: fit or change the planner's
+constants, import the widget, torch's distributed code or the grader, or print.
 """
 from __future__ import annotations
 

@@ -20,6 +20,9 @@ Bytes per layer and "how much TP?" are :mod:`labs.cost`. ``from labs import tens
 tp`` gives the layer names below::
 
     mlp = tp.ParallelMLP(full_block.mlp, group=tp_group)      # same weights, split
+
+Must not: hold logic of its own, or import the experiments, plots or the DTensor versions at import
+time.
 """
 from labs.tensor_parallel.layers import (
     ColumnParallelLinear,

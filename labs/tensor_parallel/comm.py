@@ -24,6 +24,10 @@ of the layers lives in :mod:`labs.tensor_parallel.layers`::
     counter = CommCounter()
     y = reduce_from_tensor_parallel_region(x @ w_shard.T, group=tp_group, counter=counter)
     counter.summary()   # {('forward', 'all_reduce'): (1, bytes), ...}
+
+Owns: the conjugate operators (and the sequence-parallel ones), each counted. Must not: hold a
+layer's maths (labs.tensor_parallel.layers), print, keep process groups in globals, or import the
+checks or the grader.
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ Attention needs two things the styles do not do: ColwiseParallel gives each rank
 chunk of the fused q/k/v weight, so the rows are first reordered to [q_0 k_0 v_0 | q_1 k_1 v_1 ...]
 (rank r's chunk = ``shard(W, 0, r, t, stride=3)``, the hand-written layout), and the forward must
 use n_head/t local heads (torchtitan does the same for its attention).
+
+Owns: the DTensor versions and reading their local values. Must not: hold our layers' maths, print,
+keep process groups or meshes in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

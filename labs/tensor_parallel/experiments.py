@@ -14,6 +14,10 @@ and timeline events (``labs.timeline.Event``, in seconds from a shared barrier).
 The ``interpret_*`` readings that turn these measurements into the notebook's conclusions live
 in :mod:`labs.tensor_parallel.readings` and are re-exported here (the notebook calls them as
 ``tpx.interpret_*``). Rank bodies time from one origin shared by all ranks (:func:`_clock_start`).
+
+Owns: 2.2's rank bodies and their numbers. Must not: hold the readings' text or logic
+(labs.tensor_parallel.readings), draw or print, keep process groups in globals, or import the checks
+or the grader.
 """
 from __future__ import annotations
 

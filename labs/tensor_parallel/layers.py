@@ -20,6 +20,9 @@ way. Groups are passed explicitly (``group=None``: the default group)::
 
     mlp = ParallelMLP(full_block.mlp, group=tp_group)          # same weights, split
     y = mlp(x)                                                 # == full_block.mlp(x)
+
+Owns: shard / unshard and the parallel layers. Must not: call a collective itself (comm's operators
+do, counted), print, keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 

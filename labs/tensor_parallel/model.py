@@ -14,6 +14,9 @@ of the sequence, so their gradients are summed over the group (:func:`sync_seque
     group = tensor_parallel_group(tp=2)
     model = ParallelTinyGPT(TinyGPT(config, seed=0), group=group)
     logits, loss = model(idx, targets)        # == the full model's
+
+Owns: ParallelTinyGPT, its layout checks, its group and ``local_shards``. Must not: print, keep
+process groups in globals, or import the checks, the pipeline or the grader.
 """
 from __future__ import annotations
 

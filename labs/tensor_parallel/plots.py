@@ -5,6 +5,8 @@ and are drawn by :func:`labs.plots.plot_timeline`, re-exported here. Size, dpi, 
 number format come from :mod:`labs.plots`; labels and legends are the messages
 ``tensor_parallel.fig_*`` (:func:`labs.plots.label`: the notebook's language, English without a
 CJK font), units on the axes.
+
+Owns: 2.2's figures. Must not: communicate, measure, or print.
 """
 from __future__ import annotations
 

@@ -6,6 +6,9 @@ version next to it on the same batch and returns the largest differences, after
 the same numbers in another order, so results are close, not bit-identical)::
 
     labs.launch(tp_step_vs_full, 2, args=(config, 8))   # [{'logits': 1e-7, ...}, ...]
+
+Owns: these rank bodies. Must not: hold TP code of its own (layers, model, dtensor), print, keep
+process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 
