@@ -195,6 +195,11 @@ MESSAGES = {
         "en": "Parallel efficiency T₁/(t·T_t): {effs}, this time not falling steadily with TP "
               "(timing noise).",
     },
+    "crowded_some": {
+        "zh": "{crowded}；TP={degrees} 时还有 {ranks} 个 rank 挤在 {cores} 个 CPU 核上，互相抢核",
+        "en": "{crowded}; at TP={degrees}, moreover, {ranks} ranks are crammed onto {cores} CPU "
+              "cores and compete for them",
+    },
     "tp_slower_than_one": {
         "zh": "{efficiency}TP={degrees} 的一步甚至比单进程（TP=1）还慢：{crowded}。",
         "en": "{efficiency} A step at TP={degrees} is even slower than one process (TP=1): "

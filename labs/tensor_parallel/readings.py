@@ -8,6 +8,8 @@ measurement is noise and what to rerun instead of concluding.
 
 Takes plain numbers (and a :class:`labs.timeline.Timeline` for :func:`layerwise_spans`); runs
 no experiment and imports nothing of :mod:`labs.tensor_parallel.experiments`.
+
+Must not: run an experiment or communicate, draw or print, or import the checks or the grader.
 """
 from __future__ import annotations
 
@@ -28,6 +30,17 @@ def _crowded(ranks: int, cores: int | None) -> str:
     if cores is not None and ranks > cores:
         return text("tensor_parallel_readings.crowded_cores", ranks=ranks, cores=cores)
     return text("tensor_parallel_readings.crowded")
+
+
+def _crowded_for(degrees: Sequence[int], cores: int | None) -> str:
+    """Why steps at these TP degrees were slow: the ranks crammed onto too few cores only
+    where there are more ranks than cores (TP=2 on 2 cores is not crowded, TP=4 is)."""
+    crowded = [t for t in degrees if cores is not None and t > cores]
+    if not crowded or len(crowded) == len(degrees):
+        return _crowded(max(degrees), cores)
+    return text("tensor_parallel_readings.crowded_some", crowded=_crowded(min(degrees), cores),
+                degrees=text("tensor_parallel.list_sep").join(map(str, crowded)),
+                ranks=max(crowded), cores=cores)
 
 
 def layerwise_spans(timeline: Timeline) -> dict:
@@ -170,7 +183,7 @@ def interpret_tp_scaling(degrees: Sequence[int], compute: Sequence[float],
         if slower:
             efficiency = text("tensor_parallel_readings.tp_slower_than_one", efficiency=efficiency,
                             degrees=text("tensor_parallel.list_sep").join(map(str, slower)),
-                            crowded=_crowded(max(slower), cores))
+                            crowded=_crowded_for(slower, cores))
         lines.append(efficiency)
     lines.append(text("tensor_parallel_readings.tp_conclusion_expected" if rising
                       else "tensor_parallel_readings.tp_conclusion_unexpected"))

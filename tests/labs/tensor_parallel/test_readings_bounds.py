@@ -13,6 +13,8 @@ from labs.tensor_parallel import experiments as tpx
 from labs.tensor_parallel import readings
 from labs.timeline import REAL_COMPUTE, Timeline
 
+pytestmark = pytest.mark.numerics
+
 TIMEOUT = 120
 
 
@@ -86,3 +88,11 @@ def test_overlap_backward_returns_the_events_of_the_printed_repeat():
                                      kwargs={"overlap": False, "repeats": 3}, timeout=TIMEOUT)[0]
     drawn = max(e.end for e in events) - min(e.start for e in events)
     assert drawn <= seconds + 1e-6 and drawn >= 0.5 * seconds
+
+
+def test_tp_scaling_names_crowded_cores_only_where_ranks_outnumber_them():
+    # TP=2 and TP=4 both slower than TP=1 on 2 cores: only TP=4 has more ranks than cores
+    said = tpx.interpret_tp_scaling([1, 2, 4], [0.040, 0.030, 0.025], [0.0, 0.020, 0.050], cores=2)
+    assert "TP=2、4 的一步甚至比单进程" in said
+    assert "TP=4 时还有 4 个 rank 挤在 2 个 CPU 核上" in said
+    assert "：4 个 rank 挤在" not in said
