@@ -168,7 +168,8 @@ def _cells(row: ParadigmRow) -> tuple:
             text("summary.comm_cell_dims", gib=gib, dims=dims) if dims
             else text("summary.comm_cell", gib=gib),
             f"{row.memory_bytes / GiB:.1f} / {row.usable_bytes / GiB:.1f} GiB",
-            text("summary.yes" if row.fits else "summary.no"), f"{row.step_time_s:.2f} s",
+            text("summary.yes" if row.fits else "summary.no"),
+            f"{row.step_time_s:.2f} s" if row.fits else text("summary.no_step"),
             row.typical_degree, row.hardware)
 
 

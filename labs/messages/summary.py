@@ -21,9 +21,10 @@ MESSAGES = {
     "tp_split": {"zh": "每层的权重矩阵（注意力头、MLP 列/行）",
                  "en": "each layer's weight matrices (attention heads, MLP columns/rows)"},
     "tp_communicates": {
-        "zh": "激活 all-reduce，每层前向 2 次、反向 2 次，每个 micro-batch，在关键路径上",
-        "en": "activation all-reduce, 2 per layer forward and 2 backward, every micro-batch, "
-              "on the critical path",
+        "zh": "激活 all-reduce，每层前向 2 次、反向 2 次（全重计算再跑一遍前向：共 6 次），"
+              "每个 micro-batch，在关键路径上",
+        "en": "activation all-reduce, 2 per layer forward and 2 backward (6 in all when full "
+              "recomputation runs the forward again), every micro-batch, on the critical path",
     },
     "tp_typical": {"zh": "≤ 每节点 {per_node} 卡，且整除 {heads} 个头",
                    "en": "≤ {per_node} GPUs per node, and dividing the {heads} heads"},
@@ -57,6 +58,7 @@ MESSAGES = {
     "column_memory": {"zh": "每卡显存", "en": "memory per GPU"},
     "column_fits": {"zh": "放得下", "en": "fits"},
     "column_step": {"zh": "步时", "en": "step time"},
+    "no_step": {"zh": "—（放不下）", "en": "— (does not fit)"},
     "column_typical": {"zh": "典型并行度", "en": "typical degree"},
     "column_hardware": {"zh": "硬件位置", "en": "where in the hardware"},
     "degree_cell": {"zh": "{degree}（{n_gpus} 卡）", "en": "{degree} ({n_gpus} GPUs)"},

@@ -62,6 +62,13 @@ def test_hybrid_row_takes_a_given_layout():
     assert row.step_time_s == est.step_time_s and row.memory_bytes == est.memory.total
 
 
+def test_a_row_that_does_not_fit_shows_no_step_time(rows):
+    """A step time for a layout that cannot run would read as a result (issue 29, 2.5 c3)."""
+    html = summary.table_html(rows)
+    assert not rows[0].fits and f"{rows[0].step_time_s:.2f} s" not in html
+    assert rows[1].fits and f"{rows[1].step_time_s:.2f} s" in html
+
+
 @pytest.mark.parametrize("degree", [1, 0, 2.0, True])
 def test_bad_degree_is_refused(degree):
     with pytest.raises(ValueError, match="degree"):
