@@ -14,6 +14,10 @@ run time) unless ``--cell-timeout`` is given. Prints, per notebook, the total, t
 submission, each kind's seconds (its own grading, while ``--jobs`` ran at once) and the
 projection for 30 students x 4 notebooks at the mean rate of the notebooks measured.
 Target: under 15 minutes on 2 cores.
+
+Owns: building a class of submissions and timing ``python -m grader`` on it. Must not: grade or
+judge anything itself (it runs the grader as a command), assert a speed target, or be imported by
+``grader``'s own modules.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Benchmarks: ``python -m labs.bench NAME``, the command-line mains only (the measurements they
 run live in the packages, e.g. :mod:`labs.data_parallel.experiments`). Speed targets live here,
-never in the tests."""
+never in the tests.
+
+Owns: the table of benchmarks. Must not: measure anything itself, or be imported by the course's
+notebooks, checks or tests' assertions (targets are printed, never asserted)."""
 
 __all__ = ["BENCHMARKS"]
 

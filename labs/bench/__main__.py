@@ -1,4 +1,6 @@
-"""``python -m labs.bench NAME [options]``: run one benchmark and print its table."""
+"""``python -m labs.bench NAME [options]``: run one benchmark and print its table.
+
+Must not: hold a benchmark of its own, or assert a speed target."""
 
 from __future__ import annotations
 

@@ -4,6 +4,10 @@ speedup of 2 ranks over 1 for a compute-heavy configuration.
 The measurements are :mod:`labs.data_parallel.experiments` (notebook 2.1 calls the same
 functions); the conditions are described there and printed with the results.
 Targets on a 2-core machine: overlapped within 1.2× of torch DDP; speedup >= 1.5×.
+
+Owns: this benchmark's main and its printed table. Must not: hold a measurement of its own
+(labs.data_parallel.experiments owns them), assert its targets, or be imported by labs' course
+modules.
 """
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ the call to the return of all ranks. "cold" is the first launch in a fresh Pytho
 (for labs.launch it includes starting the forkserver that imports torch); "warm" is the
 median of the following launches in the same process. torchrun is a new command each time,
 so its cold and warm differ only by the OS file cache.
+
+Owns: this benchmark's main and its printed table. Must not: change the launcher (it only times it),
+assert a target, or be imported by labs' course modules.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ labs.memory) on shown and hidden cases; the gradient and ZeRO-1 exercises run on
     check_warmup_lr(warmup_lr)                    # ex2_1_warmup_lr, 2 points
     check_hours_per_epoch(hours_per_epoch)        # ex2_1_hours_per_epoch, 1 point
     check_zero1(MyZero1)                          # ex2_1_zero1, 4 points (real ranks)
+
+Owns: 2.1's checks and their hidden cases. Must not: import the grader or the planner widget, print
+(the verdict is labs.exercises.checks'), or keep process groups in globals.
 """
 from __future__ import annotations
 
