@@ -1,6 +1,6 @@
 """Grader throughput: a class of submissions of one course notebook, graded by ``python -m grader``.
 
-    python -m grader.bench [--notebook 2.0_collectives.ipynb ...] [--students 30]
+    python -m grader.bench [--notebook 2.0_collectives.ipynb ...] [--students 30]  (default: every graded notebook)
                            [--mix class|even] [--jobs N] [--cell-timeout S] [--sandbox auto]
 
 The class (built in a temporary folder) mixes these kinds of submission: the solution
@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 
 import nbformat
+
+from labs.exercises import catalog
 
 try:
     import resource
@@ -81,7 +83,7 @@ def kinds(students: int, mix: str) -> list[str]:
 def build_class(root: Path, notebook: str, students: int, mix: str = "class") -> Path:
     from labs.exercises.generate import graded_cells, make_student_notebook
 
-    course = Path(__file__).resolve().parents[2]
+    course = Path(__file__).resolve().parents[1]  # the repository (grader/ is at its root)
     solution = nbformat.read(str(course / "solutions" / notebook), as_version=4)
     student = make_student_notebook(nbformat.read(str(course / "solutions" / notebook),
                                                   as_version=4), notebook)
@@ -137,7 +139,8 @@ def _grade(notebook: str, args) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--notebook", nargs="+", default=["2.0_collectives.ipynb"])
+    parser.add_argument("--notebook", nargs="+", default=catalog.notebooks(),
+                        help="default: every graded notebook")
     parser.add_argument("--students", type=int, default=30)
     parser.add_argument("--mix", choices=("class", "even"), default="class")
     parser.add_argument("--jobs", type=int, default=None)

@@ -16,5 +16,5 @@ BENCHMARKS = {
     "tp": "labs.bench.tp",
     "hybrid": "labs.bench.hybrid",
     "planner": "labs.bench.planner",
-    "grade": "labs.bench.grade",
+    "grade": "grader.bench",  # run as `python -m grader.bench` (labs imports no grader)
 }

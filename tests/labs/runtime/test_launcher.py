@@ -467,6 +467,7 @@ def test_launch_benchmark_prints_all_methods():
     assert proc.returncode == 0, proc.stderr
     for method in ("labs.launch", "mp.spawn", "torchrun"):
         assert method in proc.stdout
+    assert "like with like: cold labs.launch vs cold torchrun" in proc.stdout  # not warm vs cold
 
 
 def test_gpu_benchmark_reports_when_there_is_no_gpu():
