@@ -21,7 +21,7 @@ import contextlib
 import sys
 from dataclasses import dataclass, field
 
-__all__ = ["Traffic", "guarded", "entered", "COLLECTIVES"]
+__all__ = ["Traffic", "guarded", "entered", "counting", "borrowed", "COLLECTIVES"]
 
 #: The collectives of ``torch.distributed`` (module functions) an exercise may refuse.
 COLLECTIVES = ("all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
@@ -185,6 +185,90 @@ def entered(functions):
             for fragment, name in functions:
                 if code.co_name == name and fragment in filename and name not in seen:
                     seen.append(name)
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(hook)
+    try:
+        yield seen
+    finally:
+        sys.setprofile(previous)
+
+
+@contextlib.contextmanager
+def counting(calls: list):
+    """Within the block, append the name of every collective or point-to-point operation that
+    reaches a process group (any route: dist.*, the group's methods) to ``calls``."""
+    from torch._C._distributed_c10d import ProcessGroup
+
+    saved = []
+    for method in (*_GROUP_METHODS, "send", "recv", "recv_anysource"):
+        original = ProcessGroup.__dict__.get(method)
+        if original is None:
+            continue
+        saved.append((method, original))
+        setattr(ProcessGroup, method, _counter(original, method, calls))
+    try:
+        yield calls
+    finally:
+        for method, original in reversed(saved):
+            setattr(ProcessGroup, method, original)
+
+
+def _counter(original, method, calls):
+    def count(self, *args, **kwargs):
+        calls.append(method)
+        return original(self, *args, **kwargs)
+    return count
+
+
+def _fingerprints(module_names) -> tuple[dict, dict]:
+    """``({file: module name}, {fingerprint: the function's dotted name})`` of ``module_names``:
+    every function they define (methods of their classes included), for :func:`borrowed`."""
+    import importlib
+    import inspect
+
+    files, codes = {}, {}
+    for name in module_names:
+        try:
+            module = importlib.import_module(name)
+        except Exception:  # an optional part of torch that this build lacks
+            continue
+        if getattr(module, "__file__", None):
+            files[module.__file__] = name
+        own = [v for v in vars(module).values() if getattr(v, "__module__", None) == name]
+        values = own + [v for c in own if inspect.isclass(c) for v in vars(c).values()]
+        for value in values:
+            value = getattr(value, "__func__", getattr(value, "fget", value))
+            code = getattr(value, "__code__", None)
+            if code is not None and len(code.co_code) >= 150:  # not a few lines anyone writes
+                codes[_fingerprint(code)] = f"{name}.{value.__qualname__}"
+    return files, codes
+
+
+def _fingerprint(code) -> tuple:
+    """What recompiling the same source keeps, whatever the file or the class's name."""
+    consts = tuple(c for c in code.co_consts if not hasattr(c, "co_code"))
+    return code.co_code, code.co_names, code.co_varnames, repr(consts)
+
+
+@contextlib.contextmanager
+def borrowed(module_names):
+    """Record, in the list it yields, every function of ``module_names`` that the block runs,
+    however the student reached it: imported under another name, through a reloaded module
+    (same file), or recompiled from its source (``exec(inspect.getsource(...))``: the same
+    bytecode under any class name). The caller refuses what it finds."""
+    files, codes = _fingerprints(module_names)
+    seen: list = []
+    previous = sys.getprofile()
+
+    def hook(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            shown = (f"{files[code.co_filename]}" if code.co_filename in files
+                     else codes.get(_fingerprint(code)))
+            if shown is not None and shown not in seen:
+                seen.append(shown)
         if previous is not None:
             previous(frame, event, arg)
 

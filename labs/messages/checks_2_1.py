@@ -107,4 +107,12 @@ MESSAGES = {
         "zh": "带动量的 SGD",
         "en": "SGD with momentum",
     },
+    "step_without_communication": {
+        "zh": "rank {rank} 的 step() 没有任何通信：ZeRO-1 中每个 rank 只更新自己那一片参数，"
+              "再把更新后的参数 broadcast 给其他 rank（看提示 2）；在每个 rank 上更新全部参数"
+              "等于没有分片。",
+        "en": "step() on rank {rank} communicated nothing: in ZeRO-1 each rank updates only its "
+              "own shard, then broadcasts the updated parameters to the others (see hint 2); "
+              "updating every parameter on every rank is no sharding at all.",
+    },
 }

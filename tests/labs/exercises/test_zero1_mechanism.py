@@ -1,0 +1,121 @@
+"""2.1's 练习 6 (ZeRO-1) enforces the mechanism, not only the weights (issue 30, items 1 and 3).
+
+Each planted class below trains to the right weights and got 4/4 before; each now gets 0/4 with
+the reason: the optimizer state is summed over every optimizer alive in the rank (not only
+``self.optim``), ``step()`` must communicate, and the lab's ShardedOptimizer is refused however
+it is reached (a reloaded module, its source recompiled under another name, a name assembled
+from pieces).
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from labs.exercises.checks import ExerciseFailed
+from labs.exercises.data_parallel_checks import check_zero1
+from tests.support.exercise_cells import define, verdict
+
+pytestmark = pytest.mark.numerics
+
+TWO_OPTIMIZERS = '''
+class MyZero1:
+    def __init__(self, params, optimizer_class, group=None, **defaults):
+        self.params = list(params)
+        me, n = dist.get_rank(group), dist.get_world_size(group)
+        mine = [p for i, p in enumerate(self.params) if i % n == me]
+        self.optim = optimizer_class(mine, **defaults)  # what the old check looked at
+        self.rest = optimizer_class([p for p in self.params if all(p is not q for q in mine)],
+                                    **defaults)
+
+    def step(self):
+        self.optim.step()
+        self.rest.step()
+'''
+HIDDEN_FULL_STATE = '''
+_KEEP = []
+
+class MyZero1:
+    def __init__(self, params, optimizer_class, group=None, **defaults):
+        self.params, self.group = list(params), group
+        self.optim = optimizer_class(self.params[:1], **defaults)
+        _KEEP.append(optimizer_class(self.params[1:], **defaults))  # out of the object's sight
+
+    def step(self):
+        self.optim.step()
+        _KEEP[-1].step()
+        for p in self.params:  # communicates, but shards nothing
+            dist.broadcast(p, src=dist.get_process_group_ranks(self.group or dist.group.WORLD)[0],
+                           group=self.group)
+'''
+RELOADED = '''
+class MyZero1:
+    def __init__(self, params, optimizer_class, group=None, **defaults):
+        import importlib
+        import labs.data_parallel.zero as zero
+        fresh = importlib.reload(zero)
+        self.inner = fresh.ShardedOptimizer(params, optimizer_class, group=group, **defaults)
+        self.optim = self.inner.optim
+
+    def step(self):
+        self.inner.step()
+'''
+RECOMPILED = '''
+class MyZero1:
+    def __init__(self, params, optimizer_class, group=None, **defaults):
+        import inspect
+        import labs.data_parallel.zero as zero
+        space = dict(vars(zero))
+        exec(inspect.getsource(zero.ShardedOptimizer).replace("class ShardedOptimizer",
+                                                              "class Mine"), space)
+        self.inner = space["Mine"](params, optimizer_class, group=group, **defaults)
+        self.optim = self.inner.optim
+
+    def step(self):
+        self.inner.step()
+'''
+PIECES = '''
+class MyZero1:
+    def __init__(self, params, optimizer_class, group=None, **defaults):
+        import importlib
+        module = importlib.import_module("labs.data_parallel." + "ze" + "ro")
+        cls = getattr(module, "Sharded" + "Optimizer")
+        self.inner = cls(params, optimizer_class, group=group, **defaults)
+        self.optim = self.inner.optim
+
+    def step(self):
+        self.inner.step()
+'''
+
+PLANTS = [  # (source, what the verdict says); each 0/4 instead of 4/4
+    (TWO_OPTIMIZERS, "step() 没有任何通信"),
+    (HIDDEN_FULL_STATE, "只为自己那一片参数保存优化器状态"),
+    (RELOADED, "不能使用现成的 labs.data_parallel.zero"),
+    (RECOMPILED, "不能使用现成的 labs.data_parallel.zero"),
+    (PIECES, "不能使用现成的 labs.data_parallel.zero.ShardedOptimizer"),
+]
+
+
+@pytest.mark.parametrize("source, reason", PLANTS,
+                         ids=["two_optimizers", "hidden_full_state", "reloaded", "recompiled",
+                              "pieces"])
+def test_a_zero1_that_shards_nothing_or_borrows_scores_zero(capsys, source, reason):
+    (cls,) = define(source, ("MyZero1",), "zero1_plant", torch=torch, dist=dist)
+    with pytest.raises(ExerciseFailed) as info:
+        check_zero1(cls)
+    assert reason in str(info.value), str(info.value)
+    assert verdict(capsys).startswith("❌ 练习 6 未通过（0/4 分）")
+
+
+def test_source_recompiled_under_another_name_is_still_recognised():
+    import inspect
+
+    from labs.data_parallel import zero
+    from labs.exercises import routes
+
+    space: dict = {}
+    exec(inspect.getsource(zero.held_bytes).replace("def held_bytes", "def mine"), space)
+    with routes.borrowed(["labs.data_parallel.zero"]) as seen:
+        with pytest.raises(Exception):
+            space["mine"](5)  # entered, then fails on an int that is no list of tensors
+    assert seen == ["labs.data_parallel.zero.held_bytes"]
