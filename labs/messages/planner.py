@@ -1,5 +1,5 @@
 """Messages of labs.planner about the hardware a run asks for: the precision's arithmetic and
-FlashAttention on the chosen GPU (the rest of the planner's messages: labs.messages.hybrid).
+FlashAttention on the chosen GPU, and a layout no whole dp can complete (the rest of the planner's messages: labs.messages.hybrid).
 
 Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
 bottom layer) or format, print or decide."""
@@ -14,5 +14,13 @@ MESSAGES = {
               "请设 flash_attention=False 或 None（按 GPU 自动决定）",
         "en": "FlashAttention does not run on {gpu} (it needs Turing/Ampere or newer); "
               "set flash_attention=False, or None to follow the GPU",
+    },
+    "layout_product_no_dp": {
+        "zh": "tp·pp·dp = {tp}·{pp}·{dp} = {product}，必须等于 n_gpus = {n_gpus}；"
+              "tp·pp = {tp_pp} 不整除 {n_gpus}，没有哪个整数 dp 可用：改 tp 或 pp，"
+              "使 tp·pp 整除 GPU 数",
+        "en": "tp·pp·dp = {tp}·{pp}·{dp} = {product} must equal n_gpus = {n_gpus}; "
+              "tp·pp = {tp_pp} does not divide {n_gpus}, so no whole dp works: change tp or pp "
+              "so that tp·pp divides the GPU count",
     },
 }

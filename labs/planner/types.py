@@ -288,6 +288,9 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
     for name in ("tp", "pp", "dp", "micro_batch", "v"):
         _positive_int(name, getattr(config, name))
     tp, pp, dp, v = config.tp, config.pp, config.dp, config.v
+    if tp * pp * dp != cluster.n_gpus and cluster.n_gpus % (tp * pp):
+        raise ValueError(text("planner.layout_product_no_dp", tp=tp, pp=pp, dp=dp,
+                              product=tp * pp * dp, n_gpus=cluster.n_gpus, tp_pp=tp * pp))
     if tp * pp * dp != cluster.n_gpus:
         raise ValueError(text("hybrid.layout_product", tp=tp, pp=pp, dp=dp,
                               product=tp * pp * dp, n_gpus=cluster.n_gpus,

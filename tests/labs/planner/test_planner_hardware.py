@@ -9,6 +9,14 @@ from labs import planner as pl
 from labs.hardware import DTYPES, GPUS
 
 GiB = 2**30
+
+
+@pytest.fixture
+def english(monkeypatch):
+    """The planner's messages in English (the words these tests match)."""
+    monkeypatch.setenv("LABS_LANG", "en")
+
+
 BERT = pl.Model(n_layers=12, hidden=768, n_heads=12, seq_len=512, vocab=30522)
 GPT2_XL = pl.Model(n_layers=48, hidden=1600, n_heads=25, seq_len=1024, vocab=50257)  # 1.5B
 
@@ -104,3 +112,16 @@ def test_sequence_parallelism_splits_the_saved_layer_inputs_under_full_recompute
     rebuilt_whole = 10 * sbh  # the rebuilt layer's LN/QKV/MLP inputs and masks (no SP: whole)
     assert without.memory.activations - with_sp.memory.activations == pytest.approx(
         (saved + rebuilt_whole) * 7 / 8)
+
+
+def test_a_layout_no_whole_dp_completes_says_so_instead_of_a_fraction(english):
+    """2.5: tp=7 on 1,024 GPUs suggested "change dp to 9.14286"."""
+    gpt3 = pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200)
+    with pytest.raises(ValueError) as err:
+        pl.estimate(gpt3, pl.Cluster("A100-80GB", 1024), pl.Training(global_batch=1536),
+                    tp=7, pp=16, dp=8)
+    message = str(err.value)
+    assert "no whole dp" in message and "9.14" not in message
+    with pytest.raises(ValueError, match="change dp to 8"):
+        pl.estimate(gpt3, pl.Cluster("A100-80GB", 1024), pl.Training(global_batch=1536),
+                    tp=8, pp=16, dp=4)
