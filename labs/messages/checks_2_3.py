@@ -135,13 +135,13 @@ MESSAGES = {
         "zh": "{who}返回的 loss",
         "en": "the loss {who} returned",
     },
-    "executor_too_many_in_flight": {
-        "zh": "{who}上同时在途（已前向、未反向）的 micro-batch 最多有 {peak} 个，1F1B "
-              "应不超过 stage 数 {n_stages}：要按 1F1B 的顺序执行，做完预热的前向就交替"
-              "「一个前向、一个反向」（看提示 1）",
-        "en": "{who} had up to {peak} micro-batches in flight at once (forwarded, not "
-              "yet backwarded); 1F1B keeps at most the number of stages, {n_stages}: run the "
-              "1F1B order, alternating one forward and one backward once the warmup forwards "
-              "are done (see hint 1)",
+    "executor_stage_in_flight": {
+        "zh": "{who}上同时在途（已前向、未反向）的 micro-batch 最多有 {peak} 个，1F1B 中 stage s "
+              "最多 min(p - s, m) = min({p} - {s}, {m}) = {bound} 个：每个 stage 的预热前向数不同"
+              "（stage s 先做 p - s - 1 个），不能都照搬 stage 0 的顺序（看提示 1）",
+        "en": "{who} had up to {peak} micro-batches in flight at once (forwarded, not yet "
+              "backwarded); in 1F1B stage s holds at most min(p - s, m) = min({p} - {s}, {m}) = "
+              "{bound}: each stage has its own number of warmup forwards (stage s does "
+              "p - s - 1 first), not stage 0's order on every stage (see hint 1)",
     },
 }

@@ -69,7 +69,7 @@ def test_the_gpipe_order_keeps_too_many_microbatches_in_flight(capsys):
     with pytest.raises(ExerciseFailed) as info:
         check_1f1b_executor(fn)
     message = str(info.value)
-    assert message.startswith("用例 1") and "最多有 4 个，1F1B 应不超过 stage 数 2" in message, message
+    assert message.startswith("用例 1") and "最多有 4 个，1F1B 中 stage s 最多 min(p - s, m) = min(2 - 0, 4) = 2 个" in message, message
     capsys.readouterr()
 
 
