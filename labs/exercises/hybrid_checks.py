@@ -8,12 +8,11 @@ cases' seeds and numbers are drawn from it: :mod:`labs.exercises.secret`)::
     check_groups(groups)                  # ex2_4_groups, 2 points
     check_states_per_gpu(states_per_gpu)  # ex2_4_memory, 2 points
     check_choose_layout(choose_layout)    # ex2_4_layout, 3 points
-    check_hybrid_step(hybrid_step)        # ex2_4_hybrid_step, 4 points (real ranks)
+    check_hybrid_step(hybrid_step)        # ex2_4_hybrid_step, 4 points (real ranks;
+                                          # labs.exercises.hybrid_step_checks, served here)
 
 :func:`choose_layout` is the reference of the last exercise: the rule of PTD-P's first
-takeaway (Narayanan et al. 2021, arXiv:2104.04473, §3.3) on model states alone. The last
-check runs the student's DP × TP step (groups with ``dist.new_group``, a Megatron-split MLP,
-the DP average) on real ranks and compares every gradient shard with one process.
+takeaway (Narayanan et al. 2021, arXiv:2104.04473, §3.3) on model states alone.
 
 Owns: 2.4's checks and their hidden cases. Must not: import the grader or the planner widget, print
 (the verdict is labs.exercises.checks'), or keep process groups in globals.
@@ -25,7 +24,7 @@ import random
 
 from labs import memory
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
-from labs.exercises.ranks import run_on_ranks
+from labs.exercises.hybrid_step_checks import HYBRID_TIMEOUT, check_hybrid_step  # noqa: F401
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.hybrid.mesh import DIMS, MeshShape
 from labs.messages import text
@@ -231,217 +230,4 @@ def check_choose_layout(student_fn):
                     why = text("checks_2_4.layout_not_best")
                 raise ExerciseFailed(text("checks_2_4.layout_wrong", expected=expected, got=got,
                                           why=why))
-    return True
-
-
-# --- exercise 5: one DP × TP step on real ranks ----------------------------------------------
-
-HYBRID_TIMEOUT = 30.0  # seconds per launch; a correct solution needs well under 1 s once started
-
-#: Ready-made pieces that would do the exercise's work: they raise inside the check's ranks.
-_READY_MADE_FUNCTIONS = (("labs.hybrid.mesh", "new_groups"), ("labs.hybrid.mesh", "device_mesh"),
-                         ("torch.distributed.device_mesh", "init_device_mesh"))
-_READY_MADE_CLASSES = (("labs.tensor_parallel.layers", "ColumnParallelLinear"),
-                       ("labs.tensor_parallel.layers", "RowParallelLinear"),
-                       ("labs.tensor_parallel.layers", "ParallelMLP"),
-                       ("torch.distributed.device_mesh", "DeviceMesh"))
-
-
-class _guarded:
-    """Inside a rank: the ready-made groups and layers raise; every ``dist.new_group`` call is
-    recorded (the ranks it was given) and passed on."""
-
-    def __init__(self, calls: list):
-        self.calls = calls
-
-    def __enter__(self):
-        import importlib
-
-        import torch.distributed as dist
-
-        self.saved = []
-
-        def refusal(shown):
-            return ExerciseFailed(text("checks_2_4.no_ready_made", shown=shown))
-
-        for module_name, name in _READY_MADE_FUNCTIONS:
-            module = importlib.import_module(module_name)
-
-            def refuse(*args, _shown=f"{module_name}.{name}", **kwargs):
-                raise refusal(_shown)
-            self.saved.append((module, name, getattr(module, name)))
-            setattr(module, name, refuse)
-        for module_name, name in _READY_MADE_CLASSES:
-            cls = getattr(importlib.import_module(module_name), name)
-
-            def refuse_init(self_, *args, _shown=f"{module_name}.{name}", **kwargs):
-                raise refusal(_shown)
-            self.saved.append((cls, "__init__", cls.__init__))
-            cls.__init__ = refuse_init
-        new_group, calls = dist.new_group, self.calls
-
-        def recording_new_group(ranks=None, *args, **kwargs):
-            mine = None if ranks is None else sorted(int(r) for r in ranks)
-            calls.append(mine)
-            # torch wants every rank to create every group, in the same order: compare the
-            # ranks every rank gives this call (over the default group) before creating it
-            everyone = [None] * dist.get_world_size()
-            dist.all_gather_object(everyone, mine)
-            other = next((r for r, g in enumerate(everyone) if g != everyone[0]), None)
-            if other is not None:
-                raise ExerciseFailed(text("checks_2_4.new_group_differs", call=len(calls),
-                                          first=everyone[0], other=other, theirs=everyone[other]))
-            return new_group(ranks, *args, **kwargs)
-        self.saved.append((dist, "new_group", new_group))
-        dist.new_group = recording_new_group
-        return self
-
-    def __exit__(self, *exc):
-        for owner, name, value in reversed(self.saved):
-            setattr(owner, name, value)
-        return False
-
-
-def _mlp_case(sizes, batch, seed):
-    """Full weights w1 (H, D_in), w2 (D_out, H) and the global batch x (B, D_in), y (B, D_out)."""
-    import torch
-
-    d_in, hidden, d_out = sizes
-    gen = torch.Generator().manual_seed(seed)
-    w1 = torch.randn(hidden, d_in, generator=gen) / d_in ** 0.5
-    w2 = torch.randn(d_out, hidden, generator=gen) / hidden ** 0.5
-    x = torch.randn(batch, d_in, generator=gen)
-    y = torch.randn(batch, d_out, generator=gen)
-    return w1, w2, x, y
-
-
-def _mlp_grads(w1, w2, x, y):
-    """One process: the full gradients of mean((relu(x w1^T) w2^T - y)^2) on rows x, y."""
-    import torch
-
-    w1, w2 = w1.clone().requires_grad_(), w2.clone().requires_grad_()
-    loss = ((torch.relu(x @ w1.T) @ w2.T - y) ** 2).mean()
-    loss.backward()
-    return w1.grad, w2.grad
-
-
-def _partial_grads(w1, w2, x, y, tp):
-    """The gradient shards of a step without the TP all-reduce of the second layer (each TP
-    rank's loss on its partial sum), DP-averaged: what forgetting g gives."""
-    return [_mlp_grads(a, b, x, y) for a, b in zip(w1.chunk(tp, dim=0), w2.chunk(tp, dim=1))]
-
-
-def _hybrid_on_rank(student_fn, dp, tp, sizes, batch, seed):
-    """Inside a rank: the student's step on the full weights and the global batch."""
-    w1, w2, x, y = _mlp_case(sizes, batch, seed)
-    calls: list = []
-    with _guarded(calls):
-        got = student_fn(dp, tp, w1.clone(), w2.clone(), x.clone(), y.clone())
-    if isinstance(got, (list, tuple)):
-        got = [g.detach().clone() if hasattr(g, "detach") else g for g in got]
-    return dict(grads=got, calls=calls)
-
-
-def _shard_of(tensor, tp, dim, grads, rank):
-    """Which TP shard of ``tensor`` (chunked along ``dim``) ``grads`` equals, or None."""
-    import torch
-
-    for t, chunk in enumerate(tensor.chunk(tp, dim=dim)):
-        if chunk.shape == grads.shape and torch.allclose(chunk, grads, rtol=1e-4, atol=1e-6):
-            return t
-    return None
-
-
-def _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed):
-    import torch
-
-    shape = MeshShape(dp=dp, pp=1, tp=tp)
-    results = run_on_ranks(_hybrid_on_rank, shape.world_size,
-                           (student_fn, dp, tp, sizes, batch, seed), timeout=HYBRID_TIMEOUT)
-    w1, w2, x, y = _mlp_case(sizes, batch, seed)
-    full = _mlp_grads(w1, w2, x, y)
-    local = [_mlp_grads(w1, w2, xs, ys) for xs, ys in zip(x.chunk(dp), y.chunk(dp))]
-    partial = _partial_grads(w1, w2, x, y, tp) if tp > 1 else None
-    needed = [g for dim in ("tp", "dp") for g in shape.group_ranks(dim) if len(g) > 1]
-    first = results[0]["calls"]
-    for rank, result in enumerate(results):
-        calls = result["calls"]
-        missing = [g for g in needed if g not in calls]
-        if missing:
-            raise ExerciseFailed(text("checks_2_4.new_group_missing", rank=rank, group=missing[0]))
-        if calls != first:
-            raise ExerciseFailed(text("checks_2_4.new_group_order", rank=rank, first=first,
-                                      calls=calls))
-    names = [text("checks_2_4.what_shard", weight=weight) for weight in ("w1", "w2")]
-    for rank, result in enumerate(results):
-        got = result["grads"]
-        if not isinstance(got, (list, tuple)) or len(got) != 2 or \
-                not all(torch.is_tensor(g) for g in got):
-            raise ExerciseFailed(text("checks_2_4.not_two_tensors", rank=rank, got=got))
-        d, _, t = shape.coords(rank)
-        for k, (what, dim) in enumerate(zip(names, (0, 1))):
-            expected = full[k].chunk(tp, dim=dim)[t]
-            g = got[k].to(expected.dtype)
-            if g.shape != expected.shape:
-                raise ExerciseFailed(text("checks_2_4.shard_shape", rank=rank, what=what,
-                                          expected=tuple(expected.shape), got=tuple(g.shape)))
-            if torch.allclose(g, expected, rtol=1e-4, atol=1e-6):
-                continue
-            other = _shard_of(full[k], tp, dim, g, rank)
-            if other is not None:
-                raise ExerciseFailed(text("checks_2_4.shard_other_rank", rank=rank, other=other,
-                                          what=what, t=t, tp=tp))
-            if dp > 1 and torch.allclose(g, dp * expected, rtol=1e-4, atol=1e-6):
-                raise ExerciseFailed(text("checks_2_4.shard_times_dp", rank=rank, what=what, dp=dp))
-            mine = local[d][k].chunk(tp, dim=dim)[t]
-            if dp > 1 and any(torch.allclose(g, m, rtol=1e-4, atol=1e-6) for m in (mine, mine / dp)):
-                raise ExerciseFailed(text("checks_2_4.shard_local_batch", rank=rank, what=what,
-                                          dp=dp))
-            if partial is not None and torch.allclose(g, partial[t][k], rtol=1e-4, atol=1e-6):
-                raise ExerciseFailed(text("checks_2_4.shard_partial_sum", rank=rank, what=what))
-            assert_close(expected, g, what=what, rank=rank)
-    return True
-
-
-#: The hidden cases of the hybrid step: (dp, tp) among the meshes listed (at most 4 ranks; the
-#: first is the notebook tests' one), then the ranges of D_in, of the rows of w1 per TP rank, of
-#: D_out and of the rows of the batch per DP rank, each with the tests' value.
-_STEP_HIDDEN = (
-    # DP strides and TP strides differ: a mesh built with dp and tp swapped fails
-    (((4, 1), (3, 1)), (3, 7, 5), (4, 10, 6), (2, 5, 3), (2, 3, 2)),
-    (((1, 4), (1, 3), (1, 2)), (2, 5, 3), (2, 4, 3), (2, 4, 2), (3, 6, 4)),
-    (((2, 1), (3, 1)), (3, 6, 4), (6, 12, 10), (3, 6, 5), (2, 4, 3)),
-    # an uneven hidden size that tp divides: an odd number of rows (3 in the tests) per TP rank
-    (((2, 2),), (3, 7, 5), None, (2, 5, 4), (4, 8, 6)),
-)
-
-
-def _step_cases() -> list[tuple]:
-    """(dp, tp, (D_in, H, D_out), B) of every case of :func:`check_hybrid_step`: the shown
-    one, then the hidden ones (drawn from the secret when one is set)."""
-    cases = [(2, 2, (4, 8, 3), 8)]  # the shown case
-    for k, (meshes, d_in, rows, d_out, per_dp) in enumerate(_STEP_HIDDEN):
-        seed = 300 + 10 * k
-        dp, tp = meshes[hidden_int(_TAG, seed, 0, len(meshes) - 1, 0)]
-        if rows is None:  # 2·j + 1 rows per TP rank, j in 1..3 (1 without a secret)
-            per_tp = 2 * hidden_int(_TAG, seed + 2, 1, 3, 1) + 1
-        else:
-            per_tp = hidden_int(_TAG, seed + 2, *rows)
-        sizes = (hidden_int(_TAG, seed + 1, *d_in), tp * per_tp, hidden_int(_TAG, seed + 3, *d_out))
-        cases.append((dp, tp, sizes, dp * hidden_int(_TAG, seed + 4, *per_dp)))
-    return cases
-
-
-@graded("ex2_4_hybrid_step")
-def check_hybrid_step(student_fn):
-    """student_fn(dp, tp, w1, w2, x, y) on every rank of a dp × tp mesh (pp = 1, TP innermost)
-    -> (grad of this rank's rows of w1, grad of this rank's columns of w2), averaged over DP."""
-    for k, (dp, tp, sizes, batch) in enumerate(_step_cases()):
-        d_in, hidden, d_out = sizes
-        label = (text("checks.case_hidden", n=k) if k > 0
-                 else text("checks.case_numbered", n=k + 1, what=text(
-                     "checks_2_4.step_case", dp=dp, tp=tp, d_in=d_in, hidden=hidden, d_out=d_out,
-                     batch=batch)))
-        with case(label, hidden=k > 0):
-            _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed=hidden_seed(_TAG, 90 + k))
     return True

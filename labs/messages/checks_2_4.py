@@ -160,4 +160,13 @@ MESSAGES = {
               "operator, reduce_from_tensor_parallel_region) before computing the loss "
               "(see hint 1)",
     },
+    "rows_of_other_replicas": {
+        "zh": "rank {rank}（DP 副本 {d}，共 {dp} 个）把第 {row} 行等 {count} 行不属于它的数据送进了"
+              "矩阵乘法：每个 DP 副本只处理自己那 1/{dp} 批数据（第 {first}–{last} 行），"
+              "题目要求先按 DP 切分 x 和 y（看提示 1）",
+        "en": "rank {rank} (DP replica {d} of {dp}) fed {count} rows that are not its own, row "
+              "{row} among them, into a matrix product: each DP replica processes only its 1/{dp} "
+              "of the batch (rows {first}–{last}); the statement asks to split x and y over DP "
+              "first (see hint 1)",
+    },
 }
