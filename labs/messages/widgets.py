@@ -129,4 +129,40 @@ MESSAGES = {
         "en": "{ranks} of {pp} stages, {mbs} of {m} micro-batches, v={v}; step bubble "
               "{bubble:.1%}",
     },
+    # --- notes under the summary: what the screen would otherwise leave unsaid --------------
+    "note_auto_searched": {
+        "zh": "auto 模式：micro-batch、v 与 ZeRO 阶段由搜索决定（当前：micro-batch {micro_batch}、"
+              "v {v}、ZeRO-{zero_stage}），这两个控件只在固定布局时起作用",
+        "en": "auto mode: the search chooses the micro-batch, v and the ZeRO stage (now: "
+              "micro-batch {micro_batch}, v {v}, ZeRO-{zero_stage}); those controls act only on a "
+              "fixed layout",
+    },
+    "note_v_searched": {
+        "zh": "v 留空（auto）：在 {chunks} 中取了最快的 v = {v}",
+        "en": "v left free (auto): the fastest of {chunks} was taken, v = {v}",
+    },
+    "note_tp_across_nodes": {
+        "zh": "TP = {tp} 超过每节点的 {per_node} 张卡：TP 的 all-reduce 走 InfiniBand，"
+              "练习里这样的布局不合格",
+        "en": "TP = {tp} exceeds the {per_node} GPUs of a node: its all-reduces cross "
+              "InfiniBand, and the exercises count such a layout as invalid",
+    },
+    "note_steps_differ": {
+        "zh": "上面显示的是{shown}；五步流程面板高亮的是它自己走出的布局 {steps}，两者不同",
+        "en": "shown above: {shown}; the five-steps panel highlights the layout its walk reached, "
+              "{steps}, a different one",
+    },
+    "shown_search": {"zh": "搜索的最快配置", "en": "the search's fastest layout"},
+    "shown_fixed": {"zh": "你固定的布局", "en": "the layout you fixed"},
+    "note_recompute": {
+        "zh": "重计算方式（{recompute}）不参与搜索：换一种试试，结果可能更快",
+        "en": "recomputation ({recompute}) is not searched: try the others, one may be faster",
+    },
+    "note_zero3": {
+        "zh": "ZeRO-3：规划器假设参数的 all-gather 全部藏在计算下面；与 PTD-P 的实测相比它高估"
+              "ZeRO-3 的吞吐 35%～47%（2.4 节的校准表）",
+        "en": "ZeRO-3: the planner assumes the parameter all-gathers hide under computation; "
+              "against PTD-P's measurements it overestimates ZeRO-3's throughput by 35-47% "
+              "(the calibration table of 2.4)",
+    },
 }

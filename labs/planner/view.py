@@ -164,7 +164,10 @@ def summary_html(r: dict) -> str:
     head = text("widgets.summary_head", config=r["config"], fits=fits)
     line = text("widgets.summary_line", step=r["step_time_s"], tokens=r["tokens_per_s"],
                 per_gpu=r["tokens_per_s"] / r["n_gpus"], mfu=r["mfu"], bubble=r["bubble"])
-    return f"<p><b>{html.escape(mode)}</b> {html.escape(head)}<br>{html.escape(line)}</p>"
+    notes = "".join(f'<br><small class="{CLASS}-note">{html.escape(n)}</small>'
+                    for n in r.get("notes") or [])
+    return (f"<p><b>{html.escape(mode)}</b> {html.escape(head)}<br>{html.escape(line)}"
+            f"{notes}</p>")
 
 
 def comm_html(r: dict) -> str:

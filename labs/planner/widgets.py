@@ -13,8 +13,8 @@ the results with :mod:`labs.planner.view`::
 Layout rule (``tp``, ``pp``, ``dp``, ``v``; 0 or "auto" = free):
 
 - two or three of tp / pp / dp fixed: a *fixed* layout (the third is n_gpus / the product),
-  estimated with :func:`~labs.planner.estimate` (v = 1 when free; the micro-batch and
-  ZeRO stage are the training controls');
+  estimated with :func:`~labs.planner.estimate` (v free: the fastest valid v, fitting first;
+  the micro-batch and ZeRO stage are the training controls');
 - otherwise *auto*: :func:`~labs.planner.plan`'s fitting layouts that match the fixed
   values, fastest first; the first one is shown.
 
@@ -38,7 +38,7 @@ from labs.planner.search import CHUNKS
 from labs.messages import text
 
 __all__ = ["PRESETS", "CUSTOM", "MODEL_FIELDS", "DEFAULTS", "LAYOUT_FIELDS", "build_inputs",
-           "choose_layout", "decided_step", "link_names", "compute", "PlannerWidget",
+           "choose_layout", "decided_step", "notes", "link_names", "compute", "PlannerWidget",
            "planner_widget"]
 
 _MODEL_KEYS = ("n_layers", "hidden", "n_heads", "seq_len", "vocab")
@@ -126,9 +126,7 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5,
     found = plans if plans is not None else pl.plan(model, cluster, train, top=10**9)
     fixed = _fixed_layout(cluster, tp, pp, dp)
     if fixed is not None:
-        est = pl.estimate(model, cluster, train, tp=fixed[0], pp=fixed[1], dp=fixed[2],
-                          v=v or 1)
-        return "fixed", est, list(found[:top]), None
+        return "fixed", _fixed_estimate(model, cluster, train, fixed, v), list(found[:top]), None
     _check_fixed(model, cluster, dict(tp=tp, pp=pp, dp=dp))
     if v and v not in CHUNKS:
         raise ValueError(text("widgets.v_searched", v=v, chunks=CHUNKS))
@@ -144,6 +142,44 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5,
     message = text("widgets.no_layout_fits_why" if why else "widgets.no_layout_fits",
                    fixed=fixed_text, n_gpus=cluster.n_gpus, gpu=cluster.gpu.name, why=why)
     return "auto", None, [], message
+
+
+def _fixed_estimate(model, cluster, train, fixed: tuple, v: int) -> pl.Estimate:
+    """The fixed layout's estimate; v free (0): the fastest valid v of CHUNKS, fitting first."""
+    tp, pp, dp = fixed
+    if v:
+        return pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=v)
+    found = []
+    for chunks in CHUNKS:
+        try:
+            found.append(pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=chunks))
+        except ValueError:
+            if chunks == 1:
+                raise
+    return min(found, key=lambda e: (not e.fits, e.step_time_s))
+
+
+def notes(values: dict, cluster, train, r: dict) -> list:
+    """What the screen would otherwise leave unsaid about the layout shown in ``r``."""
+    est, out = r["estimate"], []
+    if est is None:
+        return out
+    c = est.config
+    if r["mode"] == "auto":
+        out.append(text("widgets.note_auto_searched", micro_batch=c.micro_batch, v=c.v,
+                        zero_stage=c.zero_stage))
+    elif not _layout_value("v", values.get("v", 0)):
+        out.append(text("widgets.note_v_searched", chunks=CHUNKS, v=c.v))
+    if c.tp > cluster.gpus_per_node:
+        out.append(text("widgets.note_tp_across_nodes", tp=c.tp, per_node=cluster.gpus_per_node))
+    final = r["steps"][-1].config if r["steps"] else None
+    if final is not None and (final.tp, final.pp, final.dp, final.v) != (c.tp, c.pp, c.dp, c.v):
+        shown = text("widgets.shown_search" if r["mode"] == "auto" else "widgets.shown_fixed")
+        out.append(text("widgets.note_steps_differ", shown=shown, steps=final))
+    if c.zero_stage == 3:
+        out.append(text("widgets.note_zero3"))
+    out.append(text("widgets.note_recompute", recompute=train.recompute))
+    return out
 
 
 def decided_step(steps: list) -> int | None:
@@ -183,7 +219,7 @@ def compute(values: dict, *, top: int = 5, cache: dict | None = None) -> dict:
     out = dict(error=None, mode=None, steps=[], decide_error=None, decided_step=None,
                estimate=None, config=None, fits=False, memory=None, bubble=None, comm=None,
                step_time_s=None, tokens_per_s=None, mfu=None, plans=[], n_gpus=None,
-               gpu=None)
+               gpu=None, notes=[])
     try:
         model, cluster, train = build_inputs(values)
     except (ValueError, TypeError) as exc:
@@ -216,6 +252,7 @@ def compute(values: dict, *, top: int = 5, cache: dict | None = None) -> dict:
                              exposed=est.exposed_s[k], link=link)
                      for k, link in link_names(cluster, est.config).items()},
                step_time_s=est.step_time_s, tokens_per_s=est.tokens_per_s, mfu=est.mfu)
+    out["notes"] = notes(values, cluster, train, out)
     return out
 
 

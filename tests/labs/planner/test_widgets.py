@@ -10,6 +10,7 @@ import ipywidgets
 import pytest
 
 from labs import planner as pl
+from labs.planner.search import CHUNKS
 from labs.planner import widgets as wd
 from labs.planner.search import Step
 from labs.planner.types import Config
@@ -74,8 +75,18 @@ def test_fixed_layout_is_estimate(widget, preset, model, n_gpus, batch):
     dp = n_gpus // (tp * pp)
     r = widget.set(preset=preset, n_gpus=n_gpus, global_batch=batch, tp=tp, pp=pp, dp=0, v=0)
     assert r["error"] is None and r["mode"] == "fixed"
-    assert r["estimate"] == pl.estimate(*_inputs(model, n_gpus, batch), tp=tp, pp=pp, dp=dp)
-    assert r["config"] == Config(tp, pp, dp, 1, 1, 0)
+    # v left free (0) on a fixed layout: the fastest valid v of CHUNKS, fitting ones first
+    # (issue 29: "auto" used to give v = 1 without searching)
+    options = []
+    for v in CHUNKS:
+        try:
+            options.append(pl.estimate(*_inputs(model, n_gpus, batch), tp=tp, pp=pp, dp=dp, v=v))
+        except ValueError:
+            pass
+    best = min(options, key=lambda e: (not e.fits, e.step_time_s))
+    assert r["estimate"] == best
+    assert r["config"] == Config(tp, pp, dp, 1, best.config.v, 0)
+    assert any(f"v = {best.config.v}" in n for n in r["notes"])
 
 
 def test_fixed_layout_with_all_degrees_and_chunks(widget):
@@ -224,3 +235,17 @@ def test_the_widget_speaks_the_notebooks_language(monkeypatch):
     assert en.outputs["plans"].tooltip == "Top plans"
     r = en.set(n_gpus=8, global_batch=8)
     assert "no layout fits" in r["error"] and "Cannot plan this:" in en.outputs["message"].value
+
+
+def test_the_notes_say_what_the_screen_would_leave_unsaid(widget, english):
+    """Issue 29: auto mode's searched micro-batch/ZeRO, TP across nodes, the five steps'
+    layout beside another one, ZeRO-3's known overestimate, recompute not searched."""
+    r = widget.set(preset="GPT-3 175B", n_gpus=1024, global_batch=1536)
+    assert r["mode"] == "auto" and r["config"].zero_stage == 3
+    text_ = " | ".join(r["notes"])
+    assert "the search chooses the micro-batch" in text_ and "overestimates ZeRO-3" in text_
+    assert "the five-steps panel highlights" in text_ and "not searched" in text_
+    r = widget.set(tp=16, pp=8, dp=8, v=1)
+    assert r["mode"] == "fixed" and any("exceeds the 8 GPUs of a node" in n for n in r["notes"])
+    assert not any("the search chooses" in n for n in r["notes"])
+    assert "exceeds the 8 GPUs of a node" in widget.outputs["summary"].value
