@@ -19,6 +19,7 @@ from __future__ import annotations
 import random
 
 from labs import numerics
+from labs.exercises import routes
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded, msg
 from labs.exercises.ranks import run_on_ranks
 from labs.exercises.secret import hidden_int, hidden_seed
@@ -48,19 +49,42 @@ def _int(part: str, key: int, low: int, high: int, default):
 
 # --- exercise 1: average the gradients on real ranks -------------------------------------
 
-def _grads_on_rank(student_fn, sizes, batch, seed):
-    """Inside a rank: backward on this rank's shard, then the student's averaging."""
+def _grads_on_rank(student_fn, sizes, batch, seeds, pairs):
+    """Inside a rank: backward on this rank's shard, then the student's averaging over the
+    default group, or with ``pairs`` over this rank's pair {0, 1} or {2, 3} (its own model and
+    data: seeds[pair]); any collective but all_reduce refused, the course's averaging too."""
     import torch.distributed as dist
 
     from labs.data import regression_batch, shard_batch
     from labs.models import MLP
 
+    group, pair = None, 0
+    if pairs:
+        groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        pair = dist.get_rank() // 2
+        group = groups[pair]
+    seed = seeds[pair]
     model = MLP(sizes, seed=seed)
     x, y = shard_batch(*regression_batch(seed, batch, sizes[0], sizes[-1], seed=seed),
-                       dist.get_rank(), dist.get_world_size())
+                       dist.get_rank(group), dist.get_world_size(group))
     model(x, y)[1].backward()
-    student_fn(model)
-    return {name: p.grad for name, p in model.named_parameters()}
+    before = {name: p.grad for name, p in model.named_parameters()}
+
+    def refuse(shown):
+        raise ExerciseFailed(text("checks_2_1.average_refused", shown=shown))
+
+    with routes.guarded(refuse, allowed=("all_reduce", "all_reduce_coalesced")), \
+            routes.borrowed(_COURSE_AVERAGING) as seen:
+        student_fn(model) if group is None else student_fn(model, group=group)
+    if seen:
+        refuse(seen[0])
+    moved = [name for name, p in model.named_parameters()
+             if p.grad is not None and p.grad is not before[name]]
+    return dict(grads={name: p.grad for name, p in model.named_parameters()}, moved=moved)
+
+
+#: The course's own gradient averaging, which 练习 1 is to write.
+_COURSE_AVERAGING = ("labs.data_parallel.ddp",)
 
 
 def _expected_grads(sizes, batch, seed):
@@ -73,42 +97,68 @@ def _expected_grads(sizes, batch, seed):
 
 
 def _grads_cases() -> list:
-    """(label, world size, sizes, batch, seed, hidden): with the instructor's secret the seeds,
-    and the hidden cases' world sizes (2 to 4), widths and batches (a multiple of the world size),
-    are drawn from it."""
+    """(label, world size, sizes, batch, seeds, pairs, hidden): with the instructor's secret the
+    seeds, and the hidden cases' world sizes (2 to 4), widths and batches (a multiple of the
+    world size), are drawn from it. The last case runs two groups {0, 1} and {2, 3}: an answer
+    that ignores ``group`` averages over all four ranks and fails."""
     def draw(key, low, high, default):
         return _int("average_gradients", key, low, high, default)
 
     ws1, ws2 = draw(100, 2, 4, 3), draw(110, 2, 4, 4)
     cases = [(msg("checks_2_1.case_grads", n=1, world_size=2, sizes=[8, 16, 4], batch=8),
-              2, [8, 16, 4], 8, 0, False),
+              2, [8, 16, 4], 8, (0,), False, False),
              (msg("checks_2_1.case_grads", n=2, world_size=4, sizes=[8, 16, 4], batch=8),
-              4, [8, 16, 4], 8, 1, False),
+              4, [8, 16, 4], 8, (1,), False, False),
              (msg("checks.case_hidden", n=1), ws1,
               [draw(101, 2, 12, 5), draw(102, 2, 12, 7), draw(103, 2, 12, 7), draw(104, 1, 6, 3)],
-              ws1 * draw(105, 2, 8, 4), 2, True),
+              ws1 * draw(105, 2, 8, 4), (2,), False, True),
              (msg("checks.case_hidden", n=2), ws2,
               [draw(111, 4, 24, 16), draw(112, 8, 48, 32), draw(113, 1, 6, 2)],
-              ws2 * draw(114, 2, 8, 4), 3, True)]
-    return [(label, world_size, sizes, batch, _seed("average_gradients", seed), hidden)
-            for label, world_size, sizes, batch, seed, hidden in cases]
+              ws2 * draw(114, 2, 8, 4), (3,), False, True),
+             (msg("checks_2_1.case_hidden_groups", n=3), 4,
+              [draw(121, 2, 12, 6), draw(122, 2, 12, 5), draw(123, 1, 6, 3)],
+              2 * draw(124, 2, 8, 3), (4, 5), True, True)]
+    return [(label, world_size, sizes, batch,
+             tuple(_seed("average_gradients", seed) for seed in seeds), pairs, hidden)
+            for label, world_size, sizes, batch, seeds, pairs, hidden in cases]
 
 
 @graded("ex2_1_average_gradients")
 def check_average_gradients(student_fn):
-    for label, world_size, sizes, batch, seed, hidden in _grads_cases():
+    import torch
+
+    for label, world_size, sizes, batch, seeds, pairs, hidden in _grads_cases():
         with case(label, hidden=hidden):
-            expected = _expected_grads(sizes, batch, seed)
-            results = run_on_ranks(_grads_on_rank, world_size, (student_fn, sizes, batch, seed),
+            results = run_on_ranks(_grads_on_rank, world_size,
+                                   (student_fn, sizes, batch, seeds, pairs),
                                    timeout=CHECK_TIMEOUT)
-            for rank, grads in enumerate(results):
+            for rank, result in enumerate(results):
+                grads = result["grads"]
+                expected = _expected_grads(sizes, batch, seeds[rank // 2 if pairs else 0])
                 if grads == {} or any(g is None for g in grads.values()):
                     raise ExerciseFailed(text("checks_2_1.grad_is_none", rank=rank))
                 for name, value in expected.items():
+                    if pairs and not torch.allclose(value, grads[name], rtol=1e-4, atol=1e-6):
+                        _ignored_group(results, sizes, batch, seeds, rank)
                     # the ranks sum in another order than one process: float32 rounding only,
                     # so the policy's float32 tolerances (labs.numerics)
                     assert_close(value, grads[name], what=text("checks_2_1.what_grad", name=name),
                                  rank=rank)
+                if result["moved"]:
+                    raise ExerciseFailed(text("checks_2_1.grad_not_in_place", rank=rank,
+                                              name=result["moved"][0]))
+
+
+def _ignored_group(results, sizes, batch, seeds, rank) -> None:
+    """Raise the likely cause when the two-group case fails: the answer averaged over all
+    four ranks (``group`` ignored)."""
+    import torch
+
+    both = [_expected_grads(sizes, batch, seed) for seed in seeds]
+    over_all = {name: (both[0][name] + both[1][name]) / 2 for name in both[0]}
+    got = results[rank]["grads"]
+    if all(torch.allclose(over_all[n], got[n], rtol=1e-4, atol=1e-6) for n in over_all):
+        raise ExerciseFailed(text("checks_2_1.group_ignored", rank=rank))
 
 
 # --- exercise 2: bucketing ---------------------------------------------------------------
@@ -122,8 +172,15 @@ def check_buckets(student_fn):
         with case(text("checks.case_call", call=f"make_buckets({sizes}, {cap})")):
             assert_equal(assign_buckets(sizes, cap), student_fn(list(sizes), cap),
                          what=text("checks_2_1.what_buckets"))
+    # uneven remainders: greedy from the front then flipped gives [[2], [1, 0]] here, not
+    # [[2, 1], [0]] (the walk must start from the last tensor)
+    fixed = [([4, 4, 4], 8), ([3, 5, 2, 6, 1], 8)]
+    for k, (sizes, cap) in enumerate(fixed):
+        with case(text("checks.case_hidden", n=k + 1), hidden=True):
+            assert_equal(assign_buckets(sizes, cap), student_fn(list(sizes), cap),
+                         what=text("checks_2_1.what_buckets"))
     rng = random.Random(_seed("buckets", 21))
-    for k in range(6):
+    for k in range(len(fixed), len(fixed) + 6):
         sizes = [rng.choice([4, 16, 64, 256, 1024]) * rng.randint(1, 8)
                  for _ in range(rng.randint(1, 12))]
         cap = rng.choice([64, 512, 2048, 8192])
@@ -160,7 +217,10 @@ def check_model_state_bytes(student_fn):
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
                  else text("checks.case_call", call=f"model_state_bytes{args}"))
         with case(label, hidden=is_hidden):
-            got = student_fn(*args)
+            with routes.borrowed(("labs.memory",)) as seen:  # "不要调用 labs.memory"
+                got = student_fn(*args)
+            if seen:
+                raise ExerciseFailed(text("checks_2_1.memory_refused", shown=seen[0]))
             assert_close(float(model_state_bytes(*args).total), float(got),
                          what=text("checks_2_1.what_total_bytes"), dtype="float64")
 
@@ -181,7 +241,9 @@ def check_warmup_lr(student_fn):
     hidden = [(rng.randint(0, 30), rng.choice([0.01, 0.05, 0.1]), 32, 32 * rng.choice([2, 4, 8]),
                rng.choice([5, 10, 20])) for _ in range(6)] + [
         (draw(1, 1, 9, 3), 0.1, same, same, 10),
-        (draw(3, 0, 50, 7), 0.1, 32, 32 * draw(4, 2, 16, 8), 0)]  # no warmup at all
+        (draw(3, 0, 50, 7), 0.1, 32, 32 * draw(4, 2, 16, 8), 0),  # no warmup at all
+        # non-integer ratios (batch / base_batch = 1.5, 0.75): integer division fails
+        (draw(5, 0, 9, 4), 0.1, 256, 384, 10), (draw(6, 10, 40, 20), 0.2, 512, 384, 10)]
     for k, (step, lr, b0, b, warm) in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden else

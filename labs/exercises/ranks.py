@@ -28,7 +28,7 @@ CHECK_TIMEOUT = 20.0  # seconds per launch; a correct solution needs well under 
 #: The checks whose rank bodies the launches run: the forkserver imports them once, not each rank.
 CHECK_MODULES = tuple(f"labs.exercises.{name}_checks" for name in (
     "collectives", "data_parallel", "zero1", "tensor_parallel", "pipeline", "executor", "hybrid",
-    "summary"))
+    "hybrid_step", "summary"))
 _forkserver.preload(*CHECK_MODULES)
 
 

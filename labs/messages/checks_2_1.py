@@ -115,4 +115,32 @@ MESSAGES = {
               "own shard, then broadcasts the updated parameters to the others (see hint 2); "
               "updating every parameter on every rank is no sharding at all.",
     },
+    "case_hidden_groups": {
+        "zh": "隐藏用例 {n}：4 个 rank 分成两个进程组 {{0, 1}} 和 {{2, 3}}，各自求平均",
+        "en": "Hidden case {n}: 4 ranks in two process groups {{0, 1}} and {{2, 3}}, each "
+              "averaging on its own",
+    },
+    "group_ignored": {
+        "zh": "rank {rank} 的梯度是全部 4 个 rank 的平均，而不是它所在进程组的平均："
+              "all_reduce 和 get_world_size 都要传 group=group（看提示 1）",
+        "en": "rank {rank}'s gradients are the average over all 4 ranks, not over its own "
+              "process group: pass group=group to both all_reduce and get_world_size (see hint 1)",
+    },
+    "grad_not_in_place": {
+        "zh": "rank {rank} 上 {name} 的 .grad 换成了一个新张量：题目要求原地（in place）修改 p.grad"
+              "（例如 dist.all_reduce(p.grad) 再 p.grad.div_(...)）",
+        "en": "on rank {rank}, the .grad of {name} was replaced by a new tensor: the statement "
+              "asks to change p.grad in place (e.g. dist.all_reduce(p.grad), then "
+              "p.grad.div_(...))",
+    },
+    "average_refused": {
+        "zh": "本练习不能调用 {shown}：要用 dist.all_reduce 自己对梯度求平均",
+        "en": "This exercise may not call {shown}: average the gradients yourself with "
+              "dist.all_reduce",
+    },
+    "memory_refused": {
+        "zh": "本练习不能调用 {shown}（题目说“不要调用 labs.memory”）：要自己按每个参数的字节数算出总和",
+        "en": "This exercise may not call {shown} (the statement says \"do not call labs.memory\"): "
+              "add up the bytes per parameter yourself",
+    },
 }
