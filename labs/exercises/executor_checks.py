@@ -231,8 +231,18 @@ def check_1f1b_executor(student_fn):
              (4, 2, 5, 2, 7, 3, True, True)]
     cases = [_executor_case(c) if c[-1] else c for c in cases]
     for number, n_stages, n_micro, micro, width, out, pairs, hidden in cases:
-        label = (text("checks.case_hidden", n=number) if hidden else
-                 text("checks.case_numbered", n=number, what=text(
-                     "checks_2_3.executor_case", stages=n_stages, micro=n_micro)))
-        with case(label, hidden=hidden):
-            _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs)
+        if not hidden:
+            label = text("checks.case_numbered", n=number, what=text(
+                "checks_2_3.executor_case", stages=n_stages, micro=n_micro))
+        elif pairs:  # says what the case is, so that a missing group= is found
+            label = text("checks_2_3.case_hidden_pipelines", n=number, stages=n_stages)
+        else:
+            label = text("checks_2_3.case_hidden_executor", n=number, stages=n_stages,
+                         micro=n_micro)
+        try:
+            with case(label, hidden=hidden):
+                _check_executor_case(student_fn, n_stages, n_micro, micro, width, out, pairs)
+        except ExerciseFailed as exc:
+            if pairs and "group" in str(exc):  # the same exception, the likely cause added
+                exc.args = (text("checks_2_3.group_missing_likely", error=str(exc)),)
+            raise

@@ -70,7 +70,6 @@ def check_coords(student_fn):
                     raise ExerciseFailed(text("checks_2_4.coords_wrong", rank=rank,
                                               expected=expected, got=got, pp=shape.pp,
                                               tp=shape.tp))
-    return True
 
 
 def _normalise(groups, what: str) -> list[tuple[int, ...]]:
@@ -102,7 +101,6 @@ def check_groups(student_fn):
                 raise ExerciseFailed(text("checks_2_4.groups_wrong", dim=dim, count=len(expected),
                                           size=size, example=list(expected[0]),
                                           got=[list(g) for g in got]))
-    return True
 
 
 def states_per_gpu(n_params: float, tp: int, pp: int, dp: int, zero_stage: int) -> float:
@@ -128,7 +126,6 @@ def check_states_per_gpu(student_fn):
         with case(label, hidden=is_hidden):
             assert_close(states_per_gpu(*args), student_fn(*args),
                          what=text("checks_2_4.what_state_bytes"), dtype="float64")
-    return True
 
 
 def choose_layout(n_params: float, n_layers: int, n_heads: int, n_gpus: int, gpus_per_node: int,
@@ -230,4 +227,3 @@ def check_choose_layout(student_fn):
                     why = text("checks_2_4.layout_not_best")
                 raise ExerciseFailed(text("checks_2_4.layout_wrong", expected=expected, got=got,
                                           why=why))
-    return True

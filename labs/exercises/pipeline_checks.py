@@ -63,6 +63,7 @@ def _order_cases(seed: int):
 
 
 def _check_order(student_fn, reference, shown, seed, name):
+    name = getattr(student_fn, "__name__", name)  # the student's function, as they wrote it
     for k, (p, m, stage) in enumerate(shown + _order_cases(seed)):
         hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
@@ -80,13 +81,12 @@ def _check_order(student_fn, reference, shown, seed, name):
                 raise ExerciseFailed(text("checks_2_3.order_wrong", index=first,
                                           expected=expected[first], got=got[first],
                                           head=expected[:first + 2]))
-    return True
 
 
 @graded("ex2_3_gpipe_order")
 def check_gpipe_order(student_fn):
     """student_fn(n_stages, n_microbatches, stage) -> ['F0', ..., 'B0', ...]."""
-    return _check_order(student_fn, pp.gpipe_order, [(4, 3, 1), (2, 1, 0)], 23, "gpipe_order")
+    _check_order(student_fn, pp.gpipe_order, [(4, 3, 1), (2, 1, 0)], 23, "gpipe_order")
 
 
 @graded("ex2_3_1f1b_order")
@@ -102,7 +102,6 @@ def check_1f1b_order(student_fn):
         peaks = timeline.peak_in_flight()
         if max(peaks) > p:
             raise ExerciseFailed(text("checks_2_3.too_many_in_flight", p=p, peaks=peaks))
-    return True
 
 
 @graded("ex2_3_bubble")
@@ -119,7 +118,6 @@ def check_bubble_fraction(student_fn):
         with case(label, hidden=is_hidden):
             assert_close(pp.bubble_fraction(p, m), student_fn(p, m),
                          what=text("checks_2_3.what_bubble"), dtype="float64")
-    return True
 
 
 def _min_microbatches_case(k: int, p: int, target: float) -> tuple[int, float]:
@@ -152,7 +150,6 @@ def check_min_microbatches(student_fn):
         with case(label, hidden=is_hidden):
             assert_equal(pp.min_microbatches(p, target), student_fn(p, target),
                          what=text("checks_2_3.what_min_microbatches"))
-    return True
 
 
 def _check_bounds(bounds, costs, n_stages) -> list[tuple[int, int]]:
@@ -196,4 +193,3 @@ def check_balanced_partition(student_fn):
             if got > best:
                 raise ExerciseFailed(text("checks_2_3.partition_not_optimal", got=got, best=best,
                                           bounds=bounds))
-    return True

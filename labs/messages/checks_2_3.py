@@ -144,4 +144,20 @@ MESSAGES = {
               "{bound}: each stage has its own number of warmup forwards (stage s does "
               "p - s - 1 first), not stage 0's order on every stage (see hint 1)",
     },
+    "case_hidden_executor": {
+        "zh": "隐藏用例 {n}：{stages} 个 stage，{micro} 个 micro-batch",
+        "en": "Hidden case {n}: {stages} stages, {micro} micro-batches",
+    },
+    "case_hidden_pipelines": {
+        "zh": "隐藏用例 {n}：两条 {stages} 级流水线 {{0, 1}} 和 {{2, 3}}（4 个 rank）",
+        "en": "Hidden case {n}: two {stages}-stage pipelines {{0, 1}} and {{2, 3}} (4 ranks)",
+    },
+    "group_missing_likely": {
+        "zh": "{error}\n很可能的原因：有一处通信没有传 group=group，或把进程组里的 rank 当成了全局 "
+              "rank（send/recv 的 src/dst 要用 dist.get_process_group_ranks(group) 换成全局 rank；"
+              "看提示 2）",
+        "en": "{error}\nThe likely cause: a communication call without group=group, or a rank "
+              "within the group used as a global one (send/recv's src/dst: map it through "
+              "dist.get_process_group_ranks(group); see hint 2)",
+    },
 }

@@ -47,5 +47,5 @@ def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
 
 def test_grader_gives_partial_marks_with_the_checks_message(grades):
     message = grading.only_lost(grades["wrong"], EXERCISES, "ex2_3_1f1b_order")
-    assert message == ("❌ 练习 2 未通过（0/3 分）：用例 one_f_one_b_order(4, 5, 1)："
+    assert message == ("❌ 练习 2 未通过（0/3 分）：用例 my_1f1b_order(4, 5, 1)："
                        "顺序不对：第 3 个动作期望 B0，实际 F3（期望的开头：['F0', 'F1', 'F2', 'B0', 'F3']）")

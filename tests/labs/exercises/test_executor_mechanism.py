@@ -34,3 +34,15 @@ def test_stage_zeros_order_on_every_stage_scores_zero(capsys):
     assert message.startswith("用例 1") and "stage 1 上同时在途" in message, message
     assert "最多有 2 个" in message and "min(2 - 1, 4) = 1 个" in message, message
     assert verdict(capsys).startswith("❌ 练习 6 未通过（0/4 分）")
+
+
+def test_the_two_pipelines_case_says_what_it_is_and_the_likely_cause(capsys):
+    source = cell_source(NAME, "ex2_3_1f1b_executor_solution", "solutions").replace(
+        "ranks[stage - 1]", "stage - 1").replace("ranks[stage + 1]", "stage + 1")  # group ranks
+    (fn,) = define(source, ("my_1f1b_run",), "pipeline_submission", torch=torch, pp=pp)
+    with pytest.raises(ExerciseFailed) as info:
+        check_1f1b_executor(fn)
+    message = str(info.value)
+    assert "隐藏用例 4：两条 2 级流水线 {0, 1} 和 {2, 3}（4 个 rank）" in message, message
+    assert "很可能的原因：有一处通信没有传 group=group" in message, message
+    assert verdict(capsys).startswith("❌ 练习 6 未通过（0/4 分）")
