@@ -32,17 +32,22 @@ MESSAGES = {
     "any_layout": {"zh": "任意布局", "en": "any layout"},
     "rejected_family": {"zh": "{family}：{reason}", "en": "{family}: {reason}"},
     "no_layout_fits": {
-        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局：请提高 ZeRO stage / 开启重算、"
+        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局。搜索已经试过 ZeRO 0～1（有 PP 时）"
+              "与 ZeRO 0～3（没有 PP 时）、micro-batch 1～8 与 v 1～4；还能做的：开启全重计算、"
               "增加 GPU，或放开一个并行度",
-        "en": "no layout fits with {fixed} on {n_gpus} {gpu}: raise ZeRO / recompute, add GPUs "
-              "or free a degree",
+        "en": "no layout fits with {fixed} on {n_gpus} {gpu}. The search already tried ZeRO 0-1 "
+              "(with PP) and ZeRO 0-3 (without PP), micro-batches 1-8 and v 1-4; what is left: "
+              "full recomputation, more GPUs, or freeing a degree",
     },
     "no_layout_fits_why": {
-        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局（{why}）：请提高 ZeRO stage / "
-              "开启重算、增加 GPU，或放开一个并行度",
-        "en": "no layout fits with {fixed} on {n_gpus} {gpu} ({why}): raise ZeRO / recompute, "
-              "add GPUs or free a degree",
+        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局。搜索已经试过 ZeRO 0～1（有 PP 时）"
+              "与 ZeRO 0～3（没有 PP 时）、micro-batch 1～8 与 v 1～4；还能做的：开启全重计算、"
+              "增加 GPU，或放开一个并行度。被排除的布局族：\n{why}",
+        "en": "no layout fits with {fixed} on {n_gpus} {gpu}. The search already tried ZeRO 0-1 "
+              "(with PP) and ZeRO 0-3 (without PP), micro-batches 1-8 and v 1-4; what is left: "
+              "full recomputation, more GPUs, or freeing a degree. Families ruled out:\n{why}",
     },
+    "more_rejected": {"zh": "……另有 {n} 类", "en": "... and {n} more"},
     "decide_stops": {
         "zh": "五个步骤到此为止：{error}",
         "en": "the five steps stop: {error}",
@@ -123,11 +128,13 @@ MESSAGES = {
     "timeline_stage_idle": {"zh": "stage {stage} 空闲 {idle:.0%}",
                             "en": "stage {stage} idle {idle:.0%}"},
     "timeline_time": {"zh": "时间（t_F = 1）", "en": "time (t_F = 1)"},
+    "timeline_forward": {"zh": "前向", "en": "forward"},
+    "timeline_backward": {"zh": "反向", "en": "backward"},
     "timeline_title": {
-        "zh": "前 {ranks}/{pp} 个 stage，前 {mbs}/{m} 个 micro-batch，v={v}；"
-              "这一步的 bubble {bubble:.1%}",
-        "en": "{ranks} of {pp} stages, {mbs} of {m} micro-batches, v={v}; step bubble "
-              "{bubble:.1%}",
+        "zh": "画出前 {ranks}/{pp} 个 stage、前 {mbs}/{m} 个 micro-batch（v={v}）\n"
+              "行标：这一段的空闲占比；整步的 bubble {bubble:.1%}",
+        "en": "first {ranks} of {pp} stages, {mbs} of {m} micro-batches drawn (v={v})\n"
+              "rows: idle share of this window; whole step's bubble {bubble:.1%}",
     },
     # --- notes under the summary: what the screen would otherwise leave unsaid --------------
     "note_auto_searched": {

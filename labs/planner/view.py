@@ -17,6 +17,7 @@ import io
 
 import ipywidgets as w
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from labs import plots
 from labs.planner.types import PRECISIONS, GiB
@@ -193,9 +194,9 @@ def plans_html(r: dict) -> str:
 def _message_html(r: dict) -> str:
     if not r["error"]:
         return ""
+    body = html.escape(r["error"]).replace("\n", "<br>")
     return (f'<div class="{CLASS}-error" style="color:#C44E52">'
-            f"<b>{html.escape(text('widgets.cannot_plan'))}</b> "
-            f"{html.escape(r['error'])}</div>")
+            f"<b>{html.escape(text('widgets.cannot_plan'))}</b> {body}</div>")
 
 
 # --- figures ---------------------------------------------------------------------------------
@@ -259,14 +260,18 @@ def timeline_figure(config, n_microbatches: int, bubble: float) -> Figure:
         timeline = pp.simulate(pp.build_schedule(name, ranks, mbs, chunks))
     except ValueError:
         timeline = pp.simulate(pp.build_schedule("1f1b", ranks, mbs))
-    fig = Figure(figsize=(4.6, 1.8), dpi=plots.DPI)
-    fig.subplots_adjust(left=0.22, right=0.98, top=0.86, bottom=0.22)
+    fig = Figure(figsize=(4.6, 2.0), dpi=plots.DPI)
+    fig.subplots_adjust(left=0.22, right=0.98, top=0.80, bottom=0.20)
     ax = fig.subplots()
     for r, events in enumerate(timeline.events):
         for kind in ("F", "B"):
             spans = [(e.start, e.end - e.start) for e in events if e.kind == kind]
             ax.broken_barh(spans, (r - 0.4, 0.8), color=plots.COLORS[kind],
                            edgecolor="white", linewidth=0.5)
+    ax.legend(handles=[Patch(color=plots.COLORS[k], label=plots.label(key))
+                       for k, key in (("F", "widgets.timeline_forward"),
+                                      ("B", "widgets.timeline_backward"))],
+              fontsize=6, loc="lower right", framealpha=0.8)
     labels = [plots.label("widgets.timeline_stage_idle", stage=r, idle=idle)
               for r, idle in enumerate(timeline.idle_fraction())]
     ax.set_yticks(range(ranks), labels, fontsize=6)

@@ -136,9 +136,12 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5,
         return "auto", matching[0], matching, None
     fixed_text = (text("hybrid.list_sep").join(f"{k}={x}" for k, x in wanted.items() if x)
                   or text("widgets.any_layout"))
-    why = text("hybrid.hint_sep").join(
-        text("widgets.rejected_family", family=k, reason=r) for k, r in found.rejected.items()
-        if not tp or k.split(",")[0] == f"tp={tp}")[:400]
+    families = [text("widgets.rejected_family", family=k, reason=r)
+                for k, r in found.rejected.items() if not tp or k.split(",")[0] == f"tp={tp}"]
+    shown = 4  # one line per family, whole; the rest counted
+    why = "\n".join(f"- {f}" for f in families[:shown]) + (
+        "\n" + text("widgets.more_rejected", n=len(families) - shown)
+        if len(families) > shown else "")
     message = text("widgets.no_layout_fits_why" if why else "widgets.no_layout_fits",
                    fixed=fixed_text, n_gpus=cluster.n_gpus, gpu=cluster.gpu.name, why=why)
     return "auto", None, [], message
