@@ -345,6 +345,8 @@ def check_training_days(student_fn):
                 hint = ""
                 if abs(got * 3 - expected) < 1e-3 * expected:
                     hint = text("checks_2_5.days_hint_factor_3")
+                elif abs(got * 3 - expected * 4) < 1e-3 * expected:  # 8·N·D: recompute counted
+                    hint = text("checks_2_5.days_hint_recompute")
                 elif abs(got * 86400 - expected) < 1e-3 * expected or abs(got - expected * 86400) < 1e-3 * got:
                     hint = text("checks_2_5.days_hint_unit")
                 raise ExerciseFailed(text("checks_2_5.days_wrong", expected=expected, got=got,

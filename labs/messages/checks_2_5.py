@@ -135,6 +135,13 @@ MESSAGES = {
         "en": " (off by a factor of 3: training is forward 2N + backward 4N = 6N floating-point "
               "operations per token)",
     },
+    "days_hint_recompute": {
+        "zh": "（多了 4/3：8·N·D 把全重计算再跑的一遍前向也算进去了，那是 HFU 的口径；MFU 只数"
+              "模型本身的 6·N·D，而这里给的是 MFU）",
+        "en": " (4/3 too many: 8·N·D counts the forward that full recomputation runs again, "
+              "which is HFU's accounting; MFU counts only the model's 6·N·D, and the mfu given "
+              "here is an MFU)",
+    },
     "days_hint_unit": {
         "zh": "（单位：要的是天，1 天 = 86400 秒）",
         "en": " (units: days are wanted, 1 day = 86400 seconds)",

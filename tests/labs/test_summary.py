@@ -278,6 +278,7 @@ def test_training_days_reference_and_typical_mistakes(capsys):
     assert 20 < sc.training_days(65.2e9, 1.4e12, 2048, 312e12, 0.476) < 22
     assert 1290 < sc.training_days(65.2e9, 1.4e12, 128, 312e12, 38 / 312) < 1310
     for wrong, hint in ((lambda n, d, g, p, u: 2 * n * d / (g * p * u) / 86400, "6N"),
-                        (lambda n, d, g, p, u: 6 * n * d / (g * p * u), "86400")):
+                        (lambda n, d, g, p, u: 6 * n * d / (g * p * u), "86400"),
+                        (lambda n, d, g, p, u: 8 * n * d / (g * p * u) / 86400, "HFU")):
         with pytest.raises(sc.ExerciseFailed, match=hint):
             sc.check_training_days(wrong)
