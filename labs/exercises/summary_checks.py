@@ -290,12 +290,25 @@ def _random_configs(seed: int, scenarios: list, per_scenario: int) -> list:
     return found
 
 
+def _gqa_case() -> tuple:
+    """A hidden case only n_kv_heads decides (issue 29): 32 query heads but 2 KV heads
+    (ChatGLM2-6B's multi-query groups) with tp = 4, which divides the heads but not the KV
+    heads: "tp_heads", however the rest of the layout looks."""
+    model = pl.Model(n_layers=28, hidden=4096, n_heads=32, n_kv_heads=2, seq_len=4096,
+                     vocab=65024, ffn_hidden=13696, mlp="swiglu", tied_embeddings=False,
+                     learned_positions=False)
+    scenario = Scenario(text("checks_2_5.scenario", model="GQA 6B (2 KV heads)", gpus=64,
+                             gpu="H100-80GB"),
+                        model, pl.Cluster("H100-80GB", 64), pl.Training(global_batch=512))
+    return scenario, pl.Config(4, 1, 16)
+
+
 @graded("ex2_5_diagnose")
 def check_diagnose(student_fn):
     """student_fn(model, cluster, train, config) -> one key of ``REASONS``: the first rule
     ``config`` breaks (in the order of :func:`diagnose`), or "ok"."""
     shown = _shown_configs()
-    for k, (scenario, config) in enumerate(shown + _hidden_configs()):
+    for k, (scenario, config) in enumerate(shown + [_gqa_case()] + _hidden_configs()):
         hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
                  else text("checks.case_about", what=text(

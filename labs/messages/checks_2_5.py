@@ -40,9 +40,11 @@ MESSAGES = {
         "en": "global_batch is not divisible by dp·micro_batch",
     },
     "reason_pipeline": {
-        "zh": "流水线切不开（pp 超过层数，或交错 v 的条件不满足）",
-        "en": "the pipeline cannot be split (pp exceeds the layers, or the conditions of "
-              "interleaving v are not met)",
+        "zh": "流水线切不开：pp 超过层数；或交错（v > 1）的条件不满足：v > 1 需要 pp > 1，"
+              "层数能被 pp·v 整除，每个副本的 micro-batch 个数是 pp 的倍数",
+        "en": "the pipeline cannot be split: pp exceeds the layers; or interleaving (v > 1) "
+              "breaks its rules: v > 1 needs pp > 1, the layers divisible by pp·v, and the "
+              "micro-batches per replica a multiple of pp",
     },
     "reason_memory": {
         "zh": "布局合法，但显存放不下",

@@ -209,6 +209,23 @@ def test_diagnose_covers_every_reason_and_catches_mistakes():
         sc.check_diagnose(lambda *a: "ok")
 
 
+def test_diagnose_that_ignores_the_kv_heads_fails():
+    """Issue 29: a diagnose checking only n_heads passed every case; the GQA case (32 heads,
+    2 KV heads, tp = 4) now tells it apart."""
+    scenario, config = sc._gqa_case()
+    assert sc.diagnose(scenario.model, scenario.cluster, scenario.train, config) == "tp_heads"
+
+    def ignores_kv_heads(model, cluster, train, config):
+        plain = pl.Model(n_layers=model.n_layers, hidden=model.hidden, n_heads=model.n_heads,
+                         seq_len=model.seq_len, vocab=model.vocab, ffn_hidden=model.ffn_hidden,
+                         mlp=model.mlp, tied_embeddings=model.tied_embeddings,
+                         learned_positions=model.learned_positions)
+        return sc.diagnose(plain, cluster, train, config)
+    with pytest.raises(ExerciseFailed, match="'tp_heads'"):
+        sc.check_diagnose(ignores_kv_heads)
+    assert sc.check_diagnose(sc.diagnose) is True
+
+
 # --- one node and two nodes under torchrun -------------------------------------------------
 
 def test_commands_are_the_documented_ones():
