@@ -140,6 +140,10 @@ def check_average_gradients(student_fn):
                 for name, value in expected.items():
                     if pairs and not torch.allclose(value, grads[name], rtol=1e-4, atol=1e-6):
                         _ignored_group(results, sizes, batch, seeds, rank)
+                    n = 2 if pairs else world_size
+                    if torch.allclose(grads[name], n * value, rtol=1e-4, atol=1e-6):
+                        raise ExerciseFailed(text("checks_2_1.grad_times_world_size", rank=rank,
+                                                  name=name, n=n))
                     # the ranks sum in another order than one process: float32 rounding only,
                     # so the policy's float32 tolerances (labs.numerics)
                     assert_close(value, grads[name], what=text("checks_2_1.what_grad", name=name),

@@ -46,17 +46,18 @@ def _where_stuck(stacks: dict) -> str:
         for where, ranks in places.items())
 
 
-def run_on_ranks(fn, world_size, args=(), *, timeout=None):
+def run_on_ranks(fn, world_size, args=(), *, timeout=None, deadlock="checks.deadlock"):
     """``labs.launch`` with the check's timeout (default CHECK_TIMEOUT); hangs and crashes
-    become ExerciseFailed."""
+    become ExerciseFailed. ``deadlock``: the key of the advice a deadlock gets (the default
+    speaks of send/recv; an exercise with collectives only gives its own)."""
     interceptor = _hooks.installed()
     if interceptor is not None:  # the grader's (labs.exercises.hooks): it may record the launch
         return interceptor.ranks(fn, world_size, args,
-                                 lambda plain: _launch(fn, world_size, plain, timeout))
-    return _launch(fn, world_size, args, timeout)
+                                 lambda plain: _launch(fn, world_size, plain, timeout, deadlock))
+    return _launch(fn, world_size, args, timeout, deadlock)
 
 
-def _launch(fn, world_size, args, timeout):
+def _launch(fn, world_size, args, timeout, deadlock="checks.deadlock"):
     import labs
 
     timeout = CHECK_TIMEOUT if timeout is None else timeout
@@ -67,7 +68,7 @@ def _launch(fn, world_size, args, timeout):
     except labs.LaunchTimeoutError as exc:
         where = _where_stuck(exc.stacks)
         why = text("checks.timeout_not_deadlock" if exc.in_communication is False
-                   else "checks.deadlock")
+                   else deadlock)
         message = text("checks.still_running_at" if where else "checks.still_running",
                        world_size=world_size, timeout=timeout, waiting=list(exc.waiting),
                        where=where, why=why)

@@ -176,13 +176,22 @@ def _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs, part="ze
     # group k trains on seed k; with the instructor's secret on one drawn from it
     seeds = tuple(_seed(part, k) for k in range(len(groups)))
     results = run_on_ranks(_zero1_on_rank, world_size,
-                           (student_cls, sizes, optimizer, pairs, seeds), timeout=CHECK_TIMEOUT)
+                           (student_cls, sizes, optimizer, pairs, seeds), timeout=CHECK_TIMEOUT,
+                           deadlock="checks_2_1.deadlock_broadcast")
     per_state = 2 if optimizer == "adam" else 1  # state elements per parameter element
     for seed, members in zip(seeds, groups):  # group k trains on seeds[k] (as _zero1_on_rank)
         expected = _zero1_expected(sizes, optimizer, seed)
+        initial = dict(_zero1_model(sizes, seed).named_parameters())
+        for rank in members:  # a parameter never updated here: its owner did not broadcast it
+            for name, value in expected.items():
+                got = results[rank]["weights"][name]
+                if torch.equal(got, initial[name].detach()) and not torch.equal(got, value):
+                    raise ExerciseFailed(text("checks_2_1.not_updated_here", rank=rank,
+                                              name=name, steps=ZERO1_STEPS))
         for rank in members:
             for name, value in expected.items():
-                assert_close(value, results[rank]["weights"][name],
+                got = results[rank]["weights"][name]
+                assert_close(value, got,
                              what=text("checks_2_1.what_weight_after", steps=ZERO1_STEPS,
                                        name=name), rank=rank)
         for rank in members[1:]:

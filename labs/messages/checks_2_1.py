@@ -56,7 +56,7 @@ MESSAGES = {
               "parameters, the local optimizer and the broadcast yourself (see hint 2)",
     },
     "what_weight_after": {
-        "zh": "{steps} 步之后参数 {name} 的值",
+        "zh": "训练 {steps} 步之后参数 {name} 的值",
         "en": "the value of parameter {name} after {steps} steps",
     },
     "not_bitwise_equal": {
@@ -142,5 +142,28 @@ MESSAGES = {
         "zh": "本练习不能调用 {shown}（题目说“不要调用 labs.memory”）：要自己按每个参数的字节数算出总和",
         "en": "This exercise may not call {shown} (the statement says \"do not call labs.memory\"): "
               "add up the bytes per parameter yourself",
+    },
+    "deadlock_broadcast": {
+        "zh": "这通常是死锁：各 rank 都在等通信。broadcast 是集合通信：组里每个 rank 都要对每个"
+              "参数调用它，顺序相同、src 相同（持有者的全局 rank）、group 相同——包括不归自己"
+              "持有的参数（看提示 2）。",
+        "en": "This is usually a deadlock: every rank is waiting on communication. broadcast is a "
+              "collective: every rank of the group calls it for every parameter, in the same "
+              "order, with the same src (the owner's global rank) and the same group, including "
+              "the parameters it does not own (see hint 2).",
+    },
+    "not_updated_here": {
+        "zh": "rank {rank} 上参数 {name} 在 {steps} 步之后还是初始值：它不归这个 rank 持有，"
+              "更新后要由持有者 broadcast 过来（看提示 2）",
+        "en": "on rank {rank}, parameter {name} still has its initial value after {steps} steps: "
+              "this rank does not own it, so its owner must broadcast it after the update "
+              "(see hint 2)",
+    },
+    "grad_times_world_size": {
+        "zh": "rank {rank} 上 {name} 的梯度正好是正确值的 {n} 倍：all_reduce 求的是和，"
+              "还要除以进程组的大小 {n}（dist.get_world_size(group)）",
+        "en": "on rank {rank}, the gradient of {name} is exactly {n} times the right one: "
+              "all_reduce sums, so divide by the size of the group, {n} "
+              "(dist.get_world_size(group))",
     },
 }

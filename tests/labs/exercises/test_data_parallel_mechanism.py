@@ -117,3 +117,14 @@ def test_an_integer_batch_ratio_scores_zero(capsys):
         checks.check_warmup_lr(lr_integer_ratio)
     assert "隐藏用例 9" in str(info.value), str(info.value)  # the first non-integer ratio
     assert capsys.readouterr().out.startswith("❌ 练习 4 未通过（0/2 分）")
+
+
+def sum_not_divided(model, group=None):
+    for p in model.parameters():
+        dist.all_reduce(p.grad, group=group)
+
+
+def test_a_sum_not_divided_is_named(capsys):
+    with pytest.raises(ExerciseFailed, match="的梯度正好是正确值的 2 倍：all_reduce 求的是和"):
+        checks.check_average_gradients(sum_not_divided)
+    capsys.readouterr()

@@ -119,3 +119,53 @@ def test_source_recompiled_under_another_name_is_still_recognised():
         with pytest.raises(Exception):
             space["mine"](5)  # entered, then fails on an int that is no list of tensors
     assert seen == ["labs.data_parallel.zero.held_bytes"]
+
+
+NO_BROADCAST = '''
+class MyZero1:
+    def __init__(self, params, optimizer_class, group=None, **defaults):
+        self.params = list(params)
+        me, n = dist.get_rank(group), dist.get_world_size(group)
+        self.optim = optimizer_class([p for i, p in enumerate(self.params) if i % n == me],
+                                     **defaults)
+
+    def step(self):
+        self.optim.step()  # and nothing sent: the other ranks never see this shard's update
+'''
+WRONG_ORDER = '''
+class MyZero1:
+    def __init__(self, params, optimizer_class, group=None, **defaults):
+        self.params, self.group = list(params), group
+        self.ranks = dist.get_process_group_ranks(group or dist.group.WORLD)
+        me, n = dist.get_rank(group), dist.get_world_size(group)
+        self.owner = {i: i % n for i in range(len(self.params))}
+        self.optim = optimizer_class([p for i, p in enumerate(self.params) if i % n == me],
+                                     **defaults)
+
+    def step(self):
+        self.optim.step()
+        me = dist.get_rank(self.group)
+        mine = [i for i in self.owner if self.owner[i] == me]  # my own first: orders differ
+        for i in mine + [i for i in self.owner if i not in mine]:
+            dist.broadcast(self.params[i], src=self.ranks[self.owner[i]], group=self.group)
+'''
+
+
+def test_a_shard_never_broadcast_names_the_missing_broadcast(capsys):
+    (cls,) = define(NO_BROADCAST, ("MyZero1",), "zero1_plant", torch=torch, dist=dist)
+    with pytest.raises(ExerciseFailed) as info:
+        check_zero1(cls)
+    assert "还是初始值：它不归这个 rank 持有，更新后要由持有者 broadcast 过来" in str(info.value)
+    capsys.readouterr()
+
+
+def test_a_broadcast_deadlock_gets_collective_advice_not_isend(capsys, monkeypatch):
+    from labs.exercises import zero1_checks
+
+    monkeypatch.setattr(zero1_checks, "CHECK_TIMEOUT", 8.0)
+    (cls,) = define(WRONG_ORDER, ("MyZero1",), "zero1_plant", torch=torch, dist=dist)
+    with pytest.raises(ExerciseFailed) as info:
+        check_zero1(cls)
+    message = str(info.value)
+    assert "broadcast 是集合通信" in message and "isend" not in message, message
+    capsys.readouterr()
