@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from labs import numerics
 from labs.exercises.checks import (ExerciseFailed, Message, assert_close, case, compare_tensors,
                                    graded, msg)
-from labs.exercises import routes
+from labs.exercises import routes, rules
 from labs.exercises.ranks import CHECK_TIMEOUT, as_number, run_on_ranks
 from labs.exercises.routes import Traffic
 from labs.exercises.secret import hidden_int, hidden_seed
@@ -278,31 +278,29 @@ def check_ring_bytes(student_fn):
     """``student_fn(size_bytes, world_size)`` = bytes each rank sends in a ring all-reduce."""
     from labs.collectives import ring_all_reduce_bytes_per_rank
 
+    cases = _bytes_cases()
+    calls = [((size, n), {}) for size, n, _ in cases]
+    calls += [((numel * (4 if dtype == "float32" else 8), n), {})
+              for n, numel, dtype in MEASURED_CASES]
+    seen = rules.called(student_fn, calls, functions=FORMULAS)  # recorded: the grader sees it too
+    if seen:
+        raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=seen[0],
+                                  why=text("checks_2_0.why_formula")))
     hidden_count = 0
-    for size, n, hidden in _bytes_cases():
+    for size, n, hidden in cases:
         hidden_count += hidden
         label = (text("checks.case_hidden", n=hidden_count) if hidden
                  else text("checks_2_0.case_bytes", size=size, n=n))
         returned = text("checks.what_returned")
         with case(label, hidden=hidden):
-            with routes.entered(FORMULAS) as seen:
-                answer = student_fn(size, n)
-            if seen:
-                raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=seen[0],
-                                          why=text("checks_2_0.why_formula")))
-            got = as_number(answer, returned)
+            got = as_number(student_fn(size, n), returned)
             assert_close(float(ring_all_reduce_bytes_per_rank(size, n)), got, what=returned,
                          dtype="float64")
     for n, numel, dtype in MEASURED_CASES:
         with case(text("checks_2_0.case_measured", n=n)):
             sent = run_on_ranks(_count_ring_bytes, n, (numel, dtype))
             size = numel * (4 if dtype == "float32" else 8)
-            with routes.entered(FORMULAS) as seen:
-                answer = student_fn(size, n)
-            if seen:
-                raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=seen[0],
-                                          why=text("checks_2_0.why_formula")))
-            got = as_number(answer, text("checks.what_returned"))
+            got = as_number(student_fn(size, n), text("checks.what_returned"))
             for rank, measured in enumerate(sent):
                 if not numerics.is_close(got, float(measured), dtype="float64"):
                     raise ExerciseFailed(text("checks_2_0.measured_mismatch", rank=rank,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 
 from labs import numerics
-from labs.exercises import routes
+from labs.exercises import routes, rules
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded, msg
 from labs.exercises.ranks import run_on_ranks
 from labs.exercises.secret import hidden_int, hidden_seed
@@ -216,15 +216,17 @@ def check_model_state_bytes(student_fn):
               (draw(2, 10**8, 10**11, 7e9), "sgd_momentum", "fp32"),
               (draw(3, 10**4, 10**6, 123457), "sgd", "mixed"),
               (draw(4, 10**7, 10**10, 3e8), "sgd_momentum", "mixed")]
+    # "不要调用 labs.memory": checked on a rank, where the grader sees it too
+    seen = rules.called(student_fn, [(args, {}) for args in shown + hidden],
+                        modules=("labs.memory",))
+    if seen:
+        raise ExerciseFailed(text("checks_2_1.memory_refused", shown=seen[0]))
     for k, args in enumerate(shown + hidden):
         is_hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
                  else text("checks.case_call", call=f"model_state_bytes{args}"))
         with case(label, hidden=is_hidden):
-            with routes.borrowed(("labs.memory",)) as seen:  # "不要调用 labs.memory"
-                got = student_fn(*args)
-            if seen:
-                raise ExerciseFailed(text("checks_2_1.memory_refused", shown=seen[0]))
+            got = student_fn(*args)
             assert_close(float(model_state_bytes(*args).total), float(got),
                          what=text("checks_2_1.what_total_bytes"), dtype="float64")
 

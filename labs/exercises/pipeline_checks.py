@@ -63,7 +63,8 @@ def _order_cases(seed: int):
 
 
 def _check_order(student_fn, reference, shown, seed, name):
-    name = getattr(student_fn, "__name__", name)  # the student's function, as they wrote it
+    """``name``: the student's function as the notebook names it (a check may only call the
+    student's object, never read its attributes: the grader replays it)."""
     for k, (p, m, stage) in enumerate(shown + _order_cases(seed)):
         hidden = k >= len(shown)
         label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
@@ -86,13 +87,13 @@ def _check_order(student_fn, reference, shown, seed, name):
 @graded("ex2_3_gpipe_order")
 def check_gpipe_order(student_fn):
     """student_fn(n_stages, n_microbatches, stage) -> ['F0', ..., 'B0', ...]."""
-    _check_order(student_fn, pp.gpipe_order, [(4, 3, 1), (2, 1, 0)], 23, "gpipe_order")
+    _check_order(student_fn, pp.gpipe_order, [(4, 3, 1), (2, 1, 0)], 23, "my_gpipe_order")
 
 
 @graded("ex2_3_1f1b_order")
 def check_1f1b_order(student_fn):
     """student_fn(n_stages, n_microbatches, stage) -> the 1F1B compute order as strings."""
-    _check_order(student_fn, pp.one_f_one_b_order, [(4, 5, 1), (4, 5, 3)], 11, "one_f_one_b_order")
+    _check_order(student_fn, pp.one_f_one_b_order, [(4, 5, 1), (4, 5, 3)], 11, "my_1f1b_order")
     p, m = 4, 8
     with case(text("checks.case_about",
                    what=text("checks_2_3.simulated_schedule", stages=p, micro=m))):

@@ -39,12 +39,33 @@ def _plant_wrong_ring(nb):
     return nb
 
 
+def _body(nb, grade_id: str, body: str):
+    """The solution with the answer of ``grade_id`` replaced by ``body`` (same indentation)."""
+    cell = grading.solution_cell(nb, grade_id)
+    lines = cell.source.split("\n")
+    start = next(i for i, line in enumerate(lines) if "BEGIN SOLUTION" in line)
+    end = next(i for i, line in enumerate(lines) if "END SOLUTION" in line)
+    cell.source = "\n".join(lines[:start + 1] + body.split("\n") + lines[end:])
+    return nb
+
+
+def _plant_borrowed(nb):
+    """Two answers that got full marks before issue 30: the ring through distributed_c10d's
+    own all_reduce, and the byte formula through the course's."""
+    nb = _body(nb, "ex2_0_ring_all_reduce_solution",
+               "    torch.distributed.distributed_c10d.all_reduce(tensor)")
+    return _body(nb, "ex2_0_ring_bytes_solution",
+                 "    from labs import collectives\n"
+                 "    return collectives.ring_all_reduce_bytes_per_rank(size_bytes, world_size)")
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     # both editions in one run: the grader finds each one's source by its language
     return grading.grade(tmp_path_factory.mktemp("grading_2_0"), SOLUTION.name, {
         "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
         "planted": _plant_wrong_ring(grading.read(SOLUTION)),
+        "borrowed": _plant_borrowed(grading.read(SOLUTION)),
         "solution_en": grading.read(SOLUTION_EN), "untouched_en": grading.read(STUDENT_EN),
         "planted_en": _plant_wrong_ring(grading.read(SOLUTION_EN))}, timeout=240)
 
@@ -100,3 +121,13 @@ def test_the_english_edition_gets_the_same_points_with_english_messages(report):
         assert e["message"].startswith(f"❌ Exercise {number} not done yet (0 points)"), e
     wrong = grading.by_id(report["planted_en"])["ex2_0_ring_all_reduce"]["message"]
     assert wrong.startswith("❌ Exercise 1 failed (0/3 points): Case 1: 4 ranks, length 8:"), wrong
+
+
+def test_borrowed_collectives_and_formulas_score_zero_in_the_grader_too(report):
+    # the refusals happen on ranks, whose results the judge replays: same verdict as the notebook
+    borrowed = grading.by_id(report["borrowed"])
+    assert {gid: e["points"] for gid, e in borrowed.items()} == {
+        **POINTS, "ex2_0_ring_all_reduce": 0, "ex2_0_ring_bytes": 0}
+    assert "不能调用 distributed_c10d.all_reduce" in borrowed["ex2_0_ring_all_reduce"]["message"]
+    assert ("不能调用 ring_all_reduce_bytes_per_rank"
+            in borrowed["ex2_0_ring_bytes"]["message"]), borrowed["ex2_0_ring_bytes"]["message"]
