@@ -1,5 +1,6 @@
-"""Messages of labs.planner about the hardware a run asks for: the precision's arithmetic and
-FlashAttention on the chosen GPU, and a layout no whole dp can complete (the rest of the planner's messages: labs.messages.hybrid).
+"""Messages of labs.planner about the hardware a run asks for (the precision's arithmetic,
+FlashAttention on the chosen GPU), a layout no whole dp can complete, and step 2 when no TP
+divides the heads (the rest of the planner's messages: labs.messages.hybrid).
 
 Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
 bottom layer) or format, print or decide."""
@@ -22,5 +23,12 @@ MESSAGES = {
         "en": "tp·pp·dp = {tp}·{pp}·{dp} = {product} must equal n_gpus = {n_gpus}; "
               "tp·pp = {tp_pp} does not divide {n_gpus}, so no whole dp works: change tp or pp "
               "so that tp·pp divides the GPU count",
+    },
+    "step2_no_tp": {
+        "zh": "{why}；一个节点的 {per_node} 张卡里没有大于 1、又能整除 {n_heads} 个头"
+              "（{n_kv_heads} 个 KV 头）的 TP，所以 tp=1：整个模型放不下时只能靠 PP（下一步）或 ZeRO 切分",
+        "en": "{why}; no TP above 1 within a node's {per_node} GPUs divides the {n_heads} heads "
+              "({n_kv_heads} KV heads), so tp=1: if the whole model does not fit, PP (next step) "
+              "or ZeRO must split it",
     },
 }

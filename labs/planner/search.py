@@ -155,7 +155,11 @@ def _step2(model, cluster, train, efficiency) -> Step:
                "tp": tp}
     why = text("hybrid.step2_too_big" if needed > 1 else "hybrid.step2_fine",
                gib=layer / GiB, needed=needed)
-    answer = text("hybrid.step2_alone" if alone else "hybrid.step2_fill_node", why=why, tp=tp)
+    if alone or tp > 1:
+        answer = text("hybrid.step2_alone" if alone else "hybrid.step2_fill_node", why=why, tp=tp)
+    else:  # no TP > 1 inside a node divides the heads (25 heads on 8 GPUs)
+        answer = text("planner.step2_no_tp", why=why, n_heads=model.n_heads,
+                      n_kv_heads=model.n_kv_heads, per_node=cluster.gpus_per_node)
     return Step(2, text("hybrid.step2_question"), answer,
                 numbers, Config(tp, 1, cluster.n_gpus // tp, train.micro_batch))
 

@@ -125,3 +125,12 @@ def test_a_layout_no_whole_dp_completes_says_so_instead_of_a_fraction(english):
     with pytest.raises(ValueError, match="change dp to 8"):
         pl.estimate(gpt3, pl.Cluster("A100-80GB", 1024), pl.Training(global_batch=1536),
                     tp=8, pp=16, dp=4)
+
+
+def test_step_2_says_no_tp_divides_25_heads(english):
+    """2.5's 1.5B on 8 V100: no TP in {2, 4, 8} divides 25 heads; step 2 used to say 'fill the
+    node: tp=1, over NVLink'."""
+    steps = pl.decide(GPT2_XL, pl.Cluster("V100-32GB", 8),
+                      pl.Training(global_batch=64, precision="fp16", recompute="none"))
+    assert steps[1].config.tp == 1
+    assert "no TP above 1" in steps[1].answer and "NVLink" not in steps[1].answer
