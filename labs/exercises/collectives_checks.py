@@ -134,12 +134,16 @@ def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str, traffic: 
     for name in LAB_COLLECTIVES:
         forbid(collectives, name, f"labs.collectives.{name}")
     allowed = tuple(name for name in routes.COLLECTIVES if name not in forbidden)
-    with routes.guarded(refuse, allowed=allowed, traffic=traffic):
+    # the lab's own collectives, however reached (a reloaded labs.collectives too)
+    with routes.guarded(refuse, allowed=allowed, traffic=traffic), \
+            routes.borrowed(("labs.collectives",)) as seen:
         for name in recorded:
             if hasattr(dist, name):
                 record(dist, name)
         try:
             yield
+            if seen:
+                refuse(seen[0])
         finally:
             for module, name, original in reversed(saved):
                 setattr(module, name, original)
