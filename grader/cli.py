@@ -11,7 +11,7 @@ file name, else as the longest solution name that ends the submission's name
 (matched by ``grade_id``, or by cell id when its metadata was lost), so an edited check does not
 count (:mod:`grader.sources`).
 
-What runs: the setup cell (the first code cell), then each exercise: every code cell after the
+What runs: the setup cell (the source's, found by cell id or code), then each exercise: every code cell after the
 previous check (for the first exercise: from the heading above its first exercise cell) up to
 and including its check; the experiments of the notebook's body are not run. Each exercise has
 its own time limit (``--cell-timeout``; by default derived from the source notebook's own

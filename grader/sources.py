@@ -176,14 +176,16 @@ def setup_source(source) -> str:
 def plan(nb, positions: dict[str, int], source) -> dict:
     """Which cells run: ``{"setup": [i], "exercises": [{grade_id, cells, check}]}``.
 
-    The setup is the first code cell. The exercise section starts at the last markdown heading
+    The setup is the cell of the source's setup, found by its id (``cell.id``, or
+    ``metadata.id`` as Colab saves it), else by its code, else the first code cell: a cell
+    inserted above it changes nothing. The exercise section starts at the last markdown heading
     above the first exercise cell (a solution cell of the source, known by ``grade_id`` or cell
     id, or the first check); exercise k is every code cell after the previous check (or the
     section's start) up to its check, in notebook order. Checks out of order run in notebook
     order; a deleted check's exercise is not run.
     """
     code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    setup = code[:1]
+    setup = [setup_index(nb, source, code)] if code else []
     # the judge imports what the SOURCE's setup cell imports (the student's may be edited)
     judge_setup = setup_source(source)
     checks = sorted((i, gid) for gid, i in positions.items())
@@ -219,6 +221,29 @@ def plan(nb, positions: dict[str, int], source) -> dict:
                           "check_source": nb.cells[at].source})  # the source's (prepare())
         previous = at + 1
     return {"setup": setup, "exercises": exercises, "judge_setup": judge_setup}
+
+
+def _cell_id(cell):
+    """A cell's id: nbformat >= 4.5's ``id``, or the ``metadata.id`` older savers keep."""
+    return cell.get("id") or cell.get("metadata", {}).get("id")
+
+
+def setup_index(nb, source, code: list) -> int:
+    """The index in ``nb`` of the source's setup cell (its first code cell): the code cell with
+    the same id, else the same code, else ``nb``'s first code cell."""
+    source_code = [c for c in source.cells if c.cell_type == "code"]
+    if not source_code:
+        return code[0]
+    wanted = source_code[0]
+    wanted_id = _cell_id(wanted)
+    if wanted_id:
+        for i in code:
+            if _cell_id(nb.cells[i]) == wanted_id:
+                return i
+    for i in code:
+        if nb.cells[i].source.strip() == wanted.source.strip():
+            return i
+    return code[0]
 
 
 def max_points(cell) -> float:

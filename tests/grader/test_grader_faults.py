@@ -431,3 +431,34 @@ def test_plan_runs_setup_and_exercise_sections_only(tmp_path):
     added = next(i for i, c in enumerate(nb.cells) if c.source == "HELPER = 1")
     assert added in steps["exercises"][1]["cells"]
     assert [e["check"] for e in steps["exercises"]] == sorted(positions.values())
+
+
+def test_the_setup_cell_is_found_by_id_not_by_position(tmp_path):
+    # issue 30, item 4: a cell inserted above the setup, or a Colab save (nbformat minor 0, ids in
+    # metadata), plans the same cells as the untouched submission
+    from nbformat.v4 import new_code_cell
+
+    from grader.sources import plan, prepare
+
+    gp.write_course(tmp_path)
+    source = gp.solution_copy(tmp_path)
+    nb, positions = prepare(gp.honest(tmp_path), source)
+    plain = plan(nb, positions, source)
+    setup_source = nb.cells[plain["setup"][0]].source
+
+    inserted = gp.honest(tmp_path)
+    inserted.cells.insert(0, new_code_cell("print('my notes')"))
+    nb2, positions2 = prepare(inserted, source)
+    steps = plan(nb2, positions2, source)
+    assert nb2.cells[steps["setup"][0]].source == setup_source
+    assert [e["grade_id"] for e in steps["exercises"]] == [e["grade_id"] for e in plain["exercises"]]
+
+    colab = gp.honest(tmp_path)
+    colab.cells.insert(0, new_code_cell("!pip list"))
+    for cell in colab.cells:
+        cell_id = cell.pop("id", None)
+        if cell_id:
+            cell.metadata["id"] = cell_id
+    colab.nbformat_minor = 0
+    nb3, positions3 = prepare(colab, source)
+    assert nb3.cells[plan(nb3, positions3, source)["setup"][0]].source == setup_source
