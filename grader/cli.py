@@ -13,8 +13,8 @@ count (:mod:`grader.sources`).
 
 What runs: the setup cell (the source's, found by cell id or code), then each exercise: every
 code cell after the previous check (for the first exercise: from the heading above its first
-exercise cell) up to and including its check; the experiments of the notebook's body are not run. Each exercise has
-its own time limit (``--cell-timeout``; by default derived from the source notebook's own
+exercise cell) up to and including its check; the experiments of the notebook's body are not
+run. Each exercise has its own time limit (``--cell-timeout``; by default derived from the source notebook's own
 recorded run time of the same cells, :mod:`grader.limits`); on a timeout or a kernel death only
 that exercise scores 0, the kernel and everything it started are killed, a new kernel replays
 the setup and the finished exercises' cells, and grading goes on (:mod:`grader.runner`).
