@@ -85,7 +85,8 @@ def _gpu(name, mib, tflops, hbm_gbs, nvlink_bidir_gbs, ib_gbit_per_gpu, chip_sou
                peaks=peaks, hbm_bw=hbm_gbs * 1e9, flash_attention=flash,
                sources={"memory_bytes": chip_source + f"; nvidia-smi total {mib} MiB",
                         "peak_flops": chip_source, "peaks": chip_source, "hbm_bw": chip_source,
-                        "intra_node_bw": chip_source + " (bidirectional)",
+                        "intra_node_bw": f"{chip_source.split(':')[0]}: NVLink {nvlink_bidir_gbs} GB/s "
+                                         "(bidirectional)",
                         "inter_node_bw": node_source, "flash_attention": _FLASH})
 
 

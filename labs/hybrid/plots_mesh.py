@@ -91,7 +91,8 @@ def link_table(shape: MeshShape, gpus_per_node: int | None = None,
         link = None if degree == 1 else available["intra" if crossing == 0 else "inter"]
         rows.append(dict(dim=dim, degree=degree, link=link and link.name,
                          bandwidth=link and link.bandwidth, inside_node=crossing == 0,
-                         groups=len(groups), groups_crossing=crossing, why=text(REASONS[dim]),
+                         groups=len(groups), groups_crossing=crossing,
+                         why=text(REASONS[dim] if degree > 1 else "hybrid.why_none"),
                          source=link.source if link else ""))
     return rows
 

@@ -101,20 +101,20 @@ def _reasons(mem: MemoryBreakdown, config: Config, train: Training) -> list:
     """What overflows and what to change, largest lever first."""
     if mem.total <= mem.usable:
         return []
-    overflow = text("hybrid.overflow", stage=mem.stage, total=mem.total / GiB,
+    overflow = text("planner.overflow", stage=mem.stage, total=mem.total / GiB,
                     usable=mem.usable / GiB, states=mem.states / GiB,
                     activations=mem.activations / GiB)
     hints = []
     if mem.states > mem.usable / 2:
-        hints.append(text("hybrid.hint_split", tp=config.tp, pp=config.pp,
+        hints.append(text("planner.hint_split", tp=config.tp, pp=config.pp,
                           zero_stage=config.zero_stage))
     if mem.activations > mem.usable / 4 or not hints:
         if train.recompute != "full":
-            hints.append(text("hybrid.hint_recompute", now=train.recompute))
+            hints.append(text("planner.hint_recompute", now=train.recompute))
         if config.micro_batch > 1:
-            hints.append(text("hybrid.hint_micro_batch", now=config.micro_batch))
-        hints.append(text("hybrid.hint_tp"))
-    return [overflow, text("hybrid.to_fit", hints=text("hybrid.hint_sep").join(hints))]
+            hints.append(text("planner.hint_micro_batch", now=config.micro_batch))
+        hints.append(text("planner.hint_tp"))
+    return [overflow, text("planner.to_fit", hints=text("planner.hint_sep").join(hints))]
 
 
 def _link(cluster: Cluster, group_span: int, efficiency: Efficiency) -> tuple[float, str]:

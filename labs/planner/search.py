@@ -92,26 +92,26 @@ def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
         if tp > model.n_heads:
             break
         if model.n_heads % tp or model.n_kv_heads % tp:
-            rejected[f"tp={tp}"] = text("hybrid.rejected_tp_heads", tp=tp,
+            rejected[f"tp={tp}"] = text("planner.rejected_tp_heads", tp=tp,
                                         n_heads=model.n_heads, n_kv_heads=model.n_kv_heads)
             continue
         tp_found = len(found)
         for pp in _divisors(n // tp):
             key = f"tp={tp},pp={pp}"
             if pp > model.n_layers:
-                rejected[key] = text("hybrid.rejected_pp_layers", n_layers=model.n_layers)
+                rejected[key] = text("planner.rejected_pp_layers", n_layers=model.n_layers)
                 break
             family = candidates(model, cluster, train, tp, pp, efficiency)
             considered += len(family)
             fitting = [e for e in family if e.fits]
             found += fitting
             if not family:
-                rejected[key] = text("hybrid.rejected_batch", global_batch=train.global_batch,
+                rejected[key] = text("planner.rejected_batch", global_batch=train.global_batch,
                                      dp=n // (tp * pp))
             elif not fitting:
                 rejected[key] = min(family, key=lambda e: e.memory.total).reasons[0]
         if len(found) == tp_found:
-            rejected[f"tp={tp}"] = text("hybrid.rejected_no_depth", tp=tp)
+            rejected[f"tp={tp}"] = text("planner.rejected_no_depth", tp=tp)
     found.sort(key=lambda e: e.step_time_s)
     return Plans(found[:top], rejected, considered)
 
@@ -128,13 +128,13 @@ def _step1(model, cluster, train, efficiency) -> tuple[Step, bool]:
     numbers = {"params": model.n_params, "states_GiB": _gib(m.states),
                "activations_GiB": _gib(m.activations), "usable_GiB": _gib(m.usable)}
     if one.fits:
-        answer = text("hybrid.step1_yes", total=m.total / GiB, usable=m.usable / GiB,
+        answer = text("planner.step1_yes", total=m.total / GiB, usable=m.usable / GiB,
                       n_gpus=cluster.n_gpus)
-        return Step(1, text("hybrid.step1_question"), answer,
+        return Step(1, text("planner.step1_question"), answer,
                     numbers, Config(1, 1, cluster.n_gpus, train.micro_batch)), True
-    answer = text("hybrid.step1_no", states=m.states / GiB, activations=m.activations / GiB,
+    answer = text("planner.step1_no", states=m.states / GiB, activations=m.activations / GiB,
                   usable=m.usable / GiB)
-    return Step(1, text("hybrid.step1_question"), answer, numbers, None), False
+    return Step(1, text("planner.step1_question"), answer, numbers, None), False
 
 
 def _fits(model, cluster, train, efficiency, tp, pp) -> Estimate | None:
@@ -153,29 +153,29 @@ def _step2(model, cluster, train, efficiency) -> Step:
     tp = alone or in_node[-1]
     numbers = {"layer_state_GiB": _gib(layer), "usable_GiB": _gib(usable), "tp_needed": needed,
                "tp": tp}
-    why = text("hybrid.step2_too_big" if needed > 1 else "hybrid.step2_fine",
+    why = text("planner.step2_too_big" if needed > 1 else "planner.step2_fine",
                gib=layer / GiB, needed=needed)
     if alone or tp > 1:
-        answer = text("hybrid.step2_alone" if alone else "hybrid.step2_fill_node", why=why, tp=tp)
+        answer = text("planner.step2_alone" if alone else "planner.step2_fill_node", why=why, tp=tp)
     else:  # no TP > 1 inside a node divides the heads (25 heads on 8 GPUs)
         answer = text("planner.step2_no_tp", why=why, n_heads=model.n_heads,
                       n_kv_heads=model.n_kv_heads, per_node=cluster.gpus_per_node)
-    return Step(2, text("hybrid.step2_question"), answer,
+    return Step(2, text("planner.step2_question"), answer,
                 numbers, Config(tp, 1, cluster.n_gpus // tp, train.micro_batch))
 
 
 def _step3(model, cluster, train, efficiency, tp) -> Step:
     depths = [p for p in _divisors(cluster.n_gpus // tp) if p <= model.n_layers]
     pp = next((p for p in depths if _fits(model, cluster, train, efficiency, tp, p)), None)
-    question = text("hybrid.step3_question")
+    question = text("planner.step3_question")
     if pp is None:
-        return Step(3, question, text("hybrid.step3_none", tp=tp),
+        return Step(3, question, text("planner.step3_none", tp=tp),
                     {"tp": tp, "depths_tried": depths}, None)
     est = _fits(model, cluster, train, efficiency, tp, pp)
     numbers = {"pp": pp, "layers_per_stage": layers_per_stage(model, pp),
                "memory_GiB": _gib(est.memory.total), "usable_GiB": _gib(est.memory.usable)}
-    answer = (text("hybrid.step3_not_needed") if pp == 1 else
-              text("hybrid.step3_pp", pp=pp, layers=layers_per_stage(model, pp),
+    answer = (text("planner.step3_not_needed") if pp == 1 else
+              text("planner.step3_pp", pp=pp, layers=layers_per_stage(model, pp),
                    gib=est.memory.total / GiB, stage=est.memory.stage))
     return Step(3, question, answer, numbers, est.config)
 
@@ -185,9 +185,9 @@ def _step4(model, cluster, train, efficiency, config) -> Step:
                    efficiency=efficiency)
     numbers = {"dp": config.dp, "n_microbatches": est.n_microbatches, "bubble": est.bubble,
                "dp_GiB_per_step": _gib(est.comm_bytes["dp"])}
-    answer = text("hybrid.step4_answer", dp=config.dp, m=est.n_microbatches, bubble=est.bubble,
+    answer = text("planner.step4_answer", dp=config.dp, m=est.n_microbatches, bubble=est.bubble,
                   step=est.step_time_s, mfu=est.mfu)
-    return Step(4, text("hybrid.step4_question"), answer, numbers, config)
+    return Step(4, text("planner.step4_question"), answer, numbers, config)
 
 
 def _step5(model, cluster, train, efficiency, config) -> Step:
@@ -205,16 +205,16 @@ def _step5(model, cluster, train, efficiency, config) -> Step:
                "uneven_layers": model.n_layers % config.pp != 0,
                "planner_best": str(overall[0].config) if overall else None,
                "planner_best_step_s": overall[0].step_time_s if overall else None}
-    answer = text("hybrid.step5_answer", micro_batch=best.config.micro_batch, v=best.config.v,
+    answer = text("planner.step5_answer", micro_batch=best.config.micro_batch, v=best.config.v,
                   zero_stage=best.config.zero_stage, before=base.step_time_s,
                   after=best.step_time_s, bubble_before=base.bubble, bubble_after=best.bubble,
                   exposed=sum(best.exposed_s.values()),
-                  overlap=text("hybrid.on" if train.overlap_grad_reduce else "hybrid.off"),
+                  overlap=text("planner.on" if train.overlap_grad_reduce else "planner.off"),
                   recompute=train.recompute)
     if model.n_layers % config.pp:
-        answer = text("hybrid.step5_uneven", answer=answer, n_layers=model.n_layers,
+        answer = text("planner.step5_uneven", answer=answer, n_layers=model.n_layers,
                       pp=config.pp)
-    return Step(5, text("hybrid.step5_question"), answer, numbers, best.config)
+    return Step(5, text("planner.step5_question"), answer, numbers, best.config)
 
 
 def decide(model: Model, cluster: Cluster, train: Training, *,
@@ -227,9 +227,9 @@ def decide(model: Model, cluster: Cluster, train: Training, *,
     first, fits = _step1(model, cluster, train, efficiency)
     if fits:
         config = first.config
-        skipped = [Step(n, text(q), text("hybrid.step_not_needed"), {}, config)
-                   for n, q in ((2, "hybrid.step2_question_short"),
-                                (3, "hybrid.step3_question_short"))]
+        skipped = [Step(n, text(q), text("planner.step_not_needed"), {}, config)
+                   for n, q in ((2, "planner.step2_question_short"),
+                                (3, "planner.step3_question_short"))]
         return [first, *skipped, _step4(model, cluster, train, efficiency, config),
                 _step5(model, cluster, train, efficiency, config)]
     second = _step2(model, cluster, train, efficiency)

@@ -55,7 +55,7 @@ class Efficiency:
 
 def _positive_int(name: str, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(text("hybrid.positive_int", name=name, value=value))
+        raise ValueError(text("planner.positive_int", name=name, value=value))
 
 
 @dataclass(frozen=True)
@@ -82,22 +82,22 @@ class Model:
         for name in ("n_layers", "hidden", "n_heads", "seq_len", "vocab"):
             _positive_int(name, getattr(self, name))
         if self.mlp not in ("gelu", "swiglu"):
-            raise ValueError(text("hybrid.mlp_unknown", mlp=self.mlp))
+            raise ValueError(text("planner.mlp_unknown", mlp=self.mlp))
         if self.hidden % self.n_heads:
-            raise ValueError(text("hybrid.hidden_heads", hidden=self.hidden,
+            raise ValueError(text("planner.hidden_heads", hidden=self.hidden,
                                   n_heads=self.n_heads))
         object.__setattr__(self, "ffn_hidden", self.ffn_hidden or 4 * self.hidden)
         object.__setattr__(self, "n_kv_heads", self.n_kv_heads or self.n_heads)
         _positive_int("ffn_hidden", self.ffn_hidden)
         _positive_int("n_kv_heads", self.n_kv_heads)
         if self.n_heads % self.n_kv_heads:
-            raise ValueError(text("hybrid.heads_kv", n_heads=self.n_heads,
+            raise ValueError(text("planner.heads_kv", n_heads=self.n_heads,
                                   n_kv_heads=self.n_kv_heads))
         if self.n_params is None:
             object.__setattr__(self, "n_params", self.n_layers * self.layer_params
                                + self.embedding_params)
         elif self.n_params <= 0:
-            raise ValueError(text("hybrid.n_params_positive", n_params=self.n_params))
+            raise ValueError(text("planner.n_params_positive", n_params=self.n_params))
 
     @property
     def gated(self) -> bool:
@@ -128,7 +128,7 @@ class Cluster:
     def __post_init__(self):
         if isinstance(self.gpu, str):
             if self.gpu not in GPUS:
-                raise ValueError(text("hybrid.unknown_gpu", gpu=self.gpu, choices=sorted(GPUS)))
+                raise ValueError(text("planner.unknown_gpu", gpu=self.gpu, choices=sorted(GPUS)))
             object.__setattr__(self, "gpu", GPUS[self.gpu])
         _positive_int("n_gpus", self.n_gpus)
         _positive_int("gpus_per_node", self.gpus_per_node)
@@ -158,13 +158,13 @@ class Training:
         _positive_int("global_batch", self.global_batch)
         _positive_int("micro_batch", self.micro_batch)
         if self.precision not in PRECISIONS:
-            raise ValueError(text("hybrid.precision_unknown", precision=self.precision,
+            raise ValueError(text("planner.precision_unknown", precision=self.precision,
                                   choices=sorted(PRECISIONS)))
         if self.zero_stage not in memory.ZERO_STAGES:
-            raise ValueError(text("hybrid.zero_stage_unknown", zero_stage=self.zero_stage,
+            raise ValueError(text("planner.zero_stage_unknown", zero_stage=self.zero_stage,
                                   choices=memory.ZERO_STAGES))
         if self.recompute not in memory.RECOMPUTE:
-            raise ValueError(text("hybrid.recompute_unknown", recompute=self.recompute,
+            raise ValueError(text("planner.recompute_unknown", recompute=self.recompute,
                                   choices=memory.RECOMPUTE))
 
     @property
@@ -192,7 +192,7 @@ class Config:
     zero_stage: int = 0
 
     def __str__(self) -> str:
-        return text("hybrid.config", tp=self.tp, pp=self.pp, dp=self.dp,
+        return text("planner.config", tp=self.tp, pp=self.pp, dp=self.dp,
                     micro_batch=self.micro_batch, v=self.v, zero_stage=self.zero_stage)
 
 
@@ -261,21 +261,21 @@ class Estimate:
 
     def summary(self) -> str:
         m = self.memory
-        verdict = text("hybrid.fits" if self.fits else "hybrid.does_not_fit")
-        lines = [text("hybrid.summary_layout", config=self.config, m=self.n_microbatches),
-                 text("hybrid.summary_memory", stage=m.stage, weights=m.weights / GiB,
+        verdict = text("planner.fits" if self.fits else "planner.does_not_fit")
+        lines = [text("planner.summary_layout", config=self.config, m=self.n_microbatches),
+                 text("planner.summary_memory", stage=m.stage, weights=m.weights / GiB,
                       grads=m.grads / GiB, optimizer=m.optimizer / GiB,
                       activations=m.activations / GiB, total=m.total / GiB,
                       usable=m.usable / GiB, verdict=verdict)]
         lines += [f"  - {r}" for r in self.reasons]
-        comm = text("hybrid.list_sep").join(
-            text("hybrid.summary_comm_dim", dim=k.upper(), gib=self.comm_bytes[k] / GiB,
+        comm = text("planner.list_sep").join(
+            text("planner.summary_comm_dim", dim=k.upper(), gib=self.comm_bytes[k] / GiB,
                  exposed=self.exposed_s[k], seconds=self.comm_s[k])
             for k in self.comm_bytes)
-        lines += [text("hybrid.summary_comm", comm=comm),
-                  text("hybrid.summary_step", step=self.step_time_s, compute=self.compute_s,
+        lines += [text("planner.summary_comm", comm=comm),
+                  text("planner.summary_step", step=self.step_time_s, compute=self.compute_s,
                        bubble=self.bubble, exposed=sum(self.exposed_s.values())),
-                  text("hybrid.summary_throughput", tokens=self.tokens_per_s,
+                  text("planner.summary_throughput", tokens=self.tokens_per_s,
                        per_gpu=self.tokens_per_s_per_gpu, tflops=self.flops_per_gpu / 1e12,
                        mfu=self.mfu, hfu=self.hfu)]
         return "\n".join(lines)
@@ -292,24 +292,24 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
         raise ValueError(text("planner.layout_product_no_dp", tp=tp, pp=pp, dp=dp,
                               product=tp * pp * dp, n_gpus=cluster.n_gpus, tp_pp=tp * pp))
     if tp * pp * dp != cluster.n_gpus:
-        raise ValueError(text("hybrid.layout_product", tp=tp, pp=pp, dp=dp,
+        raise ValueError(text("planner.layout_product", tp=tp, pp=pp, dp=dp,
                               product=tp * pp * dp, n_gpus=cluster.n_gpus,
                               dp_needed=cluster.n_gpus / (tp * pp)))
     if model.n_heads % tp or model.n_kv_heads % tp:
-        raise ValueError(text("hybrid.tp_heads", tp=tp, n_heads=model.n_heads,
+        raise ValueError(text("planner.tp_heads", tp=tp, n_heads=model.n_heads,
                               n_kv_heads=model.n_kv_heads))
     if pp > model.n_layers:
-        raise ValueError(text("hybrid.pp_layers", pp=pp, n_layers=model.n_layers))
+        raise ValueError(text("planner.pp_layers", pp=pp, n_layers=model.n_layers))
     if v > 1 and (pp == 1 or model.n_layers % (pp * v)):
-        raise ValueError(text("hybrid.v_chunks", v=v, n_layers=model.n_layers, ppv=pp * v))
+        raise ValueError(text("planner.v_chunks", v=v, n_layers=model.n_layers, ppv=pp * v))
     if train.global_batch % (dp * config.micro_batch):
-        raise ValueError(text("hybrid.batch_split", global_batch=train.global_batch,
+        raise ValueError(text("planner.batch_split", global_batch=train.global_batch,
                               n=dp * config.micro_batch))
     m = train.global_batch // (dp * config.micro_batch)
     if v > 1 and m % pp:
-        raise ValueError(text("hybrid.interleave_m", m=m, pp=pp))
+        raise ValueError(text("planner.interleave_m", m=m, pp=pp))
     if config.zero_stage not in memory.ZERO_STAGES:
-        raise ValueError(text("hybrid.zero_stage_unknown", zero_stage=config.zero_stage,
+        raise ValueError(text("planner.zero_stage_unknown", zero_stage=config.zero_stage,
                               choices=memory.ZERO_STAGES))
     check_hardware(cluster, train)
 

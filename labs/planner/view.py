@@ -158,8 +158,8 @@ def steps_html(r: dict) -> str:
 def summary_html(r: dict) -> str:
     if r["estimate"] is None:
         return ""
-    fits = (text("hybrid.fits") if r["fits"] else
-            text("widgets.does_not_fit", reasons=text("hybrid.hint_sep").join(
+    fits = (text("planner.fits") if r["fits"] else
+            text("widgets.does_not_fit", reasons=text("planner.hint_sep").join(
                 r["estimate"].reasons)))
     mode = text(_MODES[r["mode"]])
     head = text("widgets.summary_head", config=r["config"], fits=fits)

@@ -109,7 +109,7 @@ def _check_fixed(model, cluster, fixed: dict) -> None:
                                   n_gpus=cluster.n_gpus))
     tp = fixed["tp"]
     if tp and (model.n_heads % tp or model.n_kv_heads % tp):
-        raise ValueError(text("hybrid.tp_heads", tp=tp, n_heads=model.n_heads,
+        raise ValueError(text("planner.tp_heads", tp=tp, n_heads=model.n_heads,
                               n_kv_heads=model.n_kv_heads))
 
 
@@ -134,7 +134,7 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5,
     matching = [e for e in found if _matches(e.config, wanted)][:top]
     if matching:
         return "auto", matching[0], matching, None
-    fixed_text = (text("hybrid.list_sep").join(f"{k}={x}" for k, x in wanted.items() if x)
+    fixed_text = (text("planner.list_sep").join(f"{k}={x}" for k, x in wanted.items() if x)
                   or text("widgets.any_layout"))
     families = [text("widgets.rejected_family", family=k, reason=r)
                 for k, r in found.rejected.items() if not tp or k.split(",")[0] == f"tp={tp}"]
