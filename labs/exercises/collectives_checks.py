@@ -103,7 +103,8 @@ def _inputs(c: Case):
 
 
 @contextlib.contextmanager
-def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str, traffic: Traffic):
+def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str, traffic: Traffic,
+             dtype=None):
     """Inside a rank: refuse every route to a collective in ``forbidden`` (labs.exercises.routes:
     dist, distributed_c10d, ProcessGroup methods, torch.ops, the functional collectives) and the
     lab's own; record calls of ``recorded`` ones and every send/receive in ``traffic``."""
@@ -134,8 +135,14 @@ def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str, traffic: 
     for name in LAB_COLLECTIVES:
         forbid(collectives, name, f"labs.collectives.{name}")
     allowed = tuple(name for name in routes.COLLECTIVES if name not in forbidden)
+
+    def same_dtype(kind, tensors):  # gloo aborts on a buffer of another dtype: say it first
+        for t in tensors:
+            if dtype is not None and t.dtype != dtype:
+                raise ExerciseFailed(text("checks_2_0.p2p_dtype", kind=kind, got=t.dtype,
+                                          dtype=dtype))
     # the lab's own collectives, however reached (a reloaded labs.collectives too)
-    with routes.guarded(refuse, allowed=allowed, traffic=traffic), \
+    with routes.guarded(refuse, allowed=allowed, traffic=traffic, dtype_check=same_dtype), \
             routes.borrowed(("labs.collectives",)) as seen:
         for name in recorded:
             if hasattr(dist, name):
@@ -158,7 +165,7 @@ def _run_student(fn, inputs, forbidden, recorded, why):
     tensor = inputs[dist.get_rank()].clone()
     calls: list = []
     traffic = Traffic()
-    with _guarded(forbidden, recorded, calls, why, traffic):
+    with _guarded(forbidden, recorded, calls, why, traffic, dtype=tensor.dtype):
         out = fn(tensor)
     if out is tensor:  # returned the input itself: sent once (a record keeps no identity)
         out = None

@@ -89,9 +89,12 @@ def _nbytes(tensors) -> int:
 
 
 @contextlib.contextmanager
-def guarded(refuse, *, allowed=(), traffic: Traffic | None = None):
+def guarded(refuse, *, allowed=(), traffic: Traffic | None = None, dtype_check=None):
     """Within the block, calling a collective not in ``allowed`` calls ``refuse(shown)``
-    (which raises), whatever the route; sends and receives are appended to ``traffic``."""
+    (which raises), whatever the route; sends and receives are appended to ``traffic``, and
+    each one's tensors are first passed to ``dtype_check(kind, tensors)`` when given (a receive
+    buffer of another dtype than the sender's makes gloo abort the process: a check can say
+    "dtype" before that happens)."""
     import importlib
 
     import torch
@@ -137,7 +140,8 @@ def guarded(refuse, *, allowed=(), traffic: Traffic | None = None):
             swap(ops, name, refuser(f"torch.ops.{namespace}.{name}"))
     if traffic is not None:
         for method, log in (("send", traffic.sent), ("recv", traffic.received)):
-            swap(ProcessGroup, method, _recorder(ProcessGroup.__dict__[method], log))
+            swap(ProcessGroup, method, _recorder(ProcessGroup.__dict__[method], log, method,
+                                                 dtype_check))
         swap(ProcessGroup, "recv_anysource", refuser("dist.recv(src=None)"))
     try:
         yield traffic
@@ -162,8 +166,10 @@ def _method_guard(original, method, allowed, refuse):
     return guard
 
 
-def _recorder(original, log):
+def _recorder(original, log, kind, dtype_check):
     def record(self, tensors, peer, *args, **kwargs):
+        if dtype_check is not None:
+            dtype_check(kind, tensors)
         log.append((_global_rank(self, peer), _nbytes(tensors)))
         return original(self, tensors, peer, *args, **kwargs)
     return record

@@ -94,4 +94,10 @@ MESSAGES = {
         "zh": "这个练习要你自己写出公式，而不是调用课程里的实现。",
         "en": "this exercise is to write the formula yourself, not to call the course's.",
     },
+    "p2p_dtype": {
+        "zh": "{kind} 的张量是 {got}，而输入是 {dtype}：点对点通信两端的 dtype 必须相同"
+              "（接收缓冲区用 torch.empty_like(...) 按输入的 dtype 创建）",
+        "en": "a {kind} tensor is {got} while the input is {dtype}: both ends of a point-to-point "
+              "message need the same dtype (create the receive buffer with torch.empty_like(...))",
+    },
 }

@@ -165,3 +165,26 @@ def test_the_mechanism_messages_speak_english(first_cases, capsys, monkeypatch):
         checks.check_ring_all_reduce(on_clone)
     with pytest.raises(ExerciseFailed, match="sends about 2\\(N-1\\)/N·S = 48 bytes"):
         checks.check_ring_all_reduce(whole_ring)
+
+
+def float32_buffer(tensor):
+    rank, n = dist.get_rank(), dist.get_world_size()
+    chunks = tensor.view(-1).tensor_split(n)
+    right, left = (rank + 1) % n, (rank - 1) % n
+    buffer = torch.empty(chunks[0].numel())  # float32, whatever the input's dtype
+    for step in range(n - 1):
+        send, target = chunks[(rank - step) % n], chunks[(rank - step - 1) % n]
+        incoming = buffer[: target.numel()]
+        works = [dist.irecv(incoming, src=left), dist.isend(send, dst=right)]
+        for work in works:
+            work.wait()
+        target.add_(incoming)
+    return tensor
+
+
+def test_a_receive_buffer_of_another_dtype_is_named_not_a_crash(monkeypatch, capsys):
+    # issue 31: gloo aborts the rank on it ("exited without a Python exception"); now: dtype
+    monkeypatch.setattr(checks, "ALL_REDUCE_CASES", (checks.ALL_REDUCE_CASES[3],))  # float64
+    with pytest.raises(ExerciseFailed, match="recv 的张量是 torch.float32，而输入是 torch.float64"):
+        checks.check_ring_all_reduce(float32_buffer)
+    capsys.readouterr()
