@@ -35,6 +35,8 @@ TIMELINE_MICROBATCHES = 8  # and this many micro-batches
 _CONTROLS = {"preset": "widgets.control_preset", "n_layers": "widgets.control_n_layers",
              "hidden": "widgets.control_hidden", "n_heads": "widgets.control_n_heads",
              "seq_len": "widgets.control_seq_len", "vocab": "widgets.control_vocab",
+             "n_kv_heads": "widgets.control_n_kv_heads",
+             "ffn_hidden": "widgets.control_ffn_hidden", "mlp": "widgets.control_mlp",
              "gpu": "widgets.control_gpu", "n_gpus": "widgets.control_n_gpus",
              "gpus_per_node": "widgets.control_gpus_per_node",
              "global_batch": "widgets.control_global_batch",
@@ -76,7 +78,8 @@ def _classed(widget, name: str):
 def make_controls(values: dict, presets: list, gpus: list) -> dict:
     """name -> control widget, set to ``values``."""
     choices = dict(preset=presets, gpu=gpus, precision=list(PRECISIONS),
-                   zero_stage=[0, 1, 2, 3], recompute=["none", "selective", "full"])
+                   zero_stage=[0, 1, 2, 3], recompute=["none", "selective", "full"],
+                   mlp=["gelu", "swiglu"])
     controls = {}
     for name in _CONTROLS:
         if name in choices:
@@ -110,7 +113,8 @@ def _titled(title: str, widget):
 
 def layout(controls: dict, outputs: dict):
     """The whole widget: controls in four columns, then the outputs."""
-    groups = (("model", ("preset", "n_layers", "hidden", "n_heads", "seq_len", "vocab")),
+    groups = (("model", ("preset", "n_layers", "hidden", "n_heads", "n_kv_heads", "ffn_hidden",
+                         "mlp", "seq_len", "vocab")),
               ("cluster", ("gpu", "n_gpus", "gpus_per_node")),
               ("training", ("global_batch", "micro_batch", "precision", "zero_stage",
                             "recompute")),

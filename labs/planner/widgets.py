@@ -37,7 +37,7 @@ from labs.hardware import GPUS
 from labs.planner.search import CHUNKS
 from labs.messages import text
 
-__all__ = ["PRESETS", "CUSTOM", "MODEL_FIELDS", "DEFAULTS", "LAYOUT_FIELDS", "build_inputs",
+__all__ = ["PRESETS", "CUSTOM", "MODEL_FIELDS", "SHAPE_FIELDS", "DEFAULTS", "LAYOUT_FIELDS", "build_inputs",
            "choose_layout", "decided_step", "notes", "link_names", "compute", "PlannerWidget",
            "planner_widget"]
 
@@ -52,11 +52,15 @@ PRESETS = {name: dict(zip(_MODEL_KEYS, shape), **extra) for name, shape, extra i
 )}
 CUSTOM = "custom"  # a GPT-style model (GELU MLP, tied embeddings, learned positions)
 MODEL_FIELDS = _MODEL_KEYS
+#: The shape beyond the five sizes, editable in "custom" (a preset shows its own): KV heads
+#: (0 = as many as the heads: no GQA), MLP width (0 = 4·hidden) and MLP kind.
+SHAPE_FIELDS = ("n_kv_heads", "ffn_hidden", "mlp")
 LAYOUT_FIELDS = ("tp", "pp", "dp", "v")
 DEFAULTS = dict(preset="GPT-3 175B", **PRESETS["GPT-3 175B"], gpu="A100-80GB", n_gpus=1024,
                 gpus_per_node=8, global_batch=1536, micro_batch=1, precision="bf16",
-                zero_stage=0, recompute="full", tp=0, pp=0, dp=0, v=0)
-_NAMES = ("preset", *MODEL_FIELDS, "gpu", "n_gpus", "gpus_per_node", "global_batch",
+                zero_stage=0, recompute="full", tp=0, pp=0, dp=0, v=0, n_kv_heads=0,
+                ffn_hidden=0, mlp="gelu")
+_NAMES = ("preset", *MODEL_FIELDS, *SHAPE_FIELDS, "gpu", "n_gpus", "gpus_per_node", "global_batch",
           "micro_batch", "precision", "zero_stage", "recompute", *LAYOUT_FIELDS)
 
 
@@ -74,6 +78,8 @@ def build_inputs(values: dict) -> tuple:
     preset = values["preset"]
     if preset == CUSTOM:
         spec = {k: values[k] for k in MODEL_FIELDS}
+        spec.update(n_kv_heads=values.get("n_kv_heads") or None,
+                    ffn_hidden=values.get("ffn_hidden") or None, mlp=values.get("mlp", "gelu"))
     elif preset in PRESETS:
         spec = PRESETS[preset]
     else:
@@ -281,7 +287,8 @@ class PlannerWidget:
         self.updates = 0
         self.last_update_s = 0.0
         values = dict(DEFAULTS, **initial)
-        if "preset" not in initial and any(k in initial for k in MODEL_FIELDS):
+        if "preset" not in initial and any(k in initial for k in (*MODEL_FIELDS,
+                                                                   *SHAPE_FIELDS)):
             values["preset"] = CUSTOM
         self.controls = view.make_controls(values, [*PRESETS, CUSTOM], sorted(GPUS))
         self.outputs = view.make_outputs()
@@ -307,7 +314,7 @@ class PlannerWidget:
         if unknown:
             raise ValueError(text("widgets.unknown_controls", names=sorted(unknown),
                                   choices=list(self.controls)))
-        if "preset" not in values and any(k in values for k in MODEL_FIELDS):
+        if "preset" not in values and any(k in values for k in (*MODEL_FIELDS, *SHAPE_FIELDS)):
             values = dict(preset=CUSTOM, **values)
         names = sorted(values, key=lambda n: n != "preset")  # the preset before its fields
         with self._held():
@@ -333,15 +340,21 @@ class PlannerWidget:
         if not self._hold:
             self.refresh()
 
-    def _sync_model_fields(self) -> None:
+    def _sync_model_fields(self, *, switched: bool = False) -> None:
+        """Preset: its fields shown, read-only. Custom: editable; on switching to it the shape
+        fields start from the plain GPT (0 = derived, GELU), not the last preset's."""
         preset = self.controls["preset"].value
         custom = preset == CUSTOM
         with self._quiet():
-            for name in MODEL_FIELDS:
+            if custom and switched:
+                for name in SHAPE_FIELDS:
+                    self.controls[name].value = DEFAULTS[name]
+            shape = {} if custom else vars(pl.Model(**PRESETS[preset]))
+            for name in (*MODEL_FIELDS, *SHAPE_FIELDS):
                 field = self.controls[name]
                 field.disabled = not custom
                 if not custom:
-                    field.value = PRESETS[preset][name]
+                    field.value = shape[name]
 
     @contextlib.contextmanager
     def _quiet(self):
@@ -353,7 +366,7 @@ class PlannerWidget:
 
     def _on_change(self, change) -> None:
         if change["owner"] is self.controls["preset"]:
-            self._sync_model_fields()
+            self._sync_model_fields(switched=True)
         if not self._hold:
             self.refresh()
 

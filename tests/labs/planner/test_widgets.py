@@ -249,3 +249,23 @@ def test_the_notes_say_what_the_screen_would_leave_unsaid(widget, english):
     assert r["mode"] == "fixed" and any("exceeds the 8 GPUs of a node" in n for n in r["notes"])
     assert not any("the search chooses" in n for n in r["notes"])
     assert "exceeds the 8 GPUs of a node" in widget.outputs["summary"].value
+
+
+def test_custom_model_can_be_gqa_and_swiglu(widget):
+    """Issue 29: "custom" could not express GQA or SwiGLU (n_kv_heads, ffn_hidden)."""
+    r = widget.set(preset=wd.CUSTOM, n_layers=48, hidden=8192, n_heads=64, n_kv_heads=8,
+                   ffn_hidden=22016, mlp="swiglu", seq_len=4096, vocab=32000, gpu="H100-80GB",
+                   n_gpus=128, global_batch=1024)
+    model = pl.Model(n_layers=48, hidden=8192, n_heads=64, n_kv_heads=8, ffn_hidden=22016,
+                     mlp="swiglu", seq_len=4096, vocab=32000)
+    cluster, train = pl.Cluster("H100-80GB", 128), pl.Training(global_batch=1024)
+    assert r["error"] is None and r["estimate"] == pl.plan(model, cluster, train, top=1)[0]
+    assert r["steps"] == pl.decide(model, cluster, train)
+    assert not any(widget.controls[k].disabled for k in wd.SHAPE_FIELDS)
+    widget.set(preset="LLaMA-65B")  # a preset shows its own shape, read-only
+    assert widget.state()["ffn_hidden"] == 22016 and widget.state()["mlp"] == "swiglu"
+    assert widget.state()["n_kv_heads"] == 64
+    assert all(widget.controls[k].disabled for k in wd.SHAPE_FIELDS)
+    r = widget.set(preset=wd.CUSTOM, n_layers=24, hidden=1024, n_heads=16, seq_len=1024,
+                   vocab=50000, gpu="A100-80GB", n_gpus=16, global_batch=64)
+    assert r["error"] is None and widget.state()["n_kv_heads"] == 0  # not LLaMA's
