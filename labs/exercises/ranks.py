@@ -27,7 +27,8 @@ __all__ = ["CHECK_TIMEOUT", "run_on_ranks", "as_number"]
 CHECK_TIMEOUT = 20.0  # seconds per launch; a correct solution needs well under one
 #: The checks whose rank bodies the launches run: the forkserver imports them once, not each rank.
 CHECK_MODULES = tuple(f"labs.exercises.{name}_checks" for name in (
-    "collectives", "data_parallel", "zero1", "tensor_parallel", "pipeline", "executor", "hybrid",
+    "collectives", "data_parallel", "zero1", "tensor_parallel", "sequence_parallel", "pipeline",
+    "executor", "hybrid",
     "hybrid_step", "summary"))
 _forkserver.preload(*CHECK_MODULES)
 

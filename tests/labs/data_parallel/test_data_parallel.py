@@ -236,3 +236,18 @@ def test_torch_ddp_overwrites_differing_replicas_with_rank_0():
     for state in states:
         for name, value in expected.items():
             assert_close(state[name], value, msg=name)
+
+
+def test_the_torchrun_script_checks_itself_against_one_process():
+    """2.1's torchrun cell: ``--check`` trains one process on rank 0 and compares; it passes with
+    exit code 0 and says so (the notebook cell raises on any other exit code)."""
+    import os
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+           "-m", "labs.data_parallel.script", "--steps", "3", "--check"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "LABS_LANG": "en"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert labs.messages.text("data_parallel.script_check_passed", lang="en") in proc.stdout
