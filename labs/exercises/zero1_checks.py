@@ -131,8 +131,10 @@ def _zero1_on_rank(student_cls, sizes, optimizer, pairs, seeds):
         raise ExerciseFailed(text("checks_2_1.ready_made_optimizer", shown=seen[0]))
     index = {id(p): i for i, p in enumerate(params)}
     states = None
-    # every optimizer alive in this rank, wherever the student keeps it
-    for local in [o for o in gc.get_objects() if isinstance(o, torch.optim.Optimizer)]:
+    # every optimizer alive in this rank, wherever the student keeps it (by type(o), not
+    # isinstance: isinstance reads o.__class__, which warns on deprecated module attributes
+    # such as torch.distributed.reduce_op, printing absolute paths into the notebook)
+    for local in [o for o in gc.get_objects() if issubclass(type(o), torch.optim.Optimizer)]:
         states = {} if states is None else states
         for p, state in local.state.items():  # state elements per parameter (step counters aside)
             numel = sum(v.numel() for k, v in state.items() if torch.is_tensor(v) and k != "step")
