@@ -308,7 +308,7 @@ def test_keyboard_interrupt_stops_all_ranks(tmp_path):
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import time, labs, tests.test_launcher as t
+        import time, labs, tests.labs.runtime.test_launcher as t
         def sleeper():
             t.record_pid({str(pid_dir)!r})
             time.sleep(120)
