@@ -176,21 +176,15 @@ def _recorder(original, log, kind, dtype_check):
 
 
 @contextlib.contextmanager
-def entered(functions):
-    """Record, in the list it yields, each of ``functions`` ((path fragment of the module file,
-    function name) pairs) that the block enters, by any route: a name imported early, the module
-    through a variable, a reloaded copy of the module (same file). A profile hook, so a call is
-    seen wherever it comes from; the caller decides what to do with it."""
+def _calls_seen(on_call):
+    """A profile hook for the block: ``on_call(code, seen)`` for every Python call, ``seen`` the
+    list it yields; an earlier profile hook keeps running."""
     seen: list = []
     previous = sys.getprofile()
 
     def hook(frame, event, arg):
         if event == "call":
-            code = frame.f_code
-            filename = code.co_filename.replace("\\", "/")
-            for fragment, name in functions:
-                if code.co_name == name and fragment in filename and name not in seen:
-                    seen.append(name)
+            on_call(frame.f_code, seen)
         if previous is not None:
             previous(frame, event, arg)
 
@@ -199,6 +193,22 @@ def entered(functions):
         yield seen
     finally:
         sys.setprofile(previous)
+
+
+@contextlib.contextmanager
+def entered(functions):
+    """Record, in the list it yields, each of ``functions`` ((path fragment of the module file,
+    function name) pairs) that the block enters, by any route: a name imported early, the module
+    through a variable, a reloaded copy of the module (same file). A profile hook, so a call is
+    seen wherever it comes from; the caller decides what to do with it."""
+    def on_call(code, seen):
+        filename = code.co_filename.replace("\\", "/")
+        for fragment, name in functions:
+            if code.co_name == name and fragment in filename and name not in seen:
+                seen.append(name)
+
+    with _calls_seen(on_call) as seen:
+        yield seen
 
 
 @contextlib.contextmanager
@@ -265,21 +275,11 @@ def borrowed(module_names):
     (same file), or recompiled from its source (``exec(inspect.getsource(...))``: the same
     bytecode under any class name). The caller refuses what it finds."""
     files, codes = _fingerprints(module_names)
-    seen: list = []
-    previous = sys.getprofile()
+    def on_call(code, seen):
+        shown = (f"{files[code.co_filename]}" if code.co_filename in files
+                 else codes.get(_fingerprint(code)))
+        if shown is not None and shown not in seen:
+            seen.append(shown)
 
-    def hook(frame, event, arg):
-        if event == "call":
-            code = frame.f_code
-            shown = (f"{files[code.co_filename]}" if code.co_filename in files
-                     else codes.get(_fingerprint(code)))
-            if shown is not None and shown not in seen:
-                seen.append(shown)
-        if previous is not None:
-            previous(frame, event, arg)
-
-    sys.setprofile(hook)
-    try:
+    with _calls_seen(on_call) as seen:
         yield seen
-    finally:
-        sys.setprofile(previous)

@@ -62,19 +62,11 @@ def test_notebook_declares_the_graded_exercises():
 
 
 def test_solution_scores_full_marks(report):
-    solution = report["solution"]
-    assert solution["error"] is None
-    assert (solution["total"], solution["max_total"]) == (TOTAL, TOTAL)
-    for gid, e in grading.by_id(solution).items():
-        assert e["message"] == f"✅ {catalog.label(gid)} 通过：{POINTS[gid]}/{POINTS[gid]} 分"
+    grading.assert_full_marks(report["solution"], POINTS, TOTAL)
 
 
 def test_untouched_student_notebook_scores_zero(report):
-    untouched = report["untouched"]
-    assert untouched["error"] is None  # "Run All" reached the end
-    assert (untouched["total"], untouched["max_total"]) == (0, TOTAL)
-    for gid, e in grading.by_id(untouched).items():
-        assert e["message"].startswith(f"❌ {catalog.label(gid)} 未完成（0 分）：练习代码还没有写"), e["message"]
+    grading.assert_zero_for_untouched(report["untouched"], TOTAL)
 
 
 def test_missing_f_names_the_input_gradient(report):

@@ -7,6 +7,7 @@ wrong answer) in ONE run of ``python -m grader`` over a folder, one sub-folder e
 from __future__ import annotations
 
 import json
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from labs.exercises import catalog
+from labs.messages import text
 
 ROOT = Path(__file__).resolve().parents[2]
 # The hidden cases of every grading test come from this secret (deterministic runs); the checks
@@ -93,16 +95,36 @@ def assert_student_version(name: str, exercises: dict) -> None:
     assert set(gen.graded_cells(nb)) == set(exercises)
 
 
-def assert_full_marks(submission, exercises: dict, total: int) -> None:
+def assert_full_marks(submission, exercises: dict, total: int, lang: str = "zh") -> None:
+    """Every exercise passed with its declared points, each verdict the passing message."""
     assert submission["error"] is None
     assert points(submission) == exercises
     assert submission["total"] == submission["max_total"] == total
-
-
-def assert_zero_for_untouched(submission, total: int) -> None:
-    assert submission["total"] == 0 and submission["max_total"] == total
     for e in submission["exercises"]:
-        assert e["message"].startswith(f"❌ {catalog.label(e['grade_id'])} 未完成（0 分）"), e
+        gid = e["grade_id"]
+        assert e["message"] == text("checks.verdict_passed", lang=lang, points=exercises[gid],
+                                    exercise=catalog.label(gid, lang)), e
+
+
+def _before_fields(key: str, lang: str) -> str:
+    """The literal text a message starts with, up to its first field."""
+    from labs.messages import catalog as messages_of
+
+    area, name = key.split(".")
+    return next(string.Formatter().parse(messages_of(area)[name][lang]))[0]
+
+
+def assert_zero_for_untouched(submission, total: int, lang: str = "zh") -> None:
+    """Run All reached the end; every exercise 0 points as not done yet, its code a stub."""
+    assert submission["error"] is None
+    assert submission["total"] == 0 and submission["max_total"] == total
+    stubs = tuple(_before_fields(key, lang) for key in
+                  ("checks.stub_not_written", "checks.stub_not_finished"))
+    for e in submission["exercises"]:
+        verdict = text("checks.verdict_incomplete", lang=lang,
+                       exercise=catalog.label(e["grade_id"], lang), message="")
+        assert e["message"].startswith(verdict), e
+        assert e["message"][len(verdict):].startswith(stubs), e
 
 
 def only_lost(submission, exercises: dict, grade_id: str) -> str:
