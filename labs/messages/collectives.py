@@ -68,18 +68,33 @@ MESSAGES = {
     },
     # --- a whole sweep -----------------------------------------------------------------------
     "sweep_line": {
-        "zh": "{name}：固定开销 α ≈ {alpha}（测到的最短用时），{size} 时的总线带宽 {busbw:.2f} GB/s；"
+        "zh": "{name}：α ≈ {alpha}（每次调用、即一次完整 all-reduce 的固定开销：最小的几个消息 "
+              "{first}–{last_small} 中最短的用时）；β ≈ ({size} − {first}) / ({t_max} − α) = "
+              "{beta:.3f} GB/s（算法带宽 S/t 的斜率）；{size} 时的总线带宽 {busbw:.2f} GB/s；"
               "α 与 S/β 相等的消息大小 α·β ≈ {crossover}。",
-        "en": "{name}: fixed cost α ≈ {alpha} (the shortest time measured), bus bandwidth "
-              "{busbw:.2f} GB/s at {size}; the message size at which α equals S/β is "
-              "α·β ≈ {crossover}.",
+        "en": "{name}: α ≈ {alpha} (the fixed cost per call, i.e. per whole all-reduce: the "
+              "shortest time among the smallest messages {first}–{last_small}); β ≈ ({size} − "
+              "{first}) / ({t_max} − α) = {beta:.3f} GB/s (the slope, algorithm bandwidth S/t); "
+              "bus bandwidth {busbw:.2f} GB/s at {size}; the message size at which α equals S/β "
+              "is α·β ≈ {crossover}.",
     },
     "sweep_line_no_bandwidth": {
-        "zh": "{name}：固定开销 α ≈ {alpha}（测到的最短用时），{size} 时的总线带宽 {busbw:.2f} GB/s；"
+        "zh": "{name}：α ≈ {alpha}（每次调用、即一次完整 all-reduce 的固定开销：最小的几个消息 "
+              "{first}–{last_small} 中最短的用时），{size} 时的总线带宽 {busbw:.2f} GB/s；"
               "用时没有随大小增长，测不出带宽。",
-        "en": "{name}: fixed cost α ≈ {alpha} (the shortest time measured), bus bandwidth "
+        "en": "{name}: α ≈ {alpha} (the fixed cost per call, i.e. per whole all-reduce: the "
+              "shortest time among the smallest messages {first}–{last_small}), bus bandwidth "
               "{busbw:.2f} GB/s at {size}; the time did not grow with the size, so no bandwidth "
               "can be measured.",
+    },
+    "latency_falling": {
+        "zh": "注意：{first} 用时 {t_first}，到 {at} 反而降到 {t_at}。消息变大、用时却变短，α-β "
+              "模型里不可能出现：这是噪声（多半是开始时别的程序在抢核）。α 只从最小的几个消息估计；"
+              "请在机器空闲时重跑上面的测量单元格再读结论。",
+        "en": "Note: {first} took {t_first}, yet {at} took only {t_at}. A larger message taking "
+              "less time is impossible in the α-β model: this is noise (most likely other programs "
+              "taking the cores at the start). α is read from the smallest messages only; rerun the "
+              "measuring cell above when the machine is idle before reading the conclusion.",
     },
     "conclusion_no_bandwidth_region": {
         "zh": "结论：这台机器上直到 {size} 用时都以固定开销为主，没有测到带宽受限的一段，"
@@ -124,6 +139,19 @@ MESSAGES = {
     "ratio_tie": {
         "zh": "两者相差不到 {tolerance:.0%}（ring / {library} = {ratio:.2f}）",
         "en": "the two differ by less than {tolerance:.0%} (ring / {library} = {ratio:.2f})",
+    },
+    "ratio_within_noise": {
+        "zh": "ring / {library} = {ratio:.2f}，相差超过 {tolerance:.0%}，但仍在这台共享机器的测量噪声"
+              "（±{noise:.0%}）之内",
+        "en": "ring / {library} = {ratio:.2f}, more than {tolerance:.0%} apart but still within "
+              "this shared machine's measurement noise (±{noise:.0%})",
+    },
+    "within_noise_rerun": {
+        "zh": "同一个单元格重跑，这个比值就会在这个范围里来回变，所以这里不判断谁更快；"
+              "想看清差别，请在机器空闲时重跑测量单元格。",
+        "en": "Rerunning the same cell moves this ratio around inside that range, so no verdict on "
+              "which is faster is drawn here; to see the difference, rerun the measuring cell when "
+              "the machine is idle.",
     },
     "ratio_ring_slower": {
         "zh": "手写 ring 更慢，用时是 {library} 的 {ratio:.2f} 倍",
