@@ -169,10 +169,13 @@ MESSAGES = {
         "en": "recomputation ({recompute}) is not searched: try the others, one may be faster",
     },
     "note_zero3": {
-        "zh": "ZeRO-3：规划器假设参数的 all-gather 全部藏在计算下面；与 PTD-P 的实测相比它高估"
-              "ZeRO-3 的吞吐 35%～47%（2.4 节的校准表）",
-        "en": "ZeRO-3: the planner assumes the parameter all-gathers hide under computation; "
-              "against PTD-P's measurements it overestimates ZeRO-3's throughput by 35-47% "
-              "(the calibration table of 2.4)",
+        "zh": "ZeRO-3：规划器让每一遍（前向、重算的前向、反向）的参数 all-gather 只藏在这一遍的计算"
+              "下面；计算与通信差不多长时（PTD-P 表 2 的 384 卡一行）它仍高估 ZeRO-3 的吞吐约 "
+              "35%，通信为主时误差约 10%（2.4 节的校准表）",
+        "en": "ZeRO-3: the planner hides each pass's parameter all-gathers (forward, recomputed "
+              "forward, backward) only under that pass's compute; where compute and gathers "
+              "take about as long (PTD-P Table 2's 384-GPU row) it still overestimates ZeRO-3's "
+              "throughput by about 35%, where communication dominates by about 10% (the "
+              "calibration table of 2.4)",
     },
 }

@@ -27,8 +27,10 @@ there; none fitted to the published runs of ``tests/labs/planner/test_planner_pu
   ranks (PTD-P's scatter/gather), on the critical path; the step is (m + (p-1)/v) micro-batch
   times (:func:`labs.cost.pipeline_step_seconds`);
 - data parallelism: :func:`labs.cost.dp_bytes_per_step`, hidden under the backward pass of the
-  last micro-batch (ZeRO-2: every micro-batch's backward; ZeRO-3: all compute) when
-  ``Training.overlap_grad_reduce``.
+  last micro-batch (ZeRO-2: every micro-batch's backward) when
+  ``Training.overlap_grad_reduce``; ZeRO-3 gathers the parameters for every pass of every
+  micro-batch (forward, the recomputed forward under full recomputation, backward) and hides
+  each pass's gathers only under that pass's compute.
 
 Memory: FlashAttention only where it runs (``Training.flash_attention=None`` follows the GPU;
 V100: none, so attention keeps its s² terms); sequence parallelism also splits the layer inputs

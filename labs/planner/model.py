@@ -125,19 +125,45 @@ def _link(cluster: Cluster, group_span: int, efficiency: Efficiency) -> tuple[fl
     return gpu.inter_node_bw * efficiency.ib_bus, "InfiniBand"
 
 
+def _zero3_passes(recompute: str) -> int:
+    """ZeRO-3's ring passes over the parameters per micro-batch: an all-gather before the
+    forward, one before the backward and a reduce-scatter of the gradients (ZeRO,
+    arXiv:1910.02054, §7.2.2: 3Ψ), plus, under full recomputation, the all-gather of the
+    recomputed forward, which runs the layers again after their parameters were released
+    (the same repetition as TP's 6 all-reduces instead of 4)."""
+    return 4 if recompute == "full" else 3
+
+
+def _zero3_exposed_s(dp_s: float, compute_mb: float, m: int, recompute: str) -> float:
+    """ZeRO-3's exposed DP time: each micro-batch's gathers hide only under the compute of
+    their own pass (a layer's parameters are prefetched while the previous layer computes, and
+    the next pass cannot start before this one ends). Forward: one all-gather under the
+    forward's share of the compute (1/4 with full recomputation: forward, recomputed forward,
+    backward = 1 + 1 + 2; 1/3 otherwise); backward: the other passes (recompute and backward
+    gathers, the gradients' reduce-scatter) under the rest. Per pass: max(0, traffic -
+    compute) (:func:`labs.cost.exposed_seconds`). No fitted constant: the bytes of
+    :func:`_zero3_passes` on the inter-node bus bandwidth of :class:`Efficiency`."""
+    passes = _zero3_passes(recompute)
+    one = dp_s / (m * passes)  # one pass over the parameters, one micro-batch
+    forward = compute_mb / 3 if recompute != "full" else compute_mb / 4
+    return m * (cost.exposed_seconds(one, forward)
+                + cost.exposed_seconds((passes - 1) * one, compute_mb - forward))
+
+
 def _dp_exposed_s(dp_s: float, zero_stage: int, compute_mb: float, m: int,
-                  overlap: bool) -> float:
+                  overlap: bool, recompute: str = "none") -> float:
     """The part of the DP traffic on the critical path. Gradients are reduced bucket by bucket
     while backward still runs (Li et al., arXiv:2006.15704, §3.2.3): ZeRO 0 all-reduces and
     ZeRO 1 reduce-scatters under the last micro-batch's backward (2/3 of its compute), ZeRO 2
     reduce-scatters under every micro-batch's backward; the all-gather of updated parameters of
-    ZeRO 1 and 2 follows the optimizer step and is exposed; ZeRO 3 prefetches its gathers under
-    all forward and backward compute. ``overlap=False``: all exposed."""
+    ZeRO 1 and 2 follows the optimizer step and is exposed. ZeRO 3 (:func:`_zero3_exposed_s`)
+    prefetches each pass's gathers under that pass's compute only. ``overlap=False``: all
+    exposed."""
     if not overlap:
         return dp_s
     backward_s = compute_mb * 2 / 3
     if zero_stage == 3:
-        return cost.exposed_seconds(dp_s, m * compute_mb)
+        return _zero3_exposed_s(dp_s, compute_mb, m, recompute)
     gather_s = {0: 0.0, 1: dp_s / 2, 2: dp_s / (m + 1)}[zero_stage]  # shares of dp_bytes_per_step
     window = m * backward_s if zero_stage == 2 else backward_s
     return gather_s + cost.exposed_seconds(dp_s - gather_s, window)
@@ -163,6 +189,8 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
 
     # bytes per GPU per step, by dimension
     tp_passes = 1.5 if train.recompute == "full" else 1.0  # the recomputed forward's 2 of 6
+    # ZeRO-3 under full recomputation gathers the parameters once more (_zero3_passes)
+    zero3_extra = _zero3_passes(train.recompute) / 3 if config.zero_stage == 3 else 1.0
     grad_bytes = max(stage_params(model, tp, pp, st) for st in {0, pp - 1}) * e
     comm_bytes = {
         "tp": tp_passes * cost.tp_bytes_per_step(mb, s, h, m, layers_per_stage(model, pp), tp,
@@ -170,7 +198,7 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
         "pp": (v * cost.pp_bytes_per_step(mb, s, h, m, bytes_per_element=e) / tp
                if pp > 1 else 0.0),
         "dp": cost.dp_bytes_per_step(grad_bytes, dp, zero_stage=config.zero_stage,
-                                     n_microbatches=m) if dp > 1 else 0.0,
+                                     n_microbatches=m) * zero3_extra if dp > 1 else 0.0,
     }
     spans = {"tp": tp, "pp": tp * pp, "dp": tp * pp * dp}
     comm_s = {k: cost.seconds_on_link(b, _link(cluster, spans[k], efficiency)[0])
@@ -179,7 +207,7 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
     microbatch_s = compute_mb + (comm_s["tp"] + comm_s["pp"]) / m
     pipeline_s = cost.pipeline_step_seconds(microbatch_s, m, pp, v)
     dp_exposed = _dp_exposed_s(comm_s["dp"], config.zero_stage, compute_mb, m,
-                               train.overlap_grad_reduce)
+                               train.overlap_grad_reduce, train.recompute)
     return dict(compute_s=m * compute_mb, comm_bytes=comm_bytes, comm_s=comm_s,
                 dp_exposed_s=dp_exposed, step_s=pipeline_s + dp_exposed)
 

@@ -18,11 +18,15 @@ from labs.planner import calibration
 
 BAND = 0.30  # every row within 30 % of its paper's figure ...
 MEDIAN = 0.15  # ... and the median |error| within 15 % (issue 29, item 3)
-# PTD-P Table 2: ZeRO-3 without model parallelism. The planner hides ZeRO-3's parameter
-# gathers under compute (prefetching) and overestimates these rows by 35-47 %: a known gap,
-# kept in the table and checked for its direction and size, and said in 2.4 and 2.5 wherever a
-# search ranks ZeRO-3 first. Not widened elsewhere.
-ZERO3_GAP = (0.25, 0.50)
+# PTD-P Table 2: ZeRO-3 without model parallelism. The planner counts 4 passes over the
+# parameters per micro-batch under full recomputation (3 gathers + 1 reduce-scatter) and hides
+# each pass's gathers only under that pass's compute: the two communication-bound rows (768 and
+# 1536 GPUs) land within 10 %. The compute-bound row (384 GPUs, 4 sequences per GPU), where
+# compute and gathers take about the same time, stays 35 % high: the planner assumes they
+# overlap perfectly. A known gap, kept in the table, checked for its direction and size, and
+# said in 2.4. Not widened elsewhere.
+ZERO3_GAP = (0.25, 0.40)
+ZERO3_GAP_ROW = "ZeRO-3 175B, 384 GPUs"
 ROWS = calibration.table()
 
 
@@ -50,11 +54,10 @@ def problems(estimated: dict, rows=ROWS) -> list:
     for r in rows:
         name = r.run.name
         err = errors[name]
-        low, high = ZERO3_GAP if r.run.zero_stage == 3 and not r.run.searched else (-BAND, BAND)
+        low, high = ZERO3_GAP if name == ZERO3_GAP_ROW else (-BAND, BAND)
         if not low <= err <= high:
             out.append(f"{name}: {err:+.0%} outside [{low:+.0%}, {high:+.0%}]")
-    median = statistics.median(abs(e) for n, e in errors.items()
-                               if not n.startswith("ZeRO-3"))
+    median = statistics.median(abs(e) for e in errors.values())
     if median > MEDIAN:
         out.append(f"median |error| {median:.0%} > {MEDIAN:.0%}")
     # PTD-P Table 1: 135-163 TFLOP/s rising with the model; the estimates must rank alike
