@@ -14,6 +14,7 @@ bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second.
   parallelism send one activation forward and its gradient backward per stage boundary and
   micro-batch: few, large messages (PTD-P, arXiv:2104.04473 §3.2).
 - The bubble of a pipeline step: (p-1)/(v·m+p-1) (PTD-P §2.2).
+  ZB-H1's, backward split into B and W: (p-1)(t_F+t_B-t_W) idle per rank (Qi et al. 2024).
 - Context parallelism passes K/V blocks around a ring; expert parallelism all-to-alls tokens.
 - Time: seconds on a link (latency + bytes / bandwidth), training FLOPs (6·N per token).
 - The decision, one type (:class:`FitDecision`) for three questions: does a model fit one card
@@ -38,6 +39,7 @@ __all__ = [
     "ring_all_reduce_bytes_per_rank", "naive_all_reduce_bytes_busiest_rank", "bus_bandwidth",
     "activation_message_bytes", "tp_layer_comm", "layerwise_comm", "pp_bytes_per_step",
     "tp_bytes_per_step", "schedule_bytes", "bubble_fraction", "min_microbatches",
+    "zb_h1_bubble_seconds", "zb_h1_bubble_fraction",
     "seconds_on_link", "training_flops", "FitDecision", "fits_on_one_card", "tp_decision",
     "pp_decision", "pipeline_bubble_ratio", "pipeline_step_seconds", "matmul_flops",
     "compute_seconds", "dp_bytes_per_step", "exposed_seconds", "flops_utilization",
@@ -158,6 +160,25 @@ def pipeline_step_seconds(microbatch_s: float, m: int, p: int, v: int = 1) -> fl
     """Time of one pipeline step whose slowest stage needs ``microbatch_s`` per micro-batch
     (forward + backward): m·t·(1 + (p-1)/(v·m)) = (m + (p-1)/v)·t (PTD-P §2.2)."""
     return m * microbatch_s * (1 + pipeline_bubble_ratio(p, m, v))
+
+
+def zb_h1_bubble_seconds(p: int, m: int, t_f: float = 1.0, t_b: float = 1.0,
+                         t_w: float = 1.0) -> float:
+    """Idle time per rank of a ZB-H1 step, backward split into B (input gradient, ``t_b``) and W
+    (weight gradient, ``t_w``): (p-1)(t_F + t_B - t_W) once m >= p (Qi et al., "Zero Bubble
+    Pipeline Parallelism", ICLR 2024, arXiv:2401.10241 §3.1; 1F1B's is (p-1)(t_F + t_B + t_W)).
+    With m < p only m - 1 W can fill it: (p-1)(t_F + t_B) - (m-1)·t_W. For t_W <= t_F
+    and t_W <= t_B (the paper's regime, t_F ≈ t_B ≈ t_W); outside it, simulate the schedule."""
+    return (p - 1) * (t_f + t_b) - (min(m, p) - 1) * t_w
+
+
+def zb_h1_bubble_fraction(p: int, m: int, t_f: float = 1.0, t_b: float = 1.0,
+                          t_w: float = 1.0) -> float:
+    """Idle share of a ZB-H1 step: :func:`zb_h1_bubble_seconds` over itself plus the m·(t_F +
+    t_B + t_W) of compute; with t_F = t_B = t_W and m >= p, (p-1)/(3m + p-1): about a third of
+    1F1B's (p-1)/(m + p-1) when m >> p."""
+    idle = zb_h1_bubble_seconds(p, m, t_f, t_b, t_w)
+    return idle / (idle + m * (t_f + t_b + t_w))
 
 
 def min_microbatches(p: int, target: float, v: int = 1) -> int:

@@ -2,8 +2,8 @@
 
 Style, in one place for every figure of every package: 7×3 inches at 110 dpi (770×330 pixels,
 readable on a laptop screen at 100 % zoom; the executed notebooks in ``solutions/`` stay a few
-MiB), one palette (:data:`COLORS`: blue
-forward, orange backward, red communication), one way to print a number on a figure
+MiB), one palette (:data:`COLORS`: blue forward, orange backward, green weight gradient,
+red communication), one way to print a number on a figure
 (:func:`format_number`: 8, 0.273, 641.0 -- not 641.031 or 1.28e+03) and a size
 (:func:`format_bytes`). Labels, titles and legends are messages (:mod:`labs.messages`, area
 ``plots``) in the notebook's language; Chinese needs the CJK font that :mod:`labs.fonts`
@@ -44,7 +44,8 @@ __all__ = ["FIGSIZE", "DPI", "COLORS", "label", "mode_label", "format_number", "
 FIGSIZE = (7, 3)  # inches
 DPI = 110
 BLUE, ORANGE, RED, GREY = "#4C72B0", "#DD8452", "#C44E52", "#8C8C8C"
-COLORS = {"F": BLUE, "B": ORANGE, "forward": BLUE, "backward": ORANGE, "compute": BLUE,
+GREEN = "#55A868"  # the weight gradient W of a split backward (zero-bubble pipelines)
+COLORS = {"F": BLUE, "B": ORANGE, "W": GREEN, "forward": BLUE, "backward": ORANGE, "compute": BLUE,
           "grad input": BLUE, "grad weight": ORANGE, "send": RED, "recv": RED, "all-reduce": RED,
           "communication": RED, "send-recv": "#8172B2"}
 
@@ -207,7 +208,7 @@ _MODES = {REAL_COMPUTE: "plots.mode_real_compute", SIMULATED: "plots.mode_simula
 _KINDS = {"forward": "plots.kind_forward", "backward": "plots.kind_backward",
           "compute": "plots.kind_compute", "communication": "plots.kind_communication",
           "grad input": "plots.kind_grad_input", "grad weight": "plots.kind_grad_weight",
-          "idle": "plots.kind_idle"}
+          "W": "plots.kind_grad_weight", "idle": "plots.kind_idle"}
 
 
 def mode_label(mode: str) -> str:
@@ -259,7 +260,8 @@ def _draw_timeline(ax, timeline: Timeline, title: str, show_idle: bool | None) -
 def plot_timeline(timeline: Timeline, *, title: str = "", show_idle: bool | None = None,
                   figsize=None):
     """A Gantt chart of any :class:`~labs.timeline.Timeline`: one row per rank (or lane), a bar
-    per event coloured by kind (blue forward, orange backward, red communication), the number
+    per event coloured by kind (blue forward, orange backward, green weight gradient W when the
+    backward is split, red communication), the number
     on a bar is its micro-batch, lighter bars are later model chunks (interleaved 1F1B). Rows
     that are ranks also show their idle share. The title names the timeline's mode."""
     fig, ax = subplots(figsize=figsize)

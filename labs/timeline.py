@@ -24,7 +24,7 @@ REAL_COMPUTE = "real compute"  # measured, every action taking what it takes
 SIMULATED = "simulated (ideal)"  # computed on paper from stated durations
 
 # kinds of event that count as a rank being busy computing (the rest is communication or waiting)
-COMPUTE_KINDS = ("F", "B", "forward", "backward", "compute", "grad input", "grad weight")
+COMPUTE_KINDS = ("F", "B", "W", "forward", "backward", "compute", "grad input", "grad weight")
 
 
 class Event(NamedTuple):
@@ -86,12 +86,14 @@ class Timeline:
         return [1.0 - busy / (t1 - t0) for busy in self.busy_seconds()]
 
     def peak_in_flight(self) -> list[int]:
-        """Per row: the most micro-batches (per stage summed) forwarded but not yet backwarded."""
+        """Per row: the most micro-batches (per stage summed) forwarded but not yet backwarded
+        (with the backward split into B and W: whose W has not run yet)."""
         peaks = []
         for row in self.events:
             live = peak = 0
+            done = "W" if any(e[0] == "W" for e in row) else "B"
             for e in sorted(row, key=lambda e: e[3]):
-                live += 1 if e[0] == "F" else -1 if e[0] == "B" else 0
+                live += 1 if e[0] == "F" else -1 if e[0] == done else 0
                 peak = max(peak, live)
             peaks.append(peak)
         return peaks

@@ -131,6 +131,10 @@ MESSAGES = {
         "zh": "rank {r}：stage {stage} 的 {action} 排在它的前向之前",
         "en": "rank {r}: {action} of stage {stage} comes before its forward",
     },
+    "weight_before_input": {
+        "zh": "rank {r}：stage {stage} 的 {action} 排在它的 B（输入梯度）之前",
+        "en": "rank {r}: {action} of stage {stage} comes before its B (input gradient)",
+    },
     "waits_at": {
         "zh": "rank {r} 停在 {action}（第 {pos} 个动作，从 0 数起）",
         "en": "rank {r} waits at {action} (action {pos})",
@@ -185,6 +189,10 @@ MESSAGES = {
     "fig_fixed_time_mode": {
         "zh": "固定时长模式（每个 stage：F={forward} ms，B={backward} ms）",
         "en": "fixed-time mode (F={forward} ms, B={backward} ms per stage)",
+    },
+    "fig_fixed_time_mode_split": {
+        "zh": "固定时长模式（每个 stage：F={forward} ms，B={backward} ms，W={weight} ms）",
+        "en": "fixed-time mode (F={forward} ms, B={backward} ms, W={weight} ms per stage)",
     },
     "fig_bubble_title": {
         "zh": "流水线气泡：实测与理论",

@@ -2,7 +2,8 @@
 
 ``run_schedule`` walks ``schedule[rank]`` (built by :mod:`labs.pipeline.schedules`) action by
 action: a forward runs the stage on the micro-batch's input, a backward runs autograd from the
-gradient that came back, a send is an ``isend`` (asynchronous: it never blocks the rank), a
+gradient that came back (split in two when the schedule has W actions: B differentiates the
+stage input only, keeping the graph; W later accumulates the weight gradients from it), a send is an ``isend`` (asynchronous: it never blocks the rank), a
 receive is an ``irecv`` waited on at once (the messages: :mod:`labs.pipeline.comm`). Before
 anything runs, every rank simulates the whole schedule, so a schedule that would deadlock is an
 error, not a hang. The loop itself is :func:`run_actions` (short, shown in notebook 2.3); what
@@ -36,7 +37,7 @@ from torch import Tensor, nn
 
 from labs.messages import text
 from labs.pipeline.comm import recv_message, send_message
-from labs.pipeline.schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, Action, stage_rank
+from labs.pipeline.schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, W, Action, stage_rank
 from labs.pipeline.simulator import simulate
 from labs.timeline import REAL_COMPUTE, Event, Timeline
 
@@ -47,13 +48,15 @@ __all__ = ["REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule"
 @dataclass(frozen=True)
 class FixedTime:
     """Fixed-time mode: a forward of stage s takes ``forward_s`` seconds, a backward
-    ``backward_s`` (a number for every stage, or one per stage)."""
+    ``backward_s`` (a number for every stage, or one per stage); with the backward split, B
+    (input gradient) takes ``backward_s`` and W (weight gradient) ``weight_s``."""
 
     forward_s: float | Sequence[float] = 0.010
     backward_s: float | Sequence[float] = 0.020
+    weight_s: float | Sequence[float] = 0.0
 
     def duration(self, kind: str, stage: int) -> float:
-        value = self.forward_s if kind == F else self.backward_s
+        value = {F: self.forward_s, B: self.backward_s, W: self.weight_s}[kind]
         return float(value[stage]) if isinstance(value, (list, tuple)) else float(value)
 
     @property
@@ -64,6 +67,9 @@ class FixedTime:
         def ms(v):
             return (f"{v * 1e3:g}" if not isinstance(v, (list, tuple))
                     else "/".join(f"{x * 1e3:.3g}" for x in v))
+        if self.weight_s:
+            return label("pipeline.fig_fixed_time_mode_split", forward=ms(self.forward_s),
+                         backward=ms(self.backward_s), weight=ms(self.weight_s))
         return label("pipeline.fig_fixed_time_mode", forward=ms(self.forward_s),
                      backward=ms(self.backward_s))
 
@@ -74,7 +80,7 @@ def mode_label(timing: FixedTime | None) -> str:
 
 class Recorder:
     """Per-rank record of a run: (kind, mb, stage, start, end) per action, micro-batches in
-    flight (forwarded, not yet backwarded), bytes of activations saved for backward."""
+    flight (forwarded, not yet backwarded; with the backward split, W not yet run), bytes of activations saved for backward."""
 
     def __init__(self) -> None:
         self.events: list[tuple] = []
@@ -141,7 +147,8 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
     if len(schedule) != p:
         raise ValueError(text("pipeline.schedule_ranks", n=len(schedule), p=p))
     plan = simulate(schedule).info  # raises DeadlockError / ScheduleError before any message
-    ctx = RankContext(rank=rank, n_ranks=p, n_stages=plan["n_stages"],
+    split = any(a.kind == W for a in schedule[rank])
+    ctx = RankContext(rank=rank, n_ranks=p, n_stages=plan["n_stages"], split=split,
                       n_microbatches=plan["n_microbatches"],
                       device=next(next(iter(stages.values())).parameters()).device,
                       params={q.untyped_storage().data_ptr()
@@ -160,8 +167,9 @@ def run_actions(actions: Sequence[Action], stages: dict[int, nn.Module], ctx: Ra
     """The executor's core loop: run one rank's actions in order.
 
     A forward runs the stage on its input and keeps input and output for the backward (the last
-    stage's output is its loss / m); a backward runs autograd from the gradient of the output; a
-    send ships an output forward or an input's gradient back. ``ctx`` (:class:`RankContext`)
+    stage's output is its loss / m); a backward runs autograd from the gradient of the output
+    (split, B differentiates the stage input only and W the weights later); a send ships an
+    output forward or an input's gradient back. ``ctx`` (:class:`RankContext`)
     holds what arrived, the messages, the clock and the saved-bytes count."""
     for a in actions:
         key = (a.mb, a.stage)
@@ -190,13 +198,14 @@ def run_actions(actions: Sequence[Action], stages: dict[int, nn.Module], ctx: Ra
                 ctx.y_out[key] = out
         elif a.kind == B:
             with ctx.computing(a):
-                if a.stage == ctx.n_stages - 1:
-                    ctx.y_out.pop(key).backward()
+                out, grad = ctx.output_and_grad(key)  # the loss / m on the last stage: grad None
+                if ctx.split:  # zero-bubble: the input's gradient now, the weights' at W
+                    ctx.input_gradient(key, out, grad)
                 else:
-                    grad = ctx.grad_out.pop(key, None)
-                    if grad is None:  # next stage on this rank (interleaved)
-                        grad = ctx.x_in[(a.mb, a.stage + 1)].grad
-                    torch.autograd.backward(ctx.y_out.pop(key), grad)
+                    torch.autograd.backward(out, grad)
+        elif a.kind == W:
+            with ctx.computing(a):
+                ctx.weight_gradient(key, stages[a.stage])
 
 
 class RankContext:
@@ -205,8 +214,9 @@ class RankContext:
 
     def __init__(self, *, rank: int, n_ranks: int, n_stages: int, n_microbatches: int, device,
                  params: set[int], activation_shape: Sequence[int], dtype: torch.dtype,
-                 group, timing: FixedTime | None, recorder: Recorder, counter=None) -> None:
-        self.rank, self.n_ranks, self.device = rank, n_ranks, device
+                 group, timing: FixedTime | None, recorder: Recorder, counter=None,
+                 split: bool = False) -> None:
+        self.rank, self.n_ranks, self.device, self.split = rank, n_ranks, device, split
         self.n_stages, self.n_microbatches = n_stages, n_microbatches
         self.params, self.activation_shape, self.dtype = params, activation_shape, dtype
         self.group, self.timing, self.recorder, self.counter = group, timing, recorder, counter
@@ -214,12 +224,42 @@ class RankContext:
         self.y_out: dict[tuple, Tensor] = {}  # stage output, or the loss / m on the last stage
         self.grad_out: dict[tuple, Tensor] = {}  # gradient of the stage output
         self.losses: list[Tensor] = []  # the last stage's micro-batch losses (unscaled)
+        self.owed_w: dict[tuple, tuple] = {}  # split backward: (output, its gradient) until W
         self.sends: list[tuple[dist.Work, Tensor]] = []  # waited on at the end
         self.clock = _Clock(timing, recorder)
 
     def holds(self, stage: int) -> bool:
         """Whether this rank holds ``stage`` (interleaved schedules give a rank several)."""
         return stage_rank(stage, self.n_ranks) == self.rank
+
+    def output_and_grad(self, key: tuple) -> tuple:
+        """For a backward: the stage output (the loss / m on the last stage, gradient None)
+        and the gradient of it that came back (or, interleaved, from this rank's next stage)."""
+        mb, stage = key
+        if stage == self.n_stages - 1:
+            return self.y_out.pop(key), None  # the loss / m: its gradient is 1
+        grad = self.grad_out.pop(key, None)
+        if grad is None:  # next stage on this rank (interleaved)
+            grad = self.x_in[(mb, stage + 1)].grad
+        return self.y_out.pop(key), grad
+
+    def input_gradient(self, key: tuple, out: Tensor, grad: Tensor | None) -> None:
+        """Split backward, B: the gradient of the stage input only (what the previous stage
+        waits for), the graph kept for W. The first stage's input (token ids) has none: its B
+        computes nothing and its W the whole backward."""
+        x = self.x_in.get(key)
+        if x is not None and x.requires_grad:
+            (x.grad,) = torch.autograd.grad(out, x, grad, retain_graph=True)
+        self.owed_w[key] = (out, grad)
+
+    def weight_gradient(self, key: tuple, stage: nn.Module) -> None:
+        """Split backward, W: accumulate the stage's weight gradients from the graph B kept,
+        then free it. It walks the stage's graph again (torch's stage_backward_weight keeps
+        the intermediate gradients instead), so in real compute B + W cost more than one
+        backward; fixed-time mode states their durations."""
+        out, grad = self.owed_w.pop(key)
+        torch.autograd.backward(out, grad, inputs=[q for q in stage.parameters()
+                                                   if q.requires_grad])
 
     def recv(self, a: Action, kind: str) -> Tensor:
         src_stage = a.stage - 1 if kind == F else a.stage + 1
@@ -241,7 +281,8 @@ class RankContext:
     def computing(self, a: Action):
         """Around a forward or backward: its start and end on the clock; for a forward, the
         bytes of activations autograd saves for its backward."""
-        needs = (F, a.mb, a.stage - 1) if a.kind == F else (B, a.mb, a.stage + 1)
+        needs = {F: (F, a.mb, a.stage - 1), B: (B, a.mb, a.stage + 1),
+                 W: (B, a.mb, a.stage)}[a.kind]  # W: its own B, on this rank
         start = self.clock.begin(a, needs)
         if a.kind == F:
             saved = _SavedBytes(self.params)
@@ -250,7 +291,8 @@ class RankContext:
             self.recorder.forward_done((a.mb, a.stage), saved.nbytes)
         else:
             yield
-            self.recorder.backward_done((a.mb, a.stage))
+            if not (self.split and a.kind == B):  # split: the activations stay until W
+                self.recorder.backward_done((a.mb, a.stage))
         self.clock.end(a, start)
 
 

@@ -16,10 +16,12 @@ model chunks per rank (interleaved 1F1B) rank r holds stages r, r + p, r + 2p, .
 
 GPipe: Huang et al., arXiv:1811.06965. 1F1B (PipeDream-Flush) and interleaved 1F1B:
 Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
-Megatron-LM" (PTD-P), arXiv:2104.04473 §2.2.
+Megatron-LM" (PTD-P), arXiv:2104.04473 §2.2. ZB-H1: Qi et al., "Zero Bubble Pipeline
+Parallelism", ICLR 2024, arXiv:2401.10241 §3 (torch's ScheduleInterleavedZeroBubble with one
+chunk per rank computes the same order).
 
-Owns: actions and the GPipe / 1F1B / interleaved orders. Must not: communicate, import torch, hold
-the bubble formulas (labs.cost) or print.
+Owns: actions and the GPipe / 1F1B / interleaved / ZB-H1 orders. Must not: communicate, import
+torch, hold the bubble formulas (labs.cost) or print.
 """
 from __future__ import annotations
 
@@ -28,16 +30,17 @@ from typing import NamedTuple, Sequence
 from labs.cost import bubble_fraction, min_microbatches  # the formulas live in labs.cost
 from labs.messages import text
 
-__all__ = ["F", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",
+__all__ = ["F", "B", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",
            "Schedule", "stage_rank", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
-           "interleaved_order", "add_communication", "SCHEDULES", "build_schedule",
-           "compute_order", "bubble_fraction", "min_microbatches"]
+           "interleaved_order", "zb_h1_order", "in_flight_bound", "add_communication",
+           "SCHEDULES", "build_schedule", "compute_order", "bubble_fraction", "min_microbatches"]
 
 F, B = "F", "B"  # compute: forward / backward of one micro-batch on one stage
+W = "W"  # weight gradient, when the backward is split: B is then the input gradient only
 SEND_F, RECV_F = "SEND_F", "RECV_F"  # the activation leaving stage s / entering stage s
 SEND_B, RECV_B = "SEND_B", "RECV_B"  # the gradient leaving stage s backwards / entering stage s
-COMPUTE = (F, B)
-KINDS = (F, B, SEND_F, RECV_F, SEND_B, RECV_B)
+COMPUTE = (F, B, W)
+KINDS = (F, B, W, SEND_F, RECV_F, SEND_B, RECV_B)
 
 
 class Action(NamedTuple):
@@ -134,6 +137,44 @@ def interleaved_order(n_ranks: int, n_chunks: int, n_microbatches: int, rank: in
     return order
 
 
+def zb_h1_order(n_stages: int, n_microbatches: int, stage: int) -> list[Action]:
+    """ZB-H1 (Qi et al. 2024 §3.1): 1F1B's order with each backward split into B (input
+    gradient) and W (weight gradient). Stage s runs 1F1B's warmup, then its first s backwards
+    without their W (those W wait: the rank would otherwise idle in the cooldown), then one W
+    after every B, and the W still owed at the end. Nothing waits for a W, so the previous
+    stage gets its gradient a W earlier; the bubble shrinks to (p-1)(t_F + t_B - t_W). A
+    micro-batch is in flight from its F to its W: at most p on every stage (1F1B's peak).
+    """
+    _check_counts(n_stages, n_microbatches)
+    m, warmup = n_microbatches, one_f_one_b_warmup(n_stages, n_microbatches, stage)
+    order, owed = [Action(F, i, stage) for i in range(warmup)], []
+
+    def backward(i: int) -> None:
+        owed.append(i)
+        order.append(Action(B, i, stage))
+        if i >= stage:  # the first ``stage`` backwards leave their W for later
+            order.append(Action(W, owed.pop(0), stage))
+
+    for k in range(m - warmup):
+        order.append(Action(F, warmup + k, stage))
+        backward(k)
+    for i in range(m - warmup, m):
+        backward(i)
+    return order + [Action(W, i, stage) for i in owed]
+
+
+def in_flight_bound(name: str, n_ranks: int, n_microbatches: int, stage: int,
+                    n_chunks: int = 1) -> int:
+    """The most micro-batches a stage of schedule ``name`` holds activations for (forwarded,
+    weight gradient not yet computed): GPipe m; 1F1B min(p - s, m) (PTD-P §2.2); ZB-H1
+    min(p, m) on every stage (Qi et al. §3.1: 1F1B's peak, p); interleaved: not bounded here."""
+    p, m = n_ranks, n_microbatches
+    bounds = {"gpipe": m, "1f1b": min(p - stage, m), "zb-h1": min(p, m)}
+    if name not in bounds:
+        raise ValueError(text("pipeline.unknown_schedule", name=name, schedules=tuple(bounds)))
+    return bounds[name]
+
+
 def add_communication(orders: Sequence[Sequence[Action]], n_stages: int | None = None) -> Schedule:
     """Insert the sends and receives into per-rank compute orders.
 
@@ -160,7 +201,7 @@ def add_communication(orders: Sequence[Sequence[Action]], n_stages: int | None =
     return schedule
 
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved")
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1")
 
 
 def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int = 1) -> Schedule:
@@ -171,6 +212,8 @@ def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int =
         orders = [one_f_one_b_order(n_ranks, n_microbatches, r) for r in range(n_ranks)]
     elif name == "interleaved":
         orders = [interleaved_order(n_ranks, n_chunks, n_microbatches, r) for r in range(n_ranks)]
+    elif name == "zb-h1":
+        orders = [zb_h1_order(n_ranks, n_microbatches, r) for r in range(n_ranks)]
     else:
         raise ValueError(text("pipeline.unknown_schedule", name=name, schedules=SCHEDULES))
     if name != "interleaved" and n_chunks != 1:
@@ -179,5 +222,6 @@ def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int =
 
 
 def compute_order(actions: Sequence[Action]) -> list[str]:
-    """A rank's compute actions as strings, e.g. ['F0', 'F1', 'B0', ...]."""
+    """A rank's compute actions as strings, e.g. ['F0', 'F1', 'B0', ...] (and 'W0' ... when the
+    backward is split)."""
     return [str(a) for a in actions if a.kind in COMPUTE]

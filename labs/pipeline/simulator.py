@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from labs.messages import text
-from labs.pipeline.schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, Action,
-                                     stage_rank)
+from labs.pipeline.schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, W,
+                                     Action, stage_rank)
 from labs.timeline import SIMULATED, Event, Timeline
 
 __all__ = ["ScheduleError", "DeadlockError", "validate", "simulate"]
@@ -42,7 +42,8 @@ def _message(a: Action) -> tuple:
 
 
 def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
-    """Check every F and B appears exactly once, on the rank holding its stage.
+    """Check every F and B appears exactly once, on the rank holding its stage (and every W
+    too, when the schedule splits the backward: one W in the schedule means all of them).
 
     Returns (n_stages, n_microbatches). Raises ScheduleError saying what is wrong.
     """
@@ -65,8 +66,9 @@ def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
         if key in seen:
             raise ScheduleError(text("pipeline.twice", action=a, stage=a.stage, r=r))
         seen[key] = r
+    kinds = COMPUTE if any(a.kind == W for _, a in computes) else (F, B)
     missing = [text("pipeline.action_of_stage", action=f"{k}{i}", stage=s)
-               for k in COMPUTE for s in range(n_stages) for i in range(m) if (k, i, s) not in seen]
+               for k in kinds for s in range(n_stages) for i in range(m) if (k, i, s) not in seen]
     if missing:
         shown = text("pipeline.list_sep").join(missing[:6])
         raise ScheduleError(text("pipeline.never_runs_more", missing=shown, more=len(missing) - 6)
@@ -75,10 +77,11 @@ def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
 
 
 def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=2.0,
-             comm_s: float = 0.0) -> Timeline:
+             weight_s=0.0, comm_s: float = 0.0) -> Timeline:
     """Run ``schedule`` on paper: prove it completes and compute its ideal timeline.
 
-    Compute of stage s takes ``forward_s`` / ``backward_s`` seconds (a number, or one per stage);
+    Compute of stage s takes ``forward_s`` / ``backward_s`` / ``weight_s`` seconds (a number, or
+    one per stage) for F / B / W: with the backward split, B is the input gradient alone;
     a message arrives ``comm_s`` after it was sent; sends never block, receives wait for their
     message. Raises DeadlockError when every unfinished rank waits for a message no rank will
     send, ScheduleError for a missing, repeated, misplaced or out-of-order action.
@@ -96,6 +99,8 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
         """Messages or local results compute action ``a`` depends on (besides its own F)."""
         if a.kind == F:
             return [(F, a.mb, a.stage - 1)] if a.stage > 0 else []
+        if a.kind == W:  # its own B, on this rank: checked below
+            return []
         return [(B, a.mb, a.stage + 1)] if a.stage < n_stages - 1 else []
 
     def step(r: int, a: Action) -> bool:
@@ -130,7 +135,9 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
                                          what=what, kind=key[0], mb=key[1], src=key[2], how=how))
         if a.kind == B and (F, a.mb, a.stage) not in done:
             raise ScheduleError(text("pipeline.before_forward", r=r, action=a, stage=a.stage))
-        duration = _per_stage(forward_s if a.kind == F else backward_s, a.stage)
+        if a.kind == W and (B, a.mb, a.stage) not in done:
+            raise ScheduleError(text("pipeline.weight_before_input", r=r, action=a, stage=a.stage))
+        duration = _per_stage({F: forward_s, B: backward_s, W: weight_s}[a.kind], a.stage)
         start = clock[r]
         clock[r] = start + duration
         done[(a.kind, a.mb, a.stage)] = clock[r]
@@ -156,4 +163,4 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
                                  peer=inbox[k][0]))
     return Timeline(events, mode=SIMULATED,
                     info=dict(n_stages=n_stages, n_microbatches=m, forward_s=forward_s,
-                              backward_s=backward_s, comm_s=comm_s))
+                              backward_s=backward_s, weight_s=weight_s, comm_s=comm_s))

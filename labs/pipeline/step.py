@@ -194,19 +194,24 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
 
 
 def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None) -> dict:
-    """On a rank: the same steps with torch.distributed.pipelining (ScheduleGPipe or
-    Schedule1F1B) on the same split, model and batch."""
+    """On a rank: the same steps with torch.distributed.pipelining (ScheduleGPipe,
+    Schedule1F1B, or for "zb-h1" ScheduleInterleavedZeroBubble with one stage per rank: its
+    ZB1P order is :func:`labs.pipeline.schedules.zb_h1_order`'s) on the same split, model and
+    batch."""
     # why here: torch.distributed.pipelining takes ~3 s to import, and only this comparison uses it
-    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+    from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe,
+                                              ScheduleInterleavedZeroBubble)
 
-    classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
+    classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B,
+               "zb-h1": ScheduleInterleavedZeroBubble}
     if run.schedule not in classes or run.n_chunks != 1:
         raise ValueError(text("pipeline.torch_compare", schedules=sorted(classes)))
     rank, p = dist.get_rank(group), dist.get_world_size(group)
     m = run.n_microbatches
     (module,) = build_stages(run, group).values()
     stage = PipelineStage(module, rank, p, labs.device(), group=group)
-    schedule = classes[run.schedule](stage, n_microbatches=m, loss_fn=language_model_loss)
+    stage_arg = [stage] if run.schedule == "zb-h1" else stage  # the multi-stage class: a list
+    schedule = classes[run.schedule](stage_arg, n_microbatches=m, loss_fn=language_model_loss)
     opt = make_optimizer(module.parameters(), run.optimizer, lr=run.lr)
     step_s, losses = [], []
     for step in range(run.steps):

@@ -1,0 +1,96 @@
+"""Zero-bubble pipelines as data (issue 28): the W action, the ZB-H1 order, its validation, its
+simulated bubble against labs.cost's formula and its in-flight bound. On paper only: no ranks,
+no torch (the real-rank runs are test_zero_bubble_ranks.py's).
+"""
+from __future__ import annotations
+
+import pytest
+
+from labs import cost
+from labs import pipeline as pp
+from labs.pipeline.schedules import Action, compute_order, in_flight_bound, zb_h1_order
+from tests.support.messages import said
+
+CASES = [(p, m) for p in (2, 3, 4, 6) for m in (1, 2, 3, 4, 5, 8, 16)]
+
+
+@pytest.mark.parametrize("p, m", CASES)
+def test_zb_h1_is_1f1b_with_each_backward_split_and_w_deferred(p, m):
+    for s in range(p):
+        order = zb_h1_order(p, m, s)
+        f_and_b = [a for a in order if a.kind != "W"]
+        assert f_and_b == pp.one_f_one_b_order(p, m, s)  # F and B exactly where 1F1B has them
+        ws = [a.mb for a in order if a.kind == "W"]
+        assert ws == list(range(m))  # every W once, oldest first
+        for a in order:  # every W after its own B
+            if a.kind == "W":
+                assert order.index(Action("B", a.mb, s)) < order.index(a)
+        # stage s leaves s W for later: its first W (W0) comes after B0 .. Bs
+        first_w = next(i for i, a in enumerate(order) if a.kind == "W")
+        assert sum(a.kind == "B" for a in order[:first_w]) == min(s + 1, m)
+
+
+def test_zb_h1_order_of_four_stages():
+    assert compute_order(zb_h1_order(4, 6, 3)) == [
+        "F0", "B0", "F1", "B1", "F2", "B2", "F3", "B3", "W0", "F4", "B4", "W1", "F5", "B5",
+        "W2", "W3", "W4", "W5"]
+    assert compute_order(zb_h1_order(4, 6, 0)) == [
+        "F0", "F1", "F2", "F3", "B0", "W0", "F4", "B1", "W1", "F5", "B2", "W2", "B3", "W3",
+        "B4", "W4", "B5", "W5"]
+
+
+@pytest.mark.parametrize("p, m", CASES)
+def test_simulated_zb_h1_bubble_equals_the_formula(p, m):
+    for t_f, t_b, t_w in [(1, 1, 1), (1, 2, 1), (2, 1, 1), (1, 1, 0.5), (2, 2, 1.5)]:
+        schedule = pp.build_schedule("zb-h1", p, m)
+        timeline = pp.simulate(schedule, forward_s=t_f, backward_s=t_b, weight_s=t_w)
+        idle = timeline.span()[1] - m * (t_f + t_b + t_w)
+        assert idle == pytest.approx(cost.zb_h1_bubble_seconds(p, m, t_f, t_b, t_w))
+        for share in timeline.idle_fraction():  # every rank idles the same
+            assert share == pytest.approx(cost.zb_h1_bubble_fraction(p, m, t_f, t_b, t_w))
+        one_f_one_b = pp.simulate(pp.build_schedule("1f1b", p, m), forward_s=t_f,
+                                  backward_s=t_b + t_w)  # the same work, backward unsplit
+        assert max(timeline.idle_fraction()) <= max(one_f_one_b.idle_fraction()) + 1e-12
+        if m >= 2 and p >= 2:
+            assert timeline.span()[1] < one_f_one_b.span()[1]  # W fills 1F1B's bubble
+
+
+def test_zb_h1_bubble_is_a_third_of_1f1b_when_t_f_t_b_t_w_are_equal():
+    p = 4
+    assert cost.zb_h1_bubble_seconds(p, 8) == (p - 1) * 1  # (p-1)(t_F + t_B - t_W)
+    # 1F1B idles (p-1)(t_F + t_B + t_W) = 3(p-1): three times as long
+    one_f_one_b = pp.simulate(pp.build_schedule("1f1b", p, 8), forward_s=1, backward_s=2)
+    assert one_f_one_b.span()[1] - 8 * 3 == 3 * cost.zb_h1_bubble_seconds(p, 8)
+    assert cost.zb_h1_bubble_fraction(p, 8) == pytest.approx((p - 1) / (3 * 8 + p - 1))
+
+
+@pytest.mark.parametrize("p, m", CASES)
+@pytest.mark.parametrize("name", ["gpipe", "1f1b", "zb-h1"])
+def test_simulated_peak_in_flight_equals_the_bound(name, p, m):
+    timeline = pp.simulate(pp.build_schedule(name, p, m), forward_s=1, backward_s=1, weight_s=1)
+    assert timeline.peak_in_flight() == [in_flight_bound(name, p, m, s) for s in range(p)]
+    if name == "zb-h1":  # 1F1B's peak (its first stage's), on every stage
+        assert timeline.peak_in_flight() == [in_flight_bound("1f1b", p, m, 0)] * p
+
+
+def test_w_needs_no_message_and_adds_none():
+    schedule = pp.build_schedule("zb-h1", 3, 4)
+    plain = pp.build_schedule("1f1b", 3, 4)
+    for rank in range(3):
+        assert [a for a in schedule[rank] if a.kind != "W"] == plain[rank]
+
+
+def test_w_before_its_b_and_a_missing_w_are_refused(monkeypatch):
+    monkeypatch.setenv("LABS_LANG", "en")
+    with pytest.raises(pp.ScheduleError) as info:
+        pp.simulate([[Action("F", 0, 0), Action("W", 0, 0), Action("B", 0, 0)]])
+    said(info.value, "pipeline.weight_before_input", r=0, action="W0", stage=0)
+    schedule = pp.build_schedule("zb-h1", 2, 2)
+    schedule[1] = [a for a in schedule[1] if (a.kind, a.mb) != ("W", 1)]
+    with pytest.raises(pp.ScheduleError) as info:
+        pp.simulate(schedule)
+    missing = said(info.value, "pipeline.never_runs")["missing"]
+    said(missing, "pipeline.action_of_stage", action="W1", stage=1)
+    with pytest.raises(ValueError) as info:
+        in_flight_bound("zb-v", 2, 2, 0)
+    said(info.value, "pipeline.unknown_schedule", name="zb-v", start=True)
