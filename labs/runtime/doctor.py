@@ -2,8 +2,8 @@
 
 Owns: the doctor's checks, its report and ``labs.environment``. Must not: change the machine (it
 only reports and says how to fix), or import labs' course modules (models, parallelism packages,
-planner, checks) or the grader: the runtime sits below everything (only labs.fonts, lazily, for the
-font check)."""
+planner, checks) or the grader: the runtime sits below everything (only labs.fonts, for the
+font check), or import torch before it has checked the temporary folder and the platform."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ import platform
 import sys
 import time
 
+from labs import fonts
 from labs.messages import text
+from labs.runtime import host
+from labs.runtime import processes as _processes
+from labs.runtime.errors import LaunchError
 
 __all__ = ["doctor", "environment", "torch_support", "missing_torch_apis"]
 
@@ -79,9 +83,6 @@ def _memory_gib() -> float | None:
 
 def doctor(out=None) -> bool:
     """Print the environment and run real 2- and 4-rank all-reduces. True when all is well."""
-    from labs.runtime import processes as _processes
-    from labs.runtime.errors import LaunchError
-
     out = out or sys.stdout
     problems = []
 
@@ -110,7 +111,9 @@ def doctor(out=None) -> bool:
     import torch
     import torch.distributed as dist
 
+    # why here: these import torch, only after the temporary-folder check above (torch needs one)
     from labs.runtime import examples, launcher
+    # why here: imports torch (as above)
     from labs.runtime import rank as _rank
 
     say(text("doctor.python", version=sys.version.split()[0], platform=platform.platform()))
@@ -142,8 +145,6 @@ def doctor(out=None) -> bool:
         say(text("doctor.gpus", count=gpus, names=names))
     else:
         say(text("doctor.no_gpus"))
-    from labs import fonts
-
     font = fonts.font_file()
     say(text("doctor.font", family=fonts.FAMILY, path=font) if font
         else text("doctor.font_missing", family=fonts.FAMILY))
@@ -181,12 +182,12 @@ def environment(world_size: int, backend: str = "auto", out=None) -> str:
 
     Returns the backend ("gloo" or "nccl") that ``labs.launch`` will pick for ``world_size``.
     """
-    from labs.runtime import host
-
     host.require_supported_platform()  # before torch: one sentence on Windows, not a raw error
     import torch
 
+    # why here: imports torch, only after the platform check above (one sentence on Windows)
     from labs.runtime import launcher
+    # why here: imports torch (as above)
     from labs.runtime import rank as _rank
 
     out = out or sys.stdout
