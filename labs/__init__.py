@@ -37,9 +37,11 @@ _moved.install()  # old module paths (labs.tp_communications ...) keep working, 
 
 def __getattr__(name):
     if name in _LAUNCHER_NAMES:
+        # why here: labs.runtime.launcher imports torch (~0.8 s); `import labs` stays cheap
         from labs.runtime import launcher
         return getattr(launcher, name)
     if name == "environment":
+        # why here: `import labs` stays cheap (~8 ms; the doctor and its runtime modules add ~6 ms)
         from labs.runtime.doctor import environment
         return environment
     if f"labs.{name}" in _moved.MOVED_MODULES:

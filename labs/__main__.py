@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from labs.messages import text
+from labs.runtime.doctor import doctor
 
 
 def main(argv=None) -> int:
@@ -21,8 +22,8 @@ def main(argv=None) -> int:
     run.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
     if args.command == "doctor":
-        from labs.runtime.doctor import doctor
         return 0 if doctor() else 1
+    # why here: torchrun imports torch, which `doctor` must not import before its own checks
     from labs.runtime.torchrun import run as run_target
     run_target(args.target, backend=args.backend, timeout=args.timeout)
     return 0

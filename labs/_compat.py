@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from labs import cost, memory
 from labs.messages import text
+from labs.tensor_parallel import experiments as _tp_experiments
+from labs.timeline import Event, Timeline
 
 ADAM_MIXED_BYTES_PER_PARAM = 16  # old labs.pipeline_planning constant
 
@@ -74,26 +76,22 @@ def tp_bytes_per_step(micro_batch, seq_len, hidden, n_microbatches, n_layers, tp
 # --- labs.tensor_parallel_experiments, labs.plots_tp: timelines as (rank, what, start, end) -------
 
 def layerwise_step(*args, **kwargs):
-    from labs.tensor_parallel.experiments import layerwise_step as new
-
-    loss, events, comm_events, grads = new(*args, **kwargs)
+    loss, events, comm_events, grads = _tp_experiments.layerwise_step(*args, **kwargs)
     return loss, [(e.stage, e.kind, e.start, e.end) for e in events], comm_events, grads
 
 
 def overlap_backward(*args, **kwargs):
-    from labs.tensor_parallel.experiments import overlap_backward as new
-
     import torch.distributed as dist
 
-    seconds, events, grad = new(*args, **kwargs)
+    seconds, events, grad = _tp_experiments.overlap_backward(*args, **kwargs)
     rank = dist.get_rank()
     return seconds, [(rank, e.kind, e.start, e.end) for e in events], grad
 
 
 def plot_timeline(events, *, title, lanes=None, row_prefix="rank", figsize=None):
     """Old signature: events ``(row, what, start_s, end_s)``, rows split into lanes by kind."""
+    # why here: labs.plots imports matplotlib (~3 s); only this old plotting name needs it
     from labs.plots import plot_timeline as new
-    from labs.timeline import Event, Timeline
 
     events = list(events)
     keys = sorted({(e[0], lanes.get(e[1], e[1]) if lanes else "") for e in events})
