@@ -140,6 +140,7 @@ def compute_vs_comm(sizes, batch_per_rank, *, repeats=5, threads=1, group=None) 
 NEAR_LINEAR = 0.85  # scaling efficiency from which a speedup reads "close to linear"
 NO_GAIN = 0.55  # below this efficiency (1.1x on 2 ranks) data parallelism barely helps
 TIE = 0.1  # speedups closer than this (in x) are a tie on a shared, noisy machine
+BOUND_SLACK = 0.1  # an N-rank step may come out this much shorter than its all-reduce (timer noise)
 
 
 def _ms(seconds: float) -> str:
@@ -209,7 +210,10 @@ def interpret_model_size(small_sp: dict, heavy_sp: dict, small_cc: dict, heavy_c
     models. Prints the measured step times and speedups, the speedup the all-reduce time
     predicts (N·t1/(t1 + t_comm), no overlap), and a conclusion that follows the numbers: as
     expected, as expected in direction only (the small model still speeds up: say why), or
-    the machine disagrees (say why). ``names``: the two models' names in the text (default
+    the machine disagrees (say why). First the bound the numbers imply: an N-rank step holds one
+    gradient all-reduce, so tN >= t_comm; a step shorter than its own all-reduce means the
+    measurements contradict each other (load decides sub-millisecond steps): noise, no
+    conclusion, rerun. ``names``: the two models' names in the text (default
     "small model", "compute-heavy model" in the notebook's language)."""
     small, heavy = names or (text("data_parallel.small_model"), text("data_parallel.heavy_model"))
     n = small_sp["world_size"]
@@ -242,7 +246,17 @@ def interpret_model_size(small_sp: dict, heavy_sp: dict, small_cc: dict, heavy_c
             text("data_parallel.heavy_far", predicted=p_heavy, **heavy_says_fields),
             _busy(heavy_sp))
     gap = s_heavy - s_small
-    if gap > TIE and small_sp["efficiency"] < NO_GAIN:
+    # the bound the measurements imply: an N-rank step contains one all-reduce of the gradients,
+    # so it cannot take less than that all-reduce measured alone (tN >= t_comm)
+    broken = [(name, sp, cc) for name, sp, cc in ((small, small_sp, small_cc),
+                                                  (heavy, heavy_sp, heavy_cc))
+              if sp["tn"] < (1 - BOUND_SLACK) * cc["comm"]]
+    if broken:
+        name, sp, cc = broken[0]
+        lines.append(text("data_parallel.conclusion_bound_broken", name=name, n=n,
+                          tn=_ms(sp["tn"]), comm=_ms(cc["comm"]), speedup=sp["speedup"],
+                          load=sp["load_average"], cores=sp["cores"]))
+    elif gap > TIE and small_sp["efficiency"] < NO_GAIN:
         lines.append(text("data_parallel.conclusion_expected_slower" if s_small < 1
                           else "data_parallel.conclusion_expected_flat",
                           small=small, heavy=heavy, n=n, small_speedup=s_small,

@@ -167,6 +167,19 @@ MESSAGES = {
         "zh": "{small}反而加速得更多",
         "en": "the {small} even speeds up more",
     },
+    "conclusion_bound_broken": {
+        "zh": "结论：这组数字自相矛盾，不能读。{name}在 {n} 个 rank 上一步只用了 {tn}，比这一步里包含的"
+              "那一次梯度 all-reduce（单独测得 {comm}）还短，这不可能。这么短的用时由机器当时的负载"
+              "（测量时 load average {load}，{cores} 个核）决定，而不是由通信决定：这是噪声，它的加速比"
+              "（这次 {speedup:.2f} 倍）换一次运行就会变。请在机器空闲时重跑本单元格和上面两个测量单元格。",
+        "en": "Conclusion: these numbers contradict each other and cannot be read. A step of the "
+              "{name} on {n} ranks took only {tn}, less than the one gradient all-reduce the step "
+              "contains (measured alone: {comm}), which is impossible. Times this short are decided "
+              "by the machine's load at the time (load average {load} on {cores} cores while "
+              "measuring), not by communication: this is noise, and its speedup ({speedup:.2f}x "
+              "this time) changes from run to run. Rerun this cell and the two measuring cells "
+              "above when the machine is idle.",
+    },
     "conclusion_disagrees": {
         "zh": "结论：这台机器不符合通常的图景（{small} {small_speedup:.2f} 倍，{heavy} "
               "{heavy_speedup:.2f} 倍，{verdict}）。原因在这台机器：{reasons}规律本身不变："

@@ -78,3 +78,42 @@ def test_ring_verdict_only_outside_the_noise(keys, small, large, small_key, larg
         noisy = 1 + bandwidth.SAME_WITHIN < ratio <= 1 + bandwidth.NOISE_WITHIN or \
             1 / (1 + bandwidth.NOISE_WITHIN) <= ratio < 1 - bandwidth.SAME_WITHIN
         assert (word == "collectives.ratio_within_noise") == noisy
+
+
+# --- 2.1 c37: the small model's speedup is read only when its numbers are consistent ----------
+
+def _sp(t1, tn, load):
+    s = 2 * t1 / tn
+    return dict(t1=t1, tn=tn, world_size=2, speedup=s, efficiency=s / 2, load_average=load,
+                cores=2)
+
+
+def _cc(compute, comm, params, batch):
+    return dict(compute=compute, comm=comm, params=params, bytes=4 * params,
+                batch_per_rank=batch, world_size=2)
+
+
+@pytest.mark.parametrize("tn_ms, load", [(1.0, 0.75), (1.48, 1.6)])  # 1.30x and 0.89x
+def test_a_step_shorter_than_its_own_all_reduce_is_noise(monkeypatch, tn_ms, load):
+    from labs.data_parallel import experiments as dpx
+
+    seen = []
+    monkeypatch.setattr(dpx, "text", lambda key, **f: seen.append((key, f)) or f"<{key}>")
+    small, heavy = _sp(0.66e-3, tn_ms * 1e-3, load), _sp(0.144, 0.172, load)
+    out = dpx.interpret_model_size(small, heavy, _cc(0.43e-3, 1.77e-3, 4_192, 32),
+                                   _cc(0.126, 0.0234, 6_296_064, 512))
+    last = out.splitlines()[-1]
+    assert last == "<data_parallel.conclusion_bound_broken>"
+    fields = dict(seen)["data_parallel.conclusion_bound_broken"]
+    assert fields["tn"] == f"{tn_ms:.2f} ms" and fields["comm"] == "1.77 ms"
+    assert fields["load"] == load and fields["speedup"] == pytest.approx(2 * 0.66 / tn_ms)
+
+
+def test_consistent_numbers_still_get_a_conclusion(monkeypatch):
+    from labs.data_parallel import experiments as dpx
+
+    monkeypatch.setattr(dpx, "text", lambda key, **f: f"<{key}>")
+    small, heavy = _sp(1.0e-3, 1.9e-3, 0.5), _sp(0.242, 0.262, 0.5)
+    out = dpx.interpret_model_size(small, heavy, _cc(0.5e-3, 1.0e-3, 4_192, 32),
+                                   _cc(0.244, 0.0335, 6_296_064, 512))
+    assert out.splitlines()[-1] == "<data_parallel.conclusion_expected_flat>"
