@@ -77,27 +77,48 @@ _PARTS = {"params": "data_parallel.part_params", "grads": "data_parallel.part_gr
           "optimizer_states": "data_parallel.part_optimizer_states"}
 
 
+# One colour per part, the same in every figure of the notebook (a part a figure lacks keeps its
+# colour free instead of passing it on to the next part); parts named by the caller take C4, C5, ..
+_COLORS = {"params": "C0", "grads": "C1", "master_params": "C2", "optimizer_states": "C3"}
+
+
 def _part_label(part: str) -> str:
     return label(_PARTS[part]) if part in _PARTS else part
 
 
-def plot_stacked_bars(bars: dict, *, ylabel: str, title: str = "", scale: float = 1.0):
-    """Stacked bars: ``bars`` maps a bar label to ``{part: value}`` (values divided by scale)."""
+def plot_stacked_bars(bars: dict, *, ylabel: str, title: str = "", scale: float = 1.0,
+                      logy: bool = False):
+    """Stacked bars: ``bars`` maps a bar label to ``{part: value}`` (values divided by scale).
+
+    The model-state parts keep one colour each across figures (``_COLORS``); ``logy`` draws a
+    log axis, for bars that differ by orders of magnitude (a linear axis hides the small one).
+    Long bar labels are wrapped after their commas so that neighbours do not overlap."""
     fig, ax = subplots()
     labels = list(bars)
     parts = [p for p in dict.fromkeys(k for b in bars.values() for k in b) if p != "total"]
+    others = iter(f"C{i}" for i in range(len(_COLORS), 10))
     bottom = np.zeros(len(labels))
     for part in parts:
         values = np.array([bars[label].get(part, 0.0) for label in labels], dtype=float) / scale
+        color = _COLORS.get(part) or next(others)
         if not values.any():
             continue
-        ax.bar(labels, values, bottom=bottom, label=_part_label(part), width=0.6)
+        ax.bar(labels, values, bottom=bottom, label=_part_label(part), width=0.6, color=color)
         bottom += values
     top = bottom.max() if len(bottom) else 1.0
     for i, total in enumerate(bottom):
-        ax.text(i, total + 0.01 * top, format_number(total), ha="center", va="bottom", fontsize=7)
-    ax.set_ylim(0, top * 1.15 if top > 0 and math.isfinite(top) else 1)
+        y = total * 1.08 if logy else total + 0.01 * top
+        ax.text(i, y, format_number(total), ha="center", va="bottom", fontsize=7)
+    if logy and top > 0 and math.isfinite(top):
+        ax.set_yscale("log")
+        smallest = min(v for b in bars.values() for k, v in b.items() if k != "total" and v > 0)
+        ax.set_ylim(smallest / scale / 3, top * 3)
+    else:
+        ax.set_ylim(0, top * 1.15 if top > 0 and math.isfinite(top) else 1)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(axis="x", labelsize=7)
+    widest = max((max(len(line) for line in str(name).splitlines()) for name in labels), default=0)
+    if widest * len(labels) > 70:  # about the characters that fit side by side at 7 pt
+        ax.set_xticks(range(len(labels)), [str(name).replace(", ", ",\n") for name in labels])
     _legend(ax)
     return _finish(fig, ax, title)
