@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 
 from labs.exercises.generate import graded_cells, is_graded
+from labs.hosted import is_hosted_cell
 from labs.messages import EDITION_FOLDERS
 
 from grader.results import GraderError
@@ -169,8 +170,9 @@ def prepare(submission, source) -> tuple[nbformat.NotebookNode, dict[str, int]]:
 
 
 def setup_source(source) -> str:
-    """The source notebook's setup cell: its first code cell."""
-    return next((c.source for c in source.cells if c.cell_type == "code"), "")
+    """The source notebook's setup cell: its first code cell (the hosted bootstrap skipped)."""
+    return next((c.source for c in source.cells
+                 if c.cell_type == "code" and not is_hosted_cell(c)), "")
 
 
 def plan(nb, positions: dict[str, int], source) -> dict:
@@ -229,9 +231,11 @@ def _cell_id(cell):
 
 
 def setup_index(nb, source, code: list) -> int:
-    """The index in ``nb`` of the source's setup cell (its first code cell): the code cell with
-    the same id, else the same code, else ``nb``'s first code cell."""
-    source_code = [c for c in source.cells if c.cell_type == "code"]
+    """The index in ``nb`` of the source's setup cell (its first code cell but the hosted
+    bootstrap): the code cell with the same id, else the same code, else ``nb``'s first code cell
+    that is not the bootstrap."""
+    code = [i for i in code if not is_hosted_cell(nb.cells[i])] or code
+    source_code = [c for c in source.cells if c.cell_type == "code" and not is_hosted_cell(c)]
     if not source_code:
         return code[0]
     wanted = source_code[0]

@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from labs.exercises import catalog
+from labs.hosted import is_hosted_cell
 from labs.messages import text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +31,7 @@ def read(path: Path):
 def exercise_cells(nb):
     """The setup cell (imports, environment) plus the exercise and check cells only: graded
     cells do not depend on the sections before them, and nbval runs the whole notebooks."""
-    keep = [next(c for c in nb.cells if c.cell_type == "code")]
+    keep = [next(c for c in nb.cells if c.cell_type == "code" and not is_hosted_cell(c))]
     keep += [c for c in nb.cells[1:] if c.cell_type == "code" and "nbgrader" in c.metadata]
     nb.cells = keep
     return nb
