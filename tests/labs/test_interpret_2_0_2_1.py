@@ -15,10 +15,20 @@ import pytest
 from labs import collectives
 from labs.data_parallel import experiments as dpx
 from labs.hardware import GPUS
+from labs.messages import sentences, text as message
+from tests.support.messages import said
 
 KiB, MiB = 2**10, 2**20
 SIZES = [KiB * 4**k for k in range(9)]  # 1 KiB .. 64 MiB, as notebook 2.0 sweeps
 WINDOWS = ((0, 3), (5, 8))  # 1 KiB -> 64 KiB, 1 MiB -> 64 MiB
+
+
+def orders(decade: int) -> str:
+    """How the readings say "``decade`` to ``decade + 1`` orders of magnitude" (0: under one)."""
+    numerals = message("collectives.numerals").split()
+    if decade == 0:
+        return message("collectives.under_one_order")
+    return message("collectives.orders_between", low=numerals[decade - 1], high=numerals[decade])
 
 
 def alpha_beta_times(alpha_s, bus_bytes_per_s, world_size=4):
@@ -47,76 +57,83 @@ def test_fit_recovers_alpha_beta_and_the_crossover():
 
 def test_fast_machine_is_bandwidth_bound_from_1_mib():
     """Small alpha, big beta (GPU-like): the crossover is below 1 MiB, 1 MiB -> 64 MiB ~ x64."""
-    text = collectives.interpret_sweep(SIZES, {"nccl": alpha_beta_times(5e-6, 100e9)}, 4,
-                                       windows=WINDOWS, cores=16)
-    lines = text.splitlines()
-    small, large = (line for line in lines if "→" in line)
-    assert "1 KiB → 64 KiB" in small and "延迟受限" in small
-    assert "1 MiB → 64 MiB" in large and "已是带宽受限" in large
-    ratio = alpha_beta_times(5e-6, 100e9)[8] / alpha_beta_times(5e-6, 100e9)[5]
-    assert f"用时 ×{ratio:.1f}" in large
-    assert "5 µs" in text  # alpha printed in the unit that fits it
-    crossover = collectives.latency_bandwidth_fit(SIZES, alpha_beta_times(5e-6, 100e9))
-    assert crossover["crossover_bytes"] < MiB
-    assert "以下是延迟受限，以上才是带宽受限" in text
-    assert "共用" not in text  # 4 ranks on 16 cores: no crowding to blame
+    times = alpha_beta_times(5e-6, 100e9)
+    text = collectives.interpret_sweep(SIZES, {"nccl": times}, 4, windows=WINDOWS, cores=16)
+    fit, small, large, conclusion, why = text.splitlines()
+    said(fit, "collectives.sweep_line", name="nccl", alpha="5 µs")  # alpha in the unit that fits it
+    said(small.strip(), "collectives.window_latency_bound", start="1 KiB", end="64 KiB", k=64,
+         r=times[3] / times[0])
+    said(large.strip(), "collectives.window_bandwidth_bound", start="1 MiB", end="64 MiB", k=64,
+         r=times[8] / times[5])
+    crossover = collectives.latency_bandwidth_fit(SIZES, times)["crossover_bytes"]
+    assert crossover < MiB
+    said(conclusion, "collectives.conclusion_crossover", where="327 KiB")
+    assert why == message("collectives.why_elsewhere")  # 4 ranks on 16 cores: no crowding to blame
 
 
 def test_slow_machine_is_still_latency_bound_at_1_mib_and_says_why():
     """Notebook 2.0 on 2 cores: alpha of ms, 0.75 GB/s; 1 MiB is below the crossover."""
     sweep = {"ring": alpha_beta_times(3e-3, 0.75e9), "gloo": alpha_beta_times(2.6e-3, 0.75e9)}
     text = collectives.interpret_sweep(SIZES, sweep, 4, windows=WINDOWS, cores=2)
-    large = [line for line in text.splitlines() if "1 MiB → 64 MiB" in line]
-    assert len(large) == 2
-    for line in large:
-        assert "起点 1 MiB 还在转折点以下" in line and "已是带宽受限" not in line
-        ratio = float(line.split("用时 ×")[1].split("，")[0])
-        assert ratio < 0.7 * 64  # the measurement is not the x64 of the bandwidth-bound case
-    assert "3.00 ms" in text and "2.60 ms" in text
-    assert "4 个 rank 共用 2 个 CPU 核" in text and "回环网络" in text
+    lines = text.splitlines()
+    assert len(lines) == 8  # each implementation's fit and two windows; the conclusion; why here
+    for at, name, alpha in ((0, "ring", "3.00 ms"), (3, "gloo", "2.60 ms")):
+        times = sweep[name]
+        said(lines[at], "collectives.sweep_line", name=name, alpha=alpha)
+        said(lines[at + 2].strip(), "collectives.window_transition", start="1 MiB", end="64 MiB",
+             k=64, r=times[8] / times[5], where=message("collectives.still_below_crossover"))
+        assert times[8] / times[5] < 0.7 * 64  # not the x64 of the bandwidth-bound case
     fits = [collectives.latency_bandwidth_fit(SIZES, t)["crossover_bytes"] for t in sweep.values()]
     assert all(MiB < f < 64 * MiB for f in fits)
-    assert "1.24 MiB 到 1.43 MiB 以下是延迟受限" in text
+    assert lines[6] == message("collectives.conclusion_crossover", where=message(
+        "collectives.size_range", low="1.24 MiB", high="1.43 MiB"))
+    assert lines[7] == message("collectives.why_here_crowded", world_size=4, cores=2)
 
 
 def test_a_disturbed_window_is_flagged_as_such():
     times = alpha_beta_times(3e-3, 0.75e9)
     times[5] *= 4  # 1 MiB hit by other programs: 1 MiB -> 64 MiB grows far less than the model
     text = collectives.interpret_sweep(SIZES, {"gloo": times}, 4, windows=WINDOWS, cores=2)
-    small, large = (line for line in text.splitlines() if "→" in line)
-    assert "测量受到了干扰" in large and "测量受到了干扰" not in small
+    small, large = (line.strip() for line in text.splitlines()[1:3])
+    said(small, "collectives.window_latency_bound", start="1 KiB", end="64 KiB", k=64)
+    fit = collectives.latency_bandwidth_fit(SIZES, times)
+    model = [fit["latency_s"] + s / fit["bandwidth"] for s in (SIZES[5], SIZES[8])]
+    note = message("collectives.window_disturbed", predicted=model[1] / model[0])
+    assert large.endswith(note)
+    said(large[:-len(note)], "collectives.window_transition", start="1 MiB", end="64 MiB", k=64,
+         r=times[8] / times[5])
 
 
 def test_machine_that_disagrees_measures_no_bandwidth_region():
     text = collectives.interpret_sweep(SIZES, {"gloo": [3e-3] * len(SIZES)}, 4, windows=WINDOWS,
                                        cores=2)
-    assert "测不出带宽" in text
-    assert "没有测到带宽受限的一段，与通常的图景不符" in text
-    assert "以上才是带宽受限" not in text
+    fit, _, _, conclusion, why = text.splitlines()
+    said(fit, "collectives.sweep_line_no_bandwidth", name="gloo", alpha="3.00 ms")
+    assert conclusion == message("collectives.conclusion_no_bandwidth_region", size="64 MiB")
 
 
 def test_ring_slower_at_1_kib_is_the_expected_picture():
     ring = alpha_beta_times(4e-3, 0.75e9)
     lib = alpha_beta_times(2e-3, 0.75e9)
-    text = collectives.interpret_ring_vs_library(SIZES, ring, lib, world_size=4, cores=2,
-                                                 library="gloo")
-    small = text.splitlines()[1]
-    assert small.startswith("1 KiB：手写 ring 更慢") and f"{ring[0] / lib[0]:.2f} 倍" in small
-    assert "符合预期" in small and "2(N−1) = 6 步" in small
-    large = text.splitlines()[0]
-    assert large.startswith("64 MiB：两者相差不到 15%") and "符合预期" in large
+    large, small = collectives.interpret_ring_vs_library(SIZES, ring, lib, world_size=4, cores=2,
+                                                         library="gloo").splitlines()
+    assert small == message("collectives.ratio_line", size="1 KiB", words=message(
+        "collectives.ratio_ring_slower", library="gloo", ratio=ring[0] / lib[0]),
+        reading=message("collectives.small_expected", steps=6))  # 2(N-1) steps
+    assert large == message("collectives.ratio_line", size="64 MiB", words=message(
+        "collectives.ratio_tie", tolerance=0.15, library="gloo", ratio=ring[-1] / lib[-1]),
+        reading=message("collectives.large_expected"))
 
 
 def test_ring_faster_at_1_kib_says_the_machine_disagrees_and_why():
     ring = [2.5e-3] + alpha_beta_times(3e-3, 0.75e9)[1:]
     lib = alpha_beta_times(3.5e-3, 0.75e9)
-    text = collectives.interpret_ring_vs_library(SIZES, ring, lib, world_size=4, cores=2,
-                                                 library="gloo")
-    small = text.splitlines()[1]
-    assert "手写 ring 反而更快" in small and f"{ring[0] / lib[0]:.2f}" in small
-    assert "不符" in small and "4 个 rank 共用 2 个 CPU 核" in small
-    assert "工作线程（worker thread）" in small and "不是算法的优劣" in small
-    assert "符合预期" not in small
+    small = collectives.interpret_ring_vs_library(SIZES, ring, lib, world_size=4, cores=2,
+                                                  library="gloo").splitlines()[1]
+    assert small == message("collectives.ratio_line", size="1 KiB", words=message(
+        "collectives.ratio_ring_faster", library="gloo", ratio=ring[0] / lib[0]),
+        reading=message("collectives.small_disagrees_faster",  # gloo's worker thread
+                        crowded=message("collectives.crowded_cores", world_size=4, cores=2)))
 
 
 def test_a_tie_at_1_kib_is_a_tie():
@@ -124,8 +141,9 @@ def test_a_tie_at_1_kib_is_a_tie():
     lib = alpha_beta_times(3e-3, 0.75e9)
     small = collectives.interpret_ring_vs_library(SIZES, ring, lib, world_size=4,
                                                   cores=16).splitlines()[1]
-    assert "两者相差不到 15%" in small and "淹没" in small
-    assert "共用" not in small and "worker thread" not in small
+    assert small == message("collectives.ratio_line", size="1 KiB", words=message(
+        "collectives.ratio_tie", tolerance=0.15, library="dist.all_reduce", ratio=ring[0] / lib[0]),
+        reading=message("collectives.small_disagrees_tie", crowded=""))  # 16 cores: not crowded
 
 
 def test_a_gap_at_64_mib_is_put_on_the_implementation():
@@ -133,13 +151,14 @@ def test_a_gap_at_64_mib_is_put_on_the_implementation():
     lib = alpha_beta_times(3e-3, 1.5e9)
     large = collectives.interpret_ring_vs_library(SIZES, ring, lib, world_size=4,
                                                   cores=2).splitlines()[0]
-    assert "手写 ring 更慢" in large and "实现的细节" in large and "符合预期" not in large
+    assert large == message("collectives.ratio_line", size="64 MiB", words=message(
+        "collectives.ratio_ring_slower", library="dist.all_reduce", ratio=ring[-1] / lib[-1]),
+        reading=message("collectives.large_implementation"))
 
 
-@pytest.mark.parametrize("ratio, words", [(3, "不到一个数量级"), (12, "一到两个数量级"),
-                                          (390, "两到三个数量级"), (3936, "三到四个数量级")])
-def test_orders_of_magnitude(ratio, words):
-    assert collectives.orders_of_magnitude(ratio) == words
+@pytest.mark.parametrize("ratio, decade", [(3, 0), (12, 1), (390, 2), (3936, 3)])
+def test_orders_of_magnitude(ratio, decade):
+    assert collectives.orders_of_magnitude(ratio) == orders(decade)
 
 
 def test_orders_of_magnitude_refuses_nonsense():
@@ -150,9 +169,10 @@ def test_orders_of_magnitude_refuses_nonsense():
 
 def test_link_gap_is_computed_from_the_measurement():
     text = collectives.describe_link_gap(0.77e9, GPUS["A100-80GB"].intra_node_bw)
-    assert "300 GB/s" in text and "0.77 GB/s" in text and "约 390 倍" in text
-    assert "两到三个数量级" in text
-    assert "一到两个数量级" in collectives.describe_link_gap(10e9, 300e9)
+    assert text == message("collectives.link_gap", link="NVLink", link_gbps=300, measured_gbps=0.77,
+                           here=message("collectives.here_measured"), ratio=390, orders=orders(2))
+    said(collectives.describe_link_gap(10e9, 300e9), "collectives.link_gap", ratio=30,
+         orders=orders(1))
 
 
 # --- 2.1: speedup, compute vs communication, model size, the GPU gap ------------------------
@@ -172,94 +192,124 @@ HEAVY_CC = comm_result(0.244, 0.0335, 6_296_064, 512)
 SMALL_CC = comm_result(0.52e-3, 0.41e-3, 4_192, 32)
 
 
+SMALL, HEAVY = message("data_parallel.small_model"), message("data_parallel.heavy_model")
+
+
+def head(speedup, efficiency, n=2):
+    return message("data_parallel.speedup_head", n=n, speedup=speedup, efficiency=efficiency)
+
+
 def test_speedup_close_to_linear():
     text = dpx.interpret_speedup(speedup_result(0.242, 0.262))
-    assert "加速 1.85 倍" in text and "扩展效率 92%" in text and "接近线性" in text
-    assert "load average" not in text
+    assert text == message("data_parallel.speedup_near_linear", head=head(1.85, 0.92),
+                           t1="242 ms")  # no load average: the machine was not busy
 
 
 def test_speedup_held_back_on_a_busy_machine_says_so():
     text = dpx.interpret_speedup(speedup_result(0.242, 0.37, load=3.5))
-    assert "加速 1.31 倍" in text and "离线性还有距离" in text
-    assert "只有 2 个 CPU 核" in text and "load average 3.5 高于核数 2" in text
-    assert "接近线性" not in text
+    assert text == sentences(message("data_parallel.speedup_some_gain", head=head(1.31, 0.65)),
+                             message("data_parallel.speedup_few_cores", cores=2, n=2),
+                             message("data_parallel.busy", load=3.5, cores=2))
 
 
 def test_slowdown_is_called_a_slowdown():
     text = dpx.interpret_speedup(speedup_result(0.242, 0.5))
-    assert "加速 0.97 倍" in text and "比 1 个 rank 还慢" in text
+    assert text == sentences(message("data_parallel.speedup_slower", head=head(0.97, 0.48)),
+                             message("data_parallel.speedup_eaten"))
 
 
 def test_compute_vs_comm_follows_the_rule_or_says_it_does_not():
-    text = dpx.interpret_compute_vs_comm({"小模型": SMALL_CC, "计算量大的模型": HEAVY_CC})
-    assert "通信/计算 = 0.79" in text and "通信/计算 = 0.14" in text
-    assert "符合规律" in text and "16.4 KiB" in text and "24 MiB" in text
+    small, heavy, rule = dpx.interpret_compute_vs_comm({SMALL: SMALL_CC, HEAVY: HEAVY_CC}).splitlines()
+    said(small, "data_parallel.compute_vs_comm_line", name=SMALL, size="16.4 KiB", ratio=0.79)
+    said(heavy, "data_parallel.compute_vs_comm_line", name=HEAVY, size="24 MiB", ratio=0.14)
+    assert rule == message("data_parallel.compute_vs_comm_rule", light=SMALL, heavy=HEAVY,
+                           light_ratio=0.79, heavy_ratio=0.14)
     odd = comm_result(0.52e-3, 0.02e-3, 4_192, 32)  # a tiny all-reduce: the rule does not show
-    text = dpx.interpret_compute_vs_comm({"小模型": odd, "计算量大的模型": HEAVY_CC})
-    assert "与规律不符" in text and "符合规律" not in text
+    rule = dpx.interpret_compute_vs_comm({SMALL: odd, HEAVY: HEAVY_CC}).splitlines()[-1]
+    assert rule == message("data_parallel.compute_vs_comm_against_rule", light=SMALL,
+                           heavy=HEAVY, light_ratio=0.04, heavy_ratio=0.14)
+
+
+def predicted(sp, cc):
+    """N·t1 / (t1 + t_comm): the speedup with no overlap of the all-reduce."""
+    return sp["world_size"] * sp["t1"] / (sp["t1"] + cc["comm"])
 
 
 def test_small_model_that_barely_speeds_up_is_the_expected_picture():
     small = speedup_result(1.0e-3, 1.9e-3)  # 1.05x
     heavy = speedup_result(0.242, 0.262)
     text = dpx.interpret_model_size(small, heavy, comm_result(0.5e-3, 1.0e-3, 4_192, 32), HEAVY_CC)
-    conclusion = text.splitlines()[-1]
-    assert conclusion.startswith("结论：符合预期") and "1.05 倍" in conclusion
-    assert "1.85 倍" in conclusion
+    assert text.splitlines()[-1] == message(
+        "data_parallel.conclusion_expected_flat", small=SMALL, heavy=HEAVY, n=2,
+        small_speedup=1.05, heavy_says=message("data_parallel.heavy_near_limit", heavy=HEAVY,
+                                               n=2, measured=1.85))
 
 
 def test_small_model_that_speeds_up_is_expected_in_direction_only_and_says_why():
     small = speedup_result(1.3e-3, 2.0e-3)  # 1.30x, the heavy one 1.85x
     heavy = speedup_result(0.242, 0.262)
-    text = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC)
-    conclusion = text.splitlines()[-1]
-    assert conclusion.startswith("结论：方向符合预期") and "并非几乎不加速" in conclusion
-    assert "1.30 ms" in conclusion and "0.78 ms" in conclusion  # step minus forward+backward
-    predicted = 2 * 1.3e-3 / (1.3e-3 + SMALL_CC["comm"])
-    assert f"按不重叠估算加速比约 {predicted:.2f} 倍" in text.splitlines()[0]
+    lines = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()
+    why = message("data_parallel.why_small_fixed", small=SMALL, t1="1.30 ms", comm="0.41 ms",
+                  share=0.41 / 1.3, predicted=predicted(small, SMALL_CC),
+                  fixed="0.78 ms")  # step minus forward+backward
+    assert lines[-1] == message("data_parallel.conclusion_direction_only", small=SMALL,
+                                heavy=HEAVY, small_speedup=1.30, heavy_speedup=1.85, why_small=why)
+    said(lines[0], "data_parallel.model_size_small_line", small=SMALL,
+         predicted=predicted(small, SMALL_CC), measured=1.30)
 
 
 def test_the_fixed_cost_is_named_only_when_it_is_a_large_part_of_the_step():
     small = speedup_result(1.0e-3, 1.74e-3)  # 1.15x; forward+backward is 0.87 of the 1.00 ms
     heavy = speedup_result(0.417, 0.632)  # 1.32x
-    text = dpx.interpret_model_size(small, heavy, comm_result(0.87e-3, 0.64e-3, 4_192, 32),
-                                    HEAVY_CC)
-    conclusion = text.splitlines()[-1]
-    assert conclusion.startswith("结论：方向符合预期") and "t_comm/t₁ = 0.64" in conclusion
-    assert "约 1.22 倍" in conclusion and "固定开销" not in conclusion
+    cc = comm_result(0.87e-3, 0.64e-3, 4_192, 32)
+    conclusion = dpx.interpret_model_size(small, heavy, cc, HEAVY_CC).splitlines()[-1]
+    why = message("data_parallel.why_small", small=SMALL, t1="1.00 ms", comm="0.64 ms", share=0.64,
+                  predicted=1.22)
+    assert conclusion == message("data_parallel.conclusion_direction_only", small=SMALL,
+                                 heavy=HEAVY, small_speedup=1.15, heavy_speedup=1.32, why_small=why)
 
 
 def test_small_model_faster_than_the_heavy_one_says_the_machine_disagrees():
     small = speedup_result(1.3e-3, 1.4e-3)  # 1.86x
     heavy = speedup_result(0.242, 0.30)  # 1.61x, its all-reduce predicts 1.76x
-    text = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC)
-    conclusion = text.splitlines()[-1]
-    assert "这台机器不符合通常的图景" in conclusion and "小模型反而加速得更多" in conclusion
-    assert "内存总线" in conclusion and "固定开销" in conclusion
-    assert "符合预期" not in conclusion
+    conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()[-1]
+    why_small = message("data_parallel.why_small_fixed", small=SMALL, t1="1.30 ms",
+                        comm="0.41 ms", share=0.41 / 1.3, predicted=predicted(small, SMALL_CC),
+                        fixed="0.78 ms")
+    why_heavy = message("data_parallel.why_heavy", heavy=HEAVY, predicted=1.76, measured=1.61,
+                        crowded=message("data_parallel.heavy_crowded", n=2, cores=2))
+    assert conclusion == message(
+        "data_parallel.conclusion_disagrees", small=SMALL, heavy=HEAVY, small_speedup=1.86,
+        heavy_speedup=1.61, verdict=message("data_parallel.small_gains_more", small=SMALL),
+        reasons=sentences(why_small, why_heavy))
 
 
 def test_a_tie_between_the_models_is_within_the_noise():
     small = speedup_result(1.3e-3, 1.56e-3)  # 1.67x
     heavy = speedup_result(0.242, 0.277)  # 1.75x
     conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()[-1]
-    assert "不符合通常的图景" in conclusion and "测量误差之内" in conclusion
+    said(conclusion, "data_parallel.conclusion_disagrees", small=SMALL, heavy=HEAVY,
+         small_speedup=1.67, heavy_speedup=1.75,
+         verdict=message("data_parallel.models_tie", tie=dpx.TIE))
 
 
 def test_a_busy_machine_is_mentioned_once_when_both_runs_saw_the_same_load():
     small = speedup_result(1.3e-3, 1.56e-3, load=6.0)
     heavy = speedup_result(0.242, 0.277, load=6.0)
     conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()[-1]
-    assert conclusion.count("load average 6.0 高于核数 2") == 1, conclusion
+    assert conclusion.count(message("data_parallel.busy", load=6.0, cores=2)) == 1, conclusion
 
 
 def test_gpu_gap_is_computed_from_the_measurement():
-    text = dpx.interpret_gpu_gap(HEAVY_CC, gpu="A100-80GB")
+    here, gpu = dpx.interpret_gpu_gap(HEAVY_CC, gpu="A100-80GB").splitlines()
     busbw = HEAVY_CC["bytes"] / HEAVY_CC["comm"]  # 2 ranks: 2(N-1)/N = 1
     flops = 6 * HEAVY_CC["params"] * HEAVY_CC["batch_per_rank"] / HEAVY_CC["compute"]
-    assert f"{busbw / 1e9:.2f} GB/s" in text and f"{flops / 1e9:.0f} GFLOP/s" in text
-    assert f"约 {300e9 / busbw:,.0f} 倍（两到三个数量级）" in text
-    assert f"约 {312e12 / flops:,.0f} 倍（三到四个数量级）" in text
+    assert here == message("data_parallel.gpu_gap_here", busbw_gbps=busbw / 1e9,
+                           gflops=flops / 1e9)
+    link = collectives.describe_link_gap(busbw, 300e9)
+    said(link, "collectives.link_gap", ratio=300e9 / busbw, orders=orders(2))
+    assert gpu == message("data_parallel.gpu_gap_gpu", gpu="A100-80GB", link_gap=link,
+                          peak_tflops=312, ratio=312e12 / flops, orders=orders(3))
 
 
 # --- the English edition --------------------------------------------------------------------
@@ -269,10 +319,12 @@ def test_the_readings_speak_english_in_the_english_edition(monkeypatch):
 
     cjk = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
     monkeypatch.setenv("LABS_LANG", "en")
-    assert collectives.orders_of_magnitude(390) == "two to three orders of magnitude"
-    assert collectives.orders_of_magnitude(3) == "less than one order of magnitude"
+    assert collectives.orders_of_magnitude(390) == message(
+        "collectives.orders_between", lang="en", low="two", high="three")
+    assert collectives.orders_of_magnitude(3) == message("collectives.under_one_order", lang="en")
     gap = collectives.describe_link_gap(0.77e9, GPUS["A100-80GB"].intra_node_bw)
-    assert "300 GB/s" in gap and "about 390 times" in gap and "measured here" in gap
+    said(gap, "collectives.link_gap", lang="en", link_gbps=300, ratio=390,
+         here=message("collectives.here_measured", lang="en"))
     sweep = {"ring": alpha_beta_times(3e-3, 0.75e9), "gloo": alpha_beta_times(2.6e-3, 0.75e9)}
     texts = [collectives.interpret_sweep(SIZES, sweep, 4, windows=WINDOWS, cores=2),
              collectives.interpret_ring_vs_library(SIZES, *sweep.values(), world_size=4, cores=2),
@@ -283,9 +335,15 @@ def test_the_readings_speak_english_in_the_english_edition(monkeypatch):
              dpx.interpret_gpu_gap(HEAVY_CC)]
     for text in texts:
         assert not cjk.search(text), text
-    assert "4 ranks share 2 CPU cores" in texts[0] and "1.24 MiB to 1.43 MiB" in texts[0]
-    assert "scaling efficiency 65%" in texts[2] and "load average 3.5" in texts[2]
-    assert texts[4].splitlines()[-1].startswith("Conclusion: this machine disagrees")
-    assert "small model" in texts[4] and "compute-heavy model" in texts[4]
-    with pytest.raises(ValueError, match="must be a positive finite number"):
+    assert texts[0].splitlines()[-2:] == [
+        message("collectives.conclusion_crossover", lang="en", where=message(
+            "collectives.size_range", lang="en", low="1.24 MiB", high="1.43 MiB")),
+        message("collectives.why_here_crowded", lang="en", world_size=4, cores=2)]
+    assert texts[2].startswith(head(1.31, 0.65)) and texts[2].endswith(
+        message("data_parallel.busy", lang="en", load=3.5, cores=2))
+    said(texts[4].splitlines()[-1], "data_parallel.conclusion_disagrees", lang="en",
+         small=message("data_parallel.small_model", lang="en"),
+         heavy=message("data_parallel.heavy_model", lang="en"))
+    with pytest.raises(ValueError) as info:
         collectives.orders_of_magnitude(0)
+    assert str(info.value) == message("collectives.ratio_not_positive", lang="en", ratio=0)

@@ -6,7 +6,8 @@ and returns the text of the fields not given, so a test can check those numbers 
 
     seconds = said(message, "grade.timeout", grade_id="ex_reverse")["seconds"]
 
-``start=True`` accepts text after the message (a verdict followed by advice lines).
+``then=True`` accepts text after the message (a verdict followed by advice lines). A field named
+like an option (``lang``, ``then``) cannot be given: leave it to be captured.
 
 Owns: turning a message template into a pattern. Must not: know any particular message (the tests
 say which key they expect) or loosen a comparison: a field given is matched exactly, formatted as
@@ -22,7 +23,7 @@ from labs.messages import catalog, language
 _FORMATTER = string.Formatter()
 
 
-def pattern(key: str, *, lang: str | None = None, start: bool = False, **known) -> re.Pattern:
+def pattern(key: str, /, *, lang: str | None = None, then: bool = False, **known) -> re.Pattern:
     """The message ``key`` as a regular expression: the ``known`` fields formatted in, the other
     fields captured (a field used twice must repeat the same text)."""
     area, _, name = key.partition(".")
@@ -40,13 +41,13 @@ def pattern(key: str, *, lang: str | None = None, start: bool = False, **known) 
         else:
             seen.add(field)
             parts.append(f"(?P<{field}>.*?)")
-    return re.compile("".join(parts) + (".*" if start else ""), re.DOTALL)
+    return re.compile("".join(parts) + (".*" if then else ""), re.DOTALL)
 
 
-def said(got, key: str, *, lang: str | None = None, start: bool = False, **known) -> dict:
+def said(got, key: str, /, *, lang: str | None = None, then: bool = False, **known) -> dict:
     """Assert that ``got`` (a string, or anything whose ``str`` is one) is message ``key`` with
     the ``known`` fields; return the text of the other fields."""
     text = str(got)
-    found = pattern(key, lang=lang, start=start, **known).fullmatch(text)
+    found = pattern(key, lang=lang, then=then, **known).fullmatch(text)
     assert found is not None, f"not the message {key} with {known}: {text!r}"
     return found.groupdict()

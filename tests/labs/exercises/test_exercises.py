@@ -205,13 +205,13 @@ def test_run_check_verdicts(capsys):
     with pytest.raises(ExerciseIncomplete) as info:
         check_b(stub)
     assert str(info.value) == message("checks.stub_not_written", rest="hint words")
-    said(capsys.readouterr().out, "checks.verdict_incomplete", start=True, exercise=label("ex_b"),
+    said(capsys.readouterr().out, "checks.verdict_incomplete", then=True, exercise=label("ex_b"),
          message=info.value)
 
     wrong = message("checks.case_failed", case="case 1", message=message(
         "checks.wrong_value", where=message("checks.what_returned"), expected=6, got=5))
     assert failure(lambda: check_b(lambda xs: 5)) == wrong
-    said(capsys.readouterr().out, "checks.verdict_failed", start=True, exercise=label("ex_b"),
+    said(capsys.readouterr().out, "checks.verdict_failed", then=True, exercise=label("ex_b"),
          points=2, message=wrong)
 
     with pytest.raises(ExerciseFailed) as info:
@@ -220,7 +220,7 @@ def test_run_check_verdicts(capsys):
     assert str(info.value).startswith(raised)
     assert "    TypeError: " in str(info.value)  # the student's line, then the exception
     out = capsys.readouterr().out
-    said(out, "checks.verdict_failed", start=True, exercise=label("ex_b"), points=2,
+    said(out, "checks.verdict_failed", then=True, exercise=label("ex_b"), points=2,
          message=raised)
     # what IPython shows: one short line, the verdict above is not repeated
     assert info.value._render_traceback_() == ["ExerciseFailed: " + message(ExerciseFailed.SHORT_KEY)]
@@ -260,7 +260,7 @@ def test_run_check_verdicts(capsys):
         raise RankError("rank 1 of 2 raised ExerciseFailed", 1, ExerciseFailed("wrong result"))
 
     said(failure(lambda: run_check("ex_d", 1, remote_wrong)), "checks.rank_check_failed",
-         start=True, rank=1, message="wrong result")
+         then=True, rank=1, message="wrong result")
 
 
 def test_assert_close_messages():
@@ -316,7 +316,7 @@ def test_student_notebook_runs_to_the_end(tmp_path):
         # a short error that does not repeat the verdict (nor a traceback through the checks)
         assert errors[0].traceback == [f"ExerciseIncomplete: {message(ExerciseIncomplete.SHORT_KEY)}"]
         verdict = "".join(o.text for o in cell.outputs if o.output_type == "stream")
-        said(verdict, "checks.verdict_incomplete", start=True, exercise=label(grade_id),
+        said(verdict, "checks.verdict_incomplete", then=True, exercise=label(grade_id),
              message=message("checks.stub_not_written", rest=""))
     assert nb.cells[-1].outputs[0].text == "笔记本运行到了最后\n"
 
@@ -409,7 +409,7 @@ def test_grader_scores_each_case(graded_folder):
 
     alice = by_name["alice"]  # found through metadata.course.notebook despite its name
     assert alice["notebook"] == "demo.ipynb" and alice["total"] == 0
-    said(_message(alice, "ex_reverse"), "checks.verdict_incomplete", lang="zh", start=True,
+    said(_message(alice, "ex_reverse"), "checks.verdict_incomplete", lang="zh", then=True,
          exercise=label("ex_reverse", "zh"), message=zh("checks.stub_not_written", rest=""))
 
     carol = by_name["carol"]
@@ -422,7 +422,7 @@ def test_grader_scores_each_case(graded_folder):
 
     dave = by_name["dave"]  # the edited check was restored; the deleted one scores 0
     assert _points(dave) == {"ex_sum": 0, "ex_reverse": 0}
-    said(_message(dave, "ex_sum"), "checks.verdict_incomplete", lang="zh", start=True,
+    said(_message(dave, "ex_sum"), "checks.verdict_incomplete", lang="zh", then=True,
          exercise=label("ex_sum", "zh"))
     assert _message(dave, "ex_reverse") == message("grade.deleted")
 
