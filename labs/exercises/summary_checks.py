@@ -1,7 +1,8 @@
 """Checks of the capstone exercises of notebook 2.5 (the summary), graded by the planner
 (:mod:`labs.planner`) on shown and hidden scenarios::
 
-    check_capstone(plan_training)   # ex2_5_capstone, 4 points: a layout + its numbers
+    check_capstone(plan_training)   # ex2_5_capstone, 4 points: a layout, its numbers, the
+                                    # runner-up it beats and what decides between them
     check_diagnose(diagnose)        # ex2_5_diagnose, 2 points: why a layout fails
     check_training_days(training_days)  # ex2_5_training_days, 2 points: 6·N·D in days
 
@@ -19,20 +20,24 @@ from __future__ import annotations
 
 import random
 
+from labs.exercises.capstone_rules import (check_deciding, check_runner_up, deciding, fitting,
+                                           runner_up, unit_mistake)
 from labs.exercises.checks import ExerciseFailed, case, graded
 from labs.exercises.secret import active, hidden_int, hidden_seed
 from labs import planner as pl
 from labs.planner.types import GiB
 from labs.messages import lazy, text
 
-__all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",
+__all__ = ["Scenario", "shown_scenarios", "plan_training", "LAYOUT_KEYS", "check_capstone", "diagnose",
            "check_diagnose", "diagnose_scenarios", "KEYS", "REASONS",
            "SPEED_TOLERANCE", "NUMBER_TOLERANCE", "training_days", "check_training_days"]
 
 #: The domain of this module's hidden seeds and numbers (labs.exercises.secret).
 _TAG = "2.5"
 
-KEYS = ("tp", "pp", "dp", "micro_batch", "v", "zero_stage", "memory_gib", "step_time_s")
+KEYS = ("tp", "pp", "dp", "micro_batch", "v", "zero_stage", "memory_gib", "step_time_s",
+        "runner_up", "deciding")
+LAYOUT_KEYS = KEYS[:6]
 SPEED_TOLERANCE = 0.25  # a layout may be this much slower than the planner's best
 NUMBER_TOLERANCE = 0.05  # relative error allowed on memory_gib and step_time_s
 
@@ -63,8 +68,9 @@ class Scenario(tuple):
 
 
 def shown_scenarios() -> list:
-    """The scenarios the notebook shows: GPT-3 175B on 1024 A100-80GB (PTD-P's run) and a
-    7B model on 32 A100-80GB."""
+    """The scenarios the notebook shows: GPT-3 175B on 1024 A100-80GB (PTD-P's run), a 7B
+    model on 32 A100-80GB, and 2.5's 34B GQA model on 128 H100 (seq 4096, batch 1024), where
+    "ZeRO first" is a slow answer."""
     return [
         Scenario(text("checks_2_5.scenario", model="GPT-3 175B", gpus=1024, gpu="A100-80GB"),
                  pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200),
@@ -74,6 +80,11 @@ def shown_scenarios() -> list:
                           ffn_hidden=11008, mlp="swiglu", tied_embeddings=False,
                           learned_positions=False),
                  pl.Cluster("A100-80GB", 32), pl.Training(global_batch=512)),
+        Scenario(text("checks_2_5.scenario", model="34B GQA", gpus=128, gpu="H100-80GB"),
+                 pl.Model(n_layers=48, hidden=8192, n_heads=64, n_kv_heads=8, seq_len=4096,
+                          vocab=32000, ffn_hidden=22016, mlp="swiglu", tied_embeddings=False,
+                          learned_positions=False, dropout=False),
+                 pl.Cluster("H100-80GB", 128), pl.Training(global_batch=1024)),
     ]
 
 
@@ -114,32 +125,38 @@ def _hidden_scenarios() -> list:
 
 # --- exercise 1: choose a layout and justify it ------------------------------------------------
 
-def _best(model, cluster, train) -> pl.Estimate:
-    plans = pl.plan(model, cluster, train, top=10**6)
-    inside = [e for e in plans if e.config.tp <= cluster.gpus_per_node]
-    if not inside:
-        raise ValueError(text("checks_2_5.nothing_fits", rejected=plans.rejected))
-    return inside[0]
+def _fitting(model, cluster, train) -> list:
+    plans = fitting(model, cluster, train)
+    if not plans:
+        raise ValueError(text("checks_2_5.nothing_fits",
+                              rejected=pl.plan(model, cluster, train).rejected))
+    return plans
+
+
+def _layout(config: pl.Config) -> dict:
+    return {"tp": config.tp, "pp": config.pp, "dp": config.dp,
+            "micro_batch": config.micro_batch, "v": config.v, "zero_stage": config.zero_stage}
 
 
 def plan_training(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> dict:
-    """Reference: the planner's fastest fitting layout with TP inside a node, and its
-    estimated peak memory per GPU (GiB) and step time (s)."""
-    est = _best(model, cluster, train)
-    c = est.config
-    return {"tp": c.tp, "pp": c.pp, "dp": c.dp, "micro_batch": c.micro_batch, "v": c.v,
-            "zero_stage": c.zero_stage, "memory_gib": est.memory.total / GiB,
-            "step_time_s": est.step_time_s}
+    """Reference: the planner's fastest fitting layout with TP inside a node, its estimated peak
+    memory per GPU (GiB) and step time (s), the runner-up it beats (the fastest layout of
+    another (tp, pp), as a dict of the layout keys; None if no other fits) and what decides
+    between them (a key of ``DECIDING``: the part of the step the runner-up loses most in)."""
+    plans = _fitting(model, cluster, train)
+    best, rival = plans[0], runner_up(plans, plans[0].config)
+    return dict(_layout(best.config), memory_gib=best.memory.total / GiB,
+                step_time_s=best.step_time_s,
+                runner_up=None if rival is None else _layout(rival.config),
+                deciding=deciding(best, rival))
 
 
 def _int(answer: dict, key: str) -> int:
     value = answer[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise ExerciseFailed(text("checks_2_5.not_a_positive_int", key=key, value=value))
-    if value < 1 and key != "zero_stage":
-        raise ExerciseFailed(text("checks_2_5.not_a_positive_int", key=key, value=value))
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < (key != "zero_stage"):
+        raise ExerciseFailed(text("checks_2_5.not_a_positive_int", key=key, value=answer[key]))
     return value
 
 
@@ -158,7 +175,32 @@ def _grade_answer(model, cluster, train, answer) -> None:
     missing = [k for k in KEYS if k not in answer]
     if missing:
         raise ExerciseFailed(text("checks_2_5.missing_keys", missing=missing, keys=list(KEYS)))
-    tp, pp, dp, mb, v, zero = (_int(answer, k) for k in KEYS[:6])
+    est = _checked_layout(model, cluster, train, answer)
+    plans = _fitting(model, cluster, train)
+    best = plans[0]
+    slower = est.step_time_s / best.step_time_s - 1
+    if slower > SPEED_TOLERANCE:
+        raise ExerciseFailed(text("checks_2_5.too_slow", config=est.config,
+                                  step=est.step_time_s, best=best.step_time_s, slower=slower,
+                                  tolerance=SPEED_TOLERANCE, bubble=est.bubble,
+                                  exposed=sum(est.exposed_s.values())))
+    for key, expected, unit in (("memory_gib", est.memory.total / GiB, "GiB"),
+                                ("step_time_s", est.step_time_s, "s")):
+        got = _number(answer, key)
+        if abs(got - expected) > NUMBER_TOLERANCE * expected:
+            slip = unit_mistake(key, got, expected)
+            raise ExerciseFailed(text(slip, key=key, got=got, expected=expected) if slip else
+                                 text("checks_2_5.number_off", key=key, got=got, unit=unit,
+                                      expected=expected, tolerance=NUMBER_TOLERANCE))
+    rival = check_runner_up(answer["runner_up"], est, plans, LAYOUT_KEYS,
+                            lambda layout: _checked_layout(model, cluster, train, layout))
+    check_deciding(answer["deciding"], est, rival)
+
+
+def _checked_layout(model, cluster, train, answer: dict) -> pl.Estimate:
+    """The estimate of the layout in ``answer`` (the keys of ``LAYOUT_KEYS``); ExerciseFailed
+    if it breaks a rule or does not fit."""
+    tp, pp, dp, mb, v, zero = (_int(answer, k) for k in LAYOUT_KEYS)
     n, per_node = cluster.n_gpus, cluster.gpus_per_node
     if tp * pp * dp != n:
         raise ExerciseFailed(text("checks_2_5.gpu_count", tp=tp, pp=pp, dp=dp,
@@ -180,31 +222,22 @@ def _grade_answer(model, cluster, train, answer) -> None:
         raise ExerciseFailed(text("checks_2_5.does_not_fit", config=est.config,
                                   need=est.memory.total / GiB, usable=est.memory.usable / GiB,
                                   reason=est.reasons[-1]))
-    best = _best(model, cluster, train)
-    slower = est.step_time_s / best.step_time_s - 1
-    if slower > SPEED_TOLERANCE:
-        raise ExerciseFailed(text("checks_2_5.too_slow", config=est.config,
-                                  step=est.step_time_s, best=best.step_time_s, slower=slower,
-                                  tolerance=SPEED_TOLERANCE, bubble=est.bubble,
-                                  exposed=sum(est.exposed_s.values())))
-    for key, expected, unit in (("memory_gib", est.memory.total / GiB, "GiB"),
-                                ("step_time_s", est.step_time_s, "s")):
-        got = _number(answer, key)
-        if abs(got - expected) > NUMBER_TOLERANCE * expected:
-            raise ExerciseFailed(text("checks_2_5.number_off", key=key, got=got, unit=unit,
-                                      expected=expected, tolerance=NUMBER_TOLERANCE))
+    return est
 
 
 @graded("ex2_5_capstone")
 def check_capstone(student_fn):
     """student_fn(model, cluster, train) -> dict with the keys of ``KEYS``: a layout
     (tp·pp·dp = n_gpus, tp within a node and dividing the heads) that fits, whose estimated
-    step time is within 25 % of the planner's best, and the planner's memory (GiB) and step
-    time (s) of that layout within 5 %."""
+    step time is within 25 % of the planner's best, the planner's memory (GiB) and step time
+    (s) of that layout within 5 % (a unit slip is named), the runner-up it beats (the fastest
+    layout of another (tp, pp), within 5 %; None if none fits) and the part of the step that
+    decides between them (``DECIDING``). A hidden case's failure names its model and cluster."""
     shown = shown_scenarios()
     for k, scenario in enumerate(shown + _hidden_scenarios()):
         hidden = k >= len(shown)
-        label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
+        label = (text("checks_2_5.case_hidden_scenario", n=k - len(shown) + 1,
+                      name=scenario.name) if hidden
                  else text("checks.case_about", what=scenario.name))
         with case(label, hidden=hidden):
             _grade_answer(scenario.model, scenario.cluster, scenario.train,

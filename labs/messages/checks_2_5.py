@@ -116,6 +116,106 @@ MESSAGES = {
               "estimate for this layout, {expected:.4g} {unit}, by more than {tolerance:.0%} "
               "(run pl.estimate on the layout you chose, not on another one)",
     },
+    # a unit slip in a justifying number (capstone_rules.unit_mistake)
+    "unit_gb": {
+        "zh": "{key} = {got:.4g} 是用 GB（10^9 字节）算的；要的是 GiB（2^30 字节）：{expected:.4g} GiB",
+        "en": "{key} = {got:.4g} is in GB (10^9 bytes); GiB (2^30 bytes) are wanted: "
+              "{expected:.4g} GiB",
+    },
+    "unit_bytes": {
+        "zh": "{key} = {got:.4g} 是字节数；要的是 GiB（除以 2^30）：{expected:.4g} GiB",
+        "en": "{key} = {got:.4g} is in bytes; GiB are wanted (divide by 2^30): "
+              "{expected:.4g} GiB",
+    },
+    "unit_ms": {
+        "zh": "{key} = {got:.4g} 是毫秒；要的是秒：{expected:.4g} s",
+        "en": "{key} = {got:.4g} is in milliseconds; seconds are wanted: {expected:.4g} s",
+    },
+    # the runner-up and the deciding part (capstone_rules)
+    "case_hidden_scenario": {
+        "zh": "隐藏用例 {n}（{name}）",
+        "en": "Hidden case {n} ({name})",
+    },
+    "runner_up_missing": {
+        "zh": "runner_up 是 None，但有别的 (tp, pp) 组合也放得下：给出其中最快的那个布局"
+              "（键同上面的六个），说明 {config} 赢在哪里",
+        "en": "runner_up is None, but layouts of another (tp, pp) fit: give the fastest of them "
+              "(a dict of the six layout keys) and show where {config} beats it",
+    },
+    "runner_up_none": {
+        "zh": "除了 {config} 的 (tp, pp) 之外没有别的组合放得下：runner_up 应为 None，"
+              "deciding 应为 \"memory\"",
+        "en": "no layout of another (tp, pp) than {config}'s fits: runner_up should be None and "
+              "deciding \"memory\"",
+    },
+    "runner_up_not_a_layout": {
+        "zh": "runner_up 应该是含键 {keys} 的 dict（或 None），实际得到 {got!r}",
+        "en": "runner_up should be a dict with the keys {keys} (or None), got {got!r}",
+    },
+    "runner_up_same_family": {
+        "zh": "runner_up {rival} 与你的布局 {config} 的 tp、pp 相同：亚军要换一种切法"
+              "（另一组 tp、pp），而不只是换 micro-batch、v 或 ZeRO",
+        "en": "runner_up {rival} has the same tp and pp as your layout {config}: the runner-up "
+              "must split the model another way (another tp, pp), not only change the "
+              "micro-batch, v or ZeRO",
+    },
+    "runner_up_faster": {
+        "zh": "你的 runner_up {rival} 估计步时 {rival_step:.2f} s，比你选的 {config}（"
+              "{step:.2f} s）还快：那就应该选它",
+        "en": "your runner_up {rival} takes an estimated {rival_step:.2f} s, faster than the "
+              "{config} you chose ({step:.2f} s): then choose it",
+    },
+    "runner_up_not_fastest": {
+        "zh": "runner_up {rival} 估计步时 {rival_step:.2f} s，但另一种 (tp, pp) 的最快布局只要 "
+              "{fastest:.2f} s（最多允许慢 {tolerance:.0%}）：亚军是别的切法里最快的那个",
+        "en": "runner_up {rival} takes an estimated {rival_step:.2f} s, but the fastest layout of "
+              "another (tp, pp) takes {fastest:.2f} s (at most {tolerance:.0%} slower allowed): "
+              "the runner-up is the fastest of the other splits",
+    },
+    "not_a_deciding": {
+        "zh": "deciding 应该是 {choices} 之一，实际得到 {got!r}",
+        "en": "deciding should be one of {choices}, got {got!r}",
+    },
+    "deciding_memory_expected": {
+        "zh": "没有亚军（别的切法都放不下），决定因素是显存：deciding 应为 \"memory\"，"
+              "实际得到 {got!r}",
+        "en": "there is no runner-up (no other split fits), so memory decides: deciding should "
+              "be \"memory\", got {got!r}",
+    },
+    "deciding_part": {
+        "zh": "{part} {ours:.2f} s 对 {theirs:.2f} s",
+        "en": "{part} {ours:.2f} s vs {theirs:.2f} s",
+    },
+    "wrong_deciding": {
+        "zh": "deciding = {got!r}，但亚军 {rival} 输得最多的是 {expected!r}（{meaning}）；"
+              "你的布局对亚军的关键路径：{parts}",
+        "en": "deciding = {got!r}, but the runner-up {rival} loses most in {expected!r} "
+              "({meaning}); your layout's critical path against the runner-up's: {parts}",
+    },
+    "deciding_compute": {
+        "zh": "计算：所有 micro-batch 的核函数时间",
+        "en": "compute: every micro-batch's kernels",
+    },
+    "deciding_bubble": {
+        "zh": "流水线的 bubble（空闲）",
+        "en": "the pipeline bubble (idle time)",
+    },
+    "deciding_tp": {
+        "zh": "TP 的 all-reduce（在关键路径上）",
+        "en": "TP's all-reduces (on the critical path)",
+    },
+    "deciding_pp": {
+        "zh": "PP 在 stage 之间传的激活与梯度",
+        "en": "PP's activations and gradients between stages",
+    },
+    "deciding_dp": {
+        "zh": "暴露在外的 DP 通信（梯度同步、ZeRO 的参数 all-gather）",
+        "en": "exposed DP communication (gradient sync, ZeRO's parameter all-gathers)",
+    },
+    "deciding_memory": {
+        "zh": "显存：别的切法都放不下",
+        "en": "memory: no other split fits",
+    },
     # --- exercise 2: why does a layout fail? -------------------------------------------------
     "not_a_reason": {
         "zh": "应该返回 {reasons} 之一，实际得到 {got!r}",
