@@ -14,7 +14,8 @@ bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second.
   parallelism send one activation forward and its gradient backward per stage boundary and
   micro-batch: few, large messages (PTD-P, arXiv:2104.04473 §3.2).
 - The bubble of a pipeline step: (p-1)/(v·m+p-1) (PTD-P §2.2).
-  ZB-H1's, backward split into B and W: (p-1)(t_F+t_B-t_W) idle per rank (Qi et al. 2024).
+  ZB-H1's, backward split into B and W: (p-1)(t_F+t_B-t_W) idle per rank (Qi et al. 2024);
+  ZB-V's, two chunks per rank in a V: (p-1)·t, t a chunk's F, B or W.
 - Context parallelism passes K/V blocks around a ring; expert parallelism all-to-alls tokens.
 - Time: seconds on a link (latency + bytes / bandwidth), training FLOPs (6·N per token).
 - The decision, one type (:class:`FitDecision`) for three questions: does a model fit one card
@@ -39,7 +40,8 @@ __all__ = [
     "ring_all_reduce_bytes_per_rank", "naive_all_reduce_bytes_busiest_rank", "bus_bandwidth",
     "activation_message_bytes", "tp_layer_comm", "layerwise_comm", "pp_bytes_per_step",
     "tp_bytes_per_step", "schedule_bytes", "bubble_fraction", "min_microbatches",
-    "zb_h1_bubble_seconds", "zb_h1_bubble_fraction",
+    "zb_h1_bubble_seconds", "zb_h1_bubble_fraction", "zb_v_bubble_seconds",
+    "zb_v_bubble_fraction",
     "seconds_on_link", "training_flops", "FitDecision", "fits_on_one_card", "tp_decision",
     "pp_decision", "pipeline_bubble_ratio", "pipeline_step_seconds", "matmul_flops",
     "compute_seconds", "dp_bytes_per_step", "exposed_seconds", "flops_utilization",
@@ -179,6 +181,22 @@ def zb_h1_bubble_fraction(p: int, m: int, t_f: float = 1.0, t_b: float = 1.0,
     1F1B's (p-1)/(m + p-1) when m >> p."""
     idle = zb_h1_bubble_seconds(p, m, t_f, t_b, t_w)
     return idle / (idle + m * (t_f + t_b + t_w))
+
+
+def zb_v_bubble_seconds(p: int, m: int, t: float = 1.0) -> float:
+    """Idle time per rank of a ZB-V step (Qi et al. 2024 §6; torch's ScheduleZBVZeroBubble
+    order), 2p chunks in a V, each chunk's F, B and W taking ``t``: (p-1)·t once m >= 2p - 1,
+    the least any schedule can idle (rank p - 1 waits p - 1 chunk forwards for its first
+    input); the paper's table rounds it to a zero bubble. Below that, 4(p-1)·t - 2(m-1)·t.
+    Built for t_F = t_B = t_W; other times: simulate the schedule."""
+    return max(p - 1, 4 * (p - 1) - 2 * (m - 1)) * t
+
+
+def zb_v_bubble_fraction(p: int, m: int) -> float:
+    """Idle share of a ZB-V step with equal chunk times: its idle time over itself plus the
+    6m·t of compute (two chunks, F + B + W each)."""
+    idle = zb_v_bubble_seconds(p, m)
+    return idle / (idle + 6 * m)
 
 
 def min_microbatches(p: int, target: float, v: int = 1) -> int:

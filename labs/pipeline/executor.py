@@ -37,7 +37,8 @@ from torch import Tensor, nn
 
 from labs.messages import text
 from labs.pipeline.comm import recv_message, send_message
-from labs.pipeline.schedules import B, F, RECV_B, RECV_F, SEND_B, SEND_F, W, Action, stage_rank
+from labs.pipeline.schedules import (B, F, LOOP, RECV_B, RECV_F, SEND_B, SEND_F, W, Action,
+                                     stage_rank)
 from labs.pipeline.simulator import simulate
 from labs.timeline import REAL_COMPUTE, Event, Timeline
 
@@ -149,6 +150,7 @@ def run_schedule(schedule: Sequence[Sequence[Action]], stages: dict[int, nn.Modu
     plan = simulate(schedule).info  # raises DeadlockError / ScheduleError before any message
     split = any(a.kind == W for a in schedule[rank])
     ctx = RankContext(rank=rank, n_ranks=p, n_stages=plan["n_stages"], split=split,
+                      placement=plan["placement"],
                       n_microbatches=plan["n_microbatches"],
                       device=next(next(iter(stages.values())).parameters()).device,
                       params={q.untyped_storage().data_ptr()
@@ -215,8 +217,9 @@ class RankContext:
     def __init__(self, *, rank: int, n_ranks: int, n_stages: int, n_microbatches: int, device,
                  params: set[int], activation_shape: Sequence[int], dtype: torch.dtype,
                  group, timing: FixedTime | None, recorder: Recorder, counter=None,
-                 split: bool = False) -> None:
+                 split: bool = False, placement: str = LOOP) -> None:
         self.rank, self.n_ranks, self.device, self.split = rank, n_ranks, device, split
+        self.placement = placement  # where stages live (labs.pipeline.schedules.stage_rank)
         self.n_stages, self.n_microbatches = n_stages, n_microbatches
         self.params, self.activation_shape, self.dtype = params, activation_shape, dtype
         self.group, self.timing, self.recorder, self.counter = group, timing, recorder, counter
@@ -229,8 +232,8 @@ class RankContext:
         self.clock = _Clock(timing, recorder)
 
     def holds(self, stage: int) -> bool:
-        """Whether this rank holds ``stage`` (interleaved schedules give a rank several)."""
-        return stage_rank(stage, self.n_ranks) == self.rank
+        """Whether this rank holds ``stage`` (interleaved and ZB-V give a rank several)."""
+        return stage_rank(stage, self.n_ranks, self.placement) == self.rank
 
     def output_and_grad(self, key: tuple) -> tuple:
         """For a backward: the stage output (the loss / m on the last stage, gradient None)

@@ -23,7 +23,7 @@ from torch import Tensor, nn
 from labs.memory import transformer_layer_params
 from labs.messages import text
 from labs.models import TinyGPTConfig
-from labs.pipeline.schedules import stage_rank
+from labs.pipeline.schedules import LOOP, stage_rank
 
 __all__ = ["Bounds", "partition_evenly", "stage_costs", "balanced_partition", "gpt_layer_costs",
            "measure_layer_costs", "layer_grads_to_none", "GPTStage", "build_gpt_stages",
@@ -159,12 +159,13 @@ class GPTStage(nn.Module):
         return x
 
 
-def build_gpt_stages(model: nn.Module, bounds: Bounds, rank: int,
-                     n_ranks: int) -> dict[int, GPTStage]:
-    """{stage index: GPTStage} of the stages ``rank`` holds (stage s lives on rank s % p)."""
+def build_gpt_stages(model: nn.Module, bounds: Bounds, rank: int, n_ranks: int,
+                     placement: str = LOOP) -> dict[int, GPTStage]:
+    """{stage index: GPTStage} of the stages ``rank`` holds (stage s lives on rank s % p; in
+    the V of ZB-V, rank r holds r and 2p - 1 - r)."""
     n = len(bounds)
     return {s: GPTStage(model, *bounds[s], first=s == 0, last=s == n - 1)
-            for s in range(n) if stage_rank(s, n_ranks) == rank}
+            for s in range(n) if stage_rank(s, n_ranks, placement) == rank}
 
 
 def check_microbatches(batch_size: int, n_microbatches: int) -> None:

@@ -12,15 +12,17 @@ the plot draws both::
     timeline = simulate(schedule, forward_s=1.0, backward_s=2.0)         # labs.pipeline.simulator
 
 Stage ``s`` lives on rank ``s % p`` (p ranks): with one stage per rank that is rank s; with v
-model chunks per rank (interleaved 1F1B) rank r holds stages r, r + p, r + 2p, ...
+model chunks per rank (interleaved 1F1B) rank r holds stages r, r + p, r + 2p, ... ZB-V places
+its 2p stages in a V instead: rank r holds r and 2p - 1 - r (:func:`stage_rank`,
+:func:`placement_of` reads the placement off a schedule).
 
 GPipe: Huang et al., arXiv:1811.06965. 1F1B (PipeDream-Flush) and interleaved 1F1B:
 Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
 Megatron-LM" (PTD-P), arXiv:2104.04473 §2.2. ZB-H1: Qi et al., "Zero Bubble Pipeline
-Parallelism", ICLR 2024, arXiv:2401.10241 §3 (torch's ScheduleInterleavedZeroBubble with one
-chunk per rank computes the same order).
+Parallelism", ICLR 2024, arXiv:2401.10241 §3, and ZB-V, §6 (torch's ScheduleInterleavedZeroBubble
+with one chunk per rank and ScheduleZBVZeroBubble compute the same orders).
 
-Owns: actions and the GPipe / 1F1B / interleaved / ZB-H1 orders. Must not: communicate, import
+Owns: actions, placements and the GPipe / 1F1B / interleaved / ZB-H1 / ZB-V orders. Must not: communicate, import
 torch, hold the bubble formulas (labs.cost) or print.
 """
 from __future__ import annotations
@@ -31,8 +33,8 @@ from labs.cost import bubble_fraction, min_microbatches  # the formulas live in 
 from labs.messages import text
 
 __all__ = ["F", "B", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",
-           "Schedule", "stage_rank", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
-           "interleaved_order", "zb_h1_order", "in_flight_bound", "add_communication",
+           "Schedule", "LOOP", "V_SHAPE", "stage_rank", "placement_of", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
+           "interleaved_order", "zb_h1_order", "zb_v_order", "in_flight_bound", "add_communication",
            "SCHEDULES", "build_schedule", "compute_order", "bubble_fraction", "min_microbatches"]
 
 F, B = "F", "B"  # compute: forward / backward of one micro-batch on one stage
@@ -64,9 +66,24 @@ class Action(NamedTuple):
 Schedule = list[list[Action]]  # schedule[rank] = that rank's actions, in order
 
 
-def stage_rank(stage: int, n_ranks: int) -> int:
-    """The rank that holds ``stage`` (looping placement: rank r holds r, r + p, r + 2p, ...)."""
+LOOP, V_SHAPE = "loop", "v"  # where stages live: r, r + p, r + 2p ... / r and 2p - 1 - r
+
+
+def stage_rank(stage: int, n_ranks: int, placement: str = LOOP) -> int:
+    """The rank that holds ``stage``: looping placement, rank r holds r, r + p, r + 2p, ...; V
+    placement (ZB-V: two chunks per rank), rank r holds r and 2p - 1 - r, so the last stage
+    sits on rank 0 beside the first, and the turn of the V (stages p - 1, p) on rank p - 1."""
+    if placement == V_SHAPE:
+        return stage if stage < n_ranks else 2 * n_ranks - 1 - stage
     return stage % n_ranks
+
+
+def placement_of(schedule: Sequence[Sequence[Action]]) -> str:
+    """V_SHAPE when the schedule computes stage p on rank p - 1 (it turns back at the bottom of
+    the V), else LOOP: the placement is read off the schedule, which is data."""
+    p = len(schedule)
+    turn = any(a.stage == p and a.kind in COMPUTE for a in schedule[p - 1])
+    return V_SHAPE if p > 1 and turn else LOOP
 
 
 def _check_counts(n_stages: int, n_microbatches: int) -> None:
@@ -163,19 +180,74 @@ def zb_h1_order(n_stages: int, n_microbatches: int, stage: int) -> list[Action]:
     return order + [Action(W, i, stage) for i in owed]
 
 
-def in_flight_bound(name: str, n_ranks: int, n_microbatches: int, stage: int,
-                    n_chunks: int = 1) -> int:
-    """The most micro-batches a stage of schedule ``name`` holds activations for (forwarded,
-    weight gradient not yet computed): GPipe m; 1F1B min(p - s, m) (PTD-P §2.2); ZB-H1
-    min(p, m) on every stage (Qi et al. §3.1: 1F1B's peak, p); interleaved: not bounded here."""
-    p, m = n_ranks, n_microbatches
-    bounds = {"gpipe": m, "1f1b": min(p - stage, m), "zb-h1": min(p, m)}
+def in_flight_bound(name: str, n_ranks: int, n_microbatches: int, rank: int) -> int:
+    """The most micro-batches a rank of schedule ``name`` holds activations for (forwarded,
+    weight gradient not yet computed), one stage per rank unless said: GPipe m; 1F1B
+    min(p - r, m) (PTD-P §2.2); ZB-H1 min(p, m) on every rank (Qi et al. §3.1: 1F1B's peak,
+    p); ZB-V, counted per chunk (half a stage each): min(2p, m + min(r + 1, m)), that is 2p
+    chunks = p stages once m >= 2p - 1 (§6: 1F1B's memory). Interleaved: not bounded here."""
+    p, m, r = n_ranks, n_microbatches, rank
+    bounds = {"gpipe": m, "1f1b": min(p - r, m), "zb-h1": min(p, m),
+              "zb-v": min(2 * p, m + min(r + 1, m))}
     if name not in bounds:
         raise ValueError(text("pipeline.unknown_schedule", name=name, schedules=tuple(bounds)))
     return bounds[name]
 
 
-def add_communication(orders: Sequence[Sequence[Action]], n_stages: int | None = None) -> Schedule:
+def zb_v_order(n_ranks: int, n_microbatches: int, rank: int) -> list[Action]:
+    """ZB-V (Qi et al. 2024 §6): 2p stages in a V (rank r holds stages r and 2p - 1 - r, see
+    :func:`stage_rank`), every backward split into B and W. Warmup forwards of the first chunk,
+    then of both, a steady F-B-W on each chunk in turn, a cooldown whose B come first and whose
+    W fill the tail. With t_F = t_B = t_W (per chunk) it idles only while the pipeline fills, at
+    1F1B's activation memory. The same order as torch's ScheduleZBVZeroBubble (computed for
+    max(m, 2p - 1) micro-batches, the surplus ones dropped)."""
+    _check_counts(n_ranks, n_microbatches)
+    p, m = n_ranks, n_microbatches
+    n = max(2 * p - 1, m)
+    low, high = rank, 2 * p - 1 - rank  # this rank's two stages
+    order: list[Action] = []
+    count = {(k, s): 0 for k in COMPUTE for s in (low, high)}
+
+    def act(kind: str, stage: int, mb: int | None = None) -> None:
+        i = count[(kind, stage)] if mb is None else mb
+        if mb is None:
+            count[(kind, stage)] += 1
+        order.append(Action(kind, i, stage))
+
+    for _ in range(2 * (p - rank) - 1):  # warmup: first chunk
+        act(F, low)
+    for _ in range(rank):  # warmup: both chunks
+        act(F, high)
+        act(F, low)
+    for _ in range(p - rank):  # the second chunk turns at once
+        act(F, high)
+        act(B, high)
+        act(W, high)
+    while count[(F, high)] < count[(F, low)] or count[(F, low)] < n:  # steady
+        if count[(F, low)] < n:
+            act(F, low)
+        act(B, low)
+        act(W, low)
+        act(F, high)
+        act(B, high)
+        act(W, high)
+    done_w = {low: count[(B, low)], high: count[(B, high)]}
+    for _ in range(rank):  # cooldown: B first, W later
+        act(B, low)
+        act(B, high)
+    for _ in range(p - rank):
+        act(B, low)
+        act(W, low, done_w[low])
+        done_w[low] += 1
+    for stage in (high, low):  # the W still owed
+        while done_w[stage] < count[(B, stage)]:
+            act(W, stage, done_w[stage])
+            done_w[stage] += 1
+    return [a for a in order if a.mb < m]
+
+
+def add_communication(orders: Sequence[Sequence[Action]], n_stages: int | None = None,
+                      placement: str = LOOP) -> Schedule:
     """Insert the sends and receives into per-rank compute orders.
 
     A receive goes right before the compute that needs it; a send right after the compute
@@ -187,7 +259,8 @@ def add_communication(orders: Sequence[Sequence[Action]], n_stages: int | None =
     for rank, order in enumerate(orders):
         out: list[Action] = []
         for a in order:
-            prev_rank, next_rank = stage_rank(a.stage - 1, p), stage_rank(a.stage + 1, p)
+            prev_rank = stage_rank(a.stage - 1, p, placement)
+            next_rank = stage_rank(a.stage + 1, p, placement)
             if a.kind == F and a.stage > 0 and prev_rank != rank:
                 out.append(Action(RECV_F, a.mb, a.stage, prev_rank))
             if a.kind == B and a.stage < n_stages - 1 and next_rank != rank:
@@ -201,7 +274,7 @@ def add_communication(orders: Sequence[Sequence[Action]], n_stages: int | None =
     return schedule
 
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1")
+SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-v")
 
 
 def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int = 1) -> Schedule:
@@ -214,9 +287,14 @@ def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int =
         orders = [interleaved_order(n_ranks, n_chunks, n_microbatches, r) for r in range(n_ranks)]
     elif name == "zb-h1":
         orders = [zb_h1_order(n_ranks, n_microbatches, r) for r in range(n_ranks)]
+    elif name == "zb-v":  # two chunks per rank by construction (n_chunks 1 or 2 alike)
+        if n_chunks not in (1, 2):
+            raise ValueError(text("pipeline.one_chunk", name=name, n_chunks=n_chunks))
+        orders = [zb_v_order(n_ranks, n_microbatches, r) for r in range(n_ranks)]
+        return add_communication(orders, 2 * n_ranks, V_SHAPE)
     else:
         raise ValueError(text("pipeline.unknown_schedule", name=name, schedules=SCHEDULES))
-    if name != "interleaved" and n_chunks != 1:
+    if name not in ("interleaved", "zb-v") and n_chunks != 1:
         raise ValueError(text("pipeline.one_chunk", name=name, n_chunks=n_chunks))
     return add_communication(orders, n_ranks * n_chunks)
 

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from labs.messages import text
 from labs.pipeline.schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, W,
-                                     Action, stage_rank)
+                                     Action, placement_of, stage_rank)
 from labs.timeline import SIMULATED, Event, Timeline
 
 __all__ = ["ScheduleError", "DeadlockError", "validate", "simulate"]
@@ -47,7 +47,7 @@ def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
 
     Returns (n_stages, n_microbatches). Raises ScheduleError saying what is wrong.
     """
-    p = len(schedule)
+    p, placement = len(schedule), placement_of(schedule)
     computes = [(r, a) for r, acts in enumerate(schedule) for a in acts if a.kind in COMPUTE]
     if not computes:
         raise ScheduleError(text("pipeline.computes_nothing"))
@@ -59,9 +59,9 @@ def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
     m = 1 + max(a.mb for _, a in computes)
     seen: dict[tuple, int] = {}
     for r, a in computes:
-        if stage_rank(a.stage, p) != r:
+        if stage_rank(a.stage, p, placement) != r:
             raise ScheduleError(text("pipeline.wrong_rank", action=a, stage=a.stage, r=r,
-                                     owner=stage_rank(a.stage, p)))
+                                     owner=stage_rank(a.stage, p, placement)))
         key = (a.kind, a.mb, a.stage)
         if key in seen:
             raise ScheduleError(text("pipeline.twice", action=a, stage=a.stage, r=r))
@@ -87,7 +87,11 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
     send, ScheduleError for a missing, repeated, misplaced or out-of-order action.
     """
     n_stages, m = validate(schedule)
-    p = len(schedule)
+    p, placement = len(schedule), placement_of(schedule)
+
+    def owner(stage: int) -> int:
+        return stage_rank(stage, p, placement)
+
     clock = [0.0] * p
     pos = [0] * p
     done: dict[tuple, float] = {}  # (kind, mb, stage) computed -> end time
@@ -108,9 +112,9 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
         if a.kind in (SEND_F, SEND_B):
             key = _message(a)
             consumer = a.stage + 1 if a.kind == SEND_F else a.stage - 1
-            if a.peer != stage_rank(consumer, p):
+            if a.peer != owner(consumer):
                 raise ScheduleError(text("pipeline.send_wrong_peer", r=r, action=a, peer=a.peer,
-                                         consumer=consumer, owner=stage_rank(consumer, p)))
+                                         consumer=consumer, owner=owner(consumer)))
             if key not in done:
                 raise ScheduleError(text("pipeline.send_before_compute", r=r, action=a,
                                          kind=key[0], mb=a.mb, stage=a.stage))
@@ -126,7 +130,7 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
             received[r].add(key)
             return True
         for key in needs(a):
-            local = stage_rank(key[2], p) == r
+            local = owner(key[2]) == r
             if (local and key not in done) or (not local and key not in received[r]):
                 how = (text("pipeline.compute_first") if local
                        else text("pipeline.receive_first", kind=key[0]))
@@ -163,4 +167,5 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
                                  peer=inbox[k][0]))
     return Timeline(events, mode=SIMULATED,
                     info=dict(n_stages=n_stages, n_microbatches=m, forward_s=forward_s,
-                              backward_s=backward_s, weight_s=weight_s, comm_s=comm_s))
+                              backward_s=backward_s, weight_s=weight_s, comm_s=comm_s,
+                              placement=placement))

@@ -34,7 +34,7 @@ from labs.numerics import assert_close
 from labs.pipeline.executor import FixedTime, Recorder, run_schedule
 from labs.pipeline.partition import (Bounds, build_gpt_stages, check_microbatches,
                                      partition_evenly, split_microbatches)
-from labs.pipeline.schedules import build_schedule
+from labs.pipeline.schedules import build_schedule, placement_of
 from labs.reference import make_optimizer, train_reference
 from labs.tensor_parallel.model import (ParallelTinyGPT, sync_sequence_parallel_grads,
                                         validate_tp_layout)
@@ -51,10 +51,10 @@ SMALL = TinyGPTConfig(vocab_size=VOCAB, block_size=32, n_layer=8, n_head=4, n_em
 class PipelineRun:
     """One pipeline experiment: schedule, micro-batches, batch, split, model, timing mode."""
 
-    schedule: str | tuple = "1f1b"  # "gpipe", "1f1b", "interleaved", or a Schedule (per rank)
+    schedule: str | tuple = "1f1b"  # a name of labs.pipeline.SCHEDULES, or a Schedule (per rank)
     n_microbatches: int = 4
     batch_size: int = 8
-    n_chunks: int = 1  # v model chunks per rank (interleaved only)
+    n_chunks: int = 1  # v model chunks per rank (interleaved only; "zb-v" always has 2)
     bounds: tuple | None = None  # blocks [start, stop) per stage; None = partition_evenly
     config: TinyGPTConfig = TINY
     lr: float = 1e-3
@@ -75,11 +75,12 @@ class PipelineRun:
         return [list(actions) for actions in self.schedule]
 
     def stage_bounds(self, n_ranks: int) -> Bounds:
-        n_stages = n_ranks * self.n_chunks
+        chunks = 2 if self.schedule == "zb-v" else self.n_chunks
+        n_stages = n_ranks * chunks
         if self.bounds is not None:
             if len(self.bounds) != n_stages:
                 raise ValueError(text("pipeline.bounds_mismatch", n=len(self.bounds),
-                                      n_ranks=n_ranks, n_chunks=self.n_chunks,
+                                      n_ranks=n_ranks, n_chunks=chunks,
                                       n_stages=n_stages))
             return [tuple(b) for b in self.bounds]
         return partition_evenly(self.config.n_layer, n_stages)
@@ -96,7 +97,8 @@ def build_stages(run: PipelineRun, group=None, tp_group=None) -> dict:
     model = TinyGPT(run.config, seed=run.seed).to(labs.device())
     if tp_group is not None:  # TP inside PP: every block tensor-parallel over tp_group
         model = ParallelTinyGPT(model, group=tp_group, sequence_parallel=run.sequence_parallel)
-    return build_gpt_stages(model, run.stage_bounds(p), rank, p)  # PP: my stages' blocks
+    placement = placement_of(run.build_schedule(p))  # ZB-V: a V, else rank r holds r, r + p ...
+    return build_gpt_stages(model, run.stage_bounds(p), rank, p, placement)  # PP: my blocks
 
 
 def average_replicas(params: list, losses: list, dp_group) -> list:
@@ -194,25 +196,29 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
 
 
 def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None) -> dict:
-    """On a rank: the same steps with torch.distributed.pipelining (ScheduleGPipe,
-    Schedule1F1B, or for "zb-h1" ScheduleInterleavedZeroBubble with one stage per rank: its
-    ZB1P order is :func:`labs.pipeline.schedules.zb_h1_order`'s) on the same split, model and
-    batch."""
+    """On a rank: the same steps with torch.distributed.pipelining on the same split, model and
+    batch: ScheduleGPipe, Schedule1F1B, for "zb-h1" ScheduleInterleavedZeroBubble with one stage
+    per rank (its ZB1P order is :func:`labs.pipeline.schedules.zb_h1_order`'s), for "zb-v"
+    ScheduleZBVZeroBubble (two stages per rank in a V, :func:`~labs.pipeline.schedules.zb_v_order`)."""
     # why here: torch.distributed.pipelining takes ~3 s to import, and only this comparison uses it
     from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe,
-                                              ScheduleInterleavedZeroBubble)
+                                              ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble)
 
     classes = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B,
-               "zb-h1": ScheduleInterleavedZeroBubble}
+               "zb-h1": ScheduleInterleavedZeroBubble, "zb-v": ScheduleZBVZeroBubble}
     if run.schedule not in classes or run.n_chunks != 1:
         raise ValueError(text("pipeline.torch_compare", schedules=sorted(classes)))
     rank, p = dist.get_rank(group), dist.get_world_size(group)
     m = run.n_microbatches
-    (module,) = build_stages(run, group).values()
-    stage = PipelineStage(module, rank, p, labs.device(), group=group)
-    stage_arg = [stage] if run.schedule == "zb-h1" else stage  # the multi-stage class: a list
-    schedule = classes[run.schedule](stage_arg, n_microbatches=m, loss_fn=language_model_loss)
-    opt = make_optimizer(module.parameters(), run.optimizer, lr=run.lr)
+    modules = build_stages(run, group)  # {stage index: module}, two for ZB-V
+    n_stages = len(run.stage_bounds(p))
+    stages = [PipelineStage(mod, s, n_stages, labs.device(), group=group)
+              for s, mod in sorted(modules.items())]
+    multi = run.schedule in ("zb-h1", "zb-v")  # the multi-stage classes take a list
+    schedule = classes[run.schedule](stages if multi else stages[0], n_microbatches=m,
+                                     loss_fn=language_model_loss)
+    opt = make_optimizer([q for mod in modules.values() for q in mod.parameters()],
+                         run.optimizer, lr=run.lr)
     step_s, losses = [], []
     for step in range(run.steps):
         x, y = run.batches(step)
@@ -220,15 +226,12 @@ def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None
         losses = []
         dist.barrier(group=group)
         start = time.perf_counter()
-        if rank == 0:
-            schedule.step(x)
-        elif rank == p - 1:
-            schedule.step(target=y, losses=losses)
-        else:
-            schedule.step()
+        args = (x,) if 0 in modules else ()  # the first stage takes the batch
+        last = {"target": y, "losses": losses} if n_stages - 1 in modules else {}
+        schedule.step(*args, **last)
         step_s.append(time.perf_counter() - start)
         opt.step()
-    return _result({rank: module}, [t.detach() for t in losses], m, step_s=step_s)
+    return _result(modules, [t.detach() for t in losses], m, step_s=step_s)
 
 
 def merge(per_rank: list[dict]) -> dict:

@@ -1,5 +1,6 @@
-"""Zero-bubble pipelines as data (issue 28): the W action, the ZB-H1 order, its validation, its
-simulated bubble against labs.cost's formula and its in-flight bound. On paper only: no ranks,
+"""Zero-bubble pipelines as data (issue 28): the W action, the ZB-H1 and ZB-V orders, the V
+placement, their validation, their simulated bubbles against labs.cost's formulas and their
+in-flight bounds. On paper only: no ranks,
 no torch (the real-rank runs are test_zero_bubble_ranks.py's).
 """
 from __future__ import annotations
@@ -8,7 +9,8 @@ import pytest
 
 from labs import cost
 from labs import pipeline as pp
-from labs.pipeline.schedules import Action, compute_order, in_flight_bound, zb_h1_order
+from labs.pipeline.schedules import (LOOP, V_SHAPE, Action, compute_order, in_flight_bound,
+                                     placement_of, stage_rank, zb_h1_order, zb_v_order)
 from tests.support.messages import said
 
 CASES = [(p, m) for p in (2, 3, 4, 6) for m in (1, 2, 3, 4, 5, 8, 16)]
@@ -65,10 +67,10 @@ def test_zb_h1_bubble_is_a_third_of_1f1b_when_t_f_t_b_t_w_are_equal():
 
 
 @pytest.mark.parametrize("p, m", CASES)
-@pytest.mark.parametrize("name", ["gpipe", "1f1b", "zb-h1"])
+@pytest.mark.parametrize("name", ["gpipe", "1f1b", "zb-h1", "zb-v"])
 def test_simulated_peak_in_flight_equals_the_bound(name, p, m):
     timeline = pp.simulate(pp.build_schedule(name, p, m), forward_s=1, backward_s=1, weight_s=1)
-    assert timeline.peak_in_flight() == [in_flight_bound(name, p, m, s) for s in range(p)]
+    assert timeline.peak_in_flight() == [in_flight_bound(name, p, m, r) for r in range(p)]
     if name == "zb-h1":  # 1F1B's peak (its first stage's), on every stage
         assert timeline.peak_in_flight() == [in_flight_bound("1f1b", p, m, 0)] * p
 
@@ -92,5 +94,47 @@ def test_w_before_its_b_and_a_missing_w_are_refused(monkeypatch):
     missing = said(info.value, "pipeline.never_runs")["missing"]
     said(missing, "pipeline.action_of_stage", action="W1", stage=1)
     with pytest.raises(ValueError) as info:
-        in_flight_bound("zb-v", 2, 2, 0)
-    said(info.value, "pipeline.unknown_schedule", name="zb-v", start=True)
+        in_flight_bound("interleaved", 2, 2, 0)
+    said(info.value, "pipeline.unknown_schedule", name="interleaved", start=True)
+
+
+def test_the_v_placement():
+    assert [stage_rank(s, 4, V_SHAPE) for s in range(8)] == [0, 1, 2, 3, 3, 2, 1, 0]
+    assert [stage_rank(s, 4, LOOP) for s in range(8)] == [0, 1, 2, 3, 0, 1, 2, 3]
+    assert placement_of(pp.build_schedule("zb-v", 4, 8)) == V_SHAPE
+    assert placement_of(pp.build_schedule("interleaved", 4, 8, 2)) == LOOP
+    assert placement_of(pp.build_schedule("zb-h1", 4, 8)) == LOOP
+    schedule = pp.build_schedule("zb-v", 4, 8)
+    for rank, actions in enumerate(schedule):
+        assert {a.stage for a in actions if a.kind in "FBW"} == {rank, 7 - rank}
+    # the turn of the V (stages 3 -> 4) and the last stage beside the first send nothing
+    assert not [a for a in schedule[3] if a.kind == "SEND_F" and a.stage == 3]
+    assert [a.peer for a in schedule[0] if a.kind == "RECV_F" and a.stage == 7] == [1] * 8
+
+
+@pytest.mark.parametrize("p, m", CASES)
+def test_zb_v_orders_are_complete_and_w_follows_b(p, m):
+    for rank in range(p):
+        order = zb_v_order(p, m, rank)
+        for stage in (rank, 2 * p - 1 - rank):
+            for kind in "FBW":
+                assert sorted(a.mb for a in order if (a.kind, a.stage) == (kind, stage)) \
+                    == list(range(m))
+            for i in range(m):
+                assert (order.index(Action("F", i, stage)) < order.index(Action("B", i, stage))
+                        < order.index(Action("W", i, stage)))
+
+
+@pytest.mark.parametrize("p, m", CASES)
+def test_simulated_zb_v_bubble_equals_the_formula(p, m):
+    for t in (1.0, 0.5):
+        timeline = pp.simulate(pp.build_schedule("zb-v", p, m), forward_s=t, backward_s=t,
+                               weight_s=t)
+        assert timeline.span()[1] - 6 * m * t == pytest.approx(cost.zb_v_bubble_seconds(p, m, t))
+        for share in timeline.idle_fraction():
+            assert share == pytest.approx(cost.zb_v_bubble_fraction(p, m))
+    # once the pipeline can fill (m >= 2p - 1): only the fill, p - 1 chunk forwards, is idle --
+    # half ZB-H1's (p - 1)·t_F with a stage's F = two chunks' -- and the least possible
+    if m >= 2 * p - 1:
+        assert cost.zb_v_bubble_seconds(p, m) == p - 1
+        assert cost.zb_v_bubble_seconds(p, m) * 2 == cost.zb_h1_bubble_seconds(p, m, 2, 2, 2)
