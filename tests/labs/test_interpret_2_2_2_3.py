@@ -11,154 +11,243 @@ import pytest
 
 from labs import pipeline as pp
 from labs.pipeline import experiments as px
+from labs.messages import text as message
 from labs.tensor_parallel import experiments as tpx
+from tests.support.messages import said
 
 
-def conclusion(text: str) -> str:
-    assert "结论：" in text, text
-    return text[text.index("结论："):]
+def lines(text: str, n: int) -> list[str]:
+    """The ``n`` lines of a reading (each one message)."""
+    out = text.splitlines()
+    assert len(out) == n, text
+    return out
+
+
+def pts(value: float) -> str:
+    """A difference in percentage points, as the 2.3 readings print it."""
+    return message("pipeline.points", value=abs(value) * 100)
+
+
+def why_fixed(overruns: int) -> str:
+    """Why a fixed-time run is off the formula: the overrunning actions, or none."""
+    return (message("pipeline_readings.why_fixed_overruns", overruns=overruns) if overruns
+            else message("pipeline_readings.why_fixed_no_overruns"))
 
 
 # --- 2.2 ------------------------------------------------------------------------------------------
 
 def test_layerwise_one_rank_at_a_time_and_clock_errors():
-    ok = tpx.interpret_layerwise([0.24, 0.22, 0.23, 0.23])
-    assert "至多一个 rank" in conclusion(ok) and "23%" in ok and "1/4 = 25%" in ok
-    slow = tpx.interpret_layerwise([0.10, 0.10, 0.10, 0.10])  # 60 % of the span nobody computes
-    assert "其余 60%" in slow and "send/recv" in slow
-    overlapping = tpx.interpret_layerwise([0.5, 0.5, 0.5, 0.5])  # impossible: a clock error
-    assert "超过 100%" in conclusion(overlapping) and "至多一个 rank" not in overlapping
+    head, ok = lines(tpx.interpret_layerwise([0.24, 0.22, 0.23, 0.23]), 2)
+    said(head, "tensor_parallel_readings.layerwise_head", n=4, total=0.92, ideal=1 / 4)
+    assert ok == message("tensor_parallel_readings.layerwise_serial", mean=0.23)  # one at a time
+    _, slow = lines(tpx.interpret_layerwise([0.10, 0.10, 0.10, 0.10]), 2)  # 60 % nobody computes
+    assert slow == message("tensor_parallel_readings.layerwise_idle", rest=0.60, conclusion=message(
+        "tensor_parallel_readings.layerwise_serial", mean=0.10))
+    head, overlapping = lines(tpx.interpret_layerwise([0.5, 0.5, 0.5, 0.5]), 2)  # a clock error
+    said(head, "tensor_parallel_readings.layerwise_head", n=4, total=2.0, ideal=1 / 4)
+    assert overlapping == message("tensor_parallel_readings.layerwise_overlapping")
 
 
-@pytest.mark.parametrize("no, yes, expect, absent", [
-    (0.100, 0.070, "重叠有效", "原因："),          # GPU-like: a third saved
-    (0.100, 0.099, "不到 5%", "重叠有效"),          # within noise
-    (0.074, 0.080, "反而慢了 8%", "重叠有效"),       # this CPU machine
+@pytest.mark.parametrize("no, yes, verdict", [
+    (0.100, 0.070, "gain"),    # GPU-like: a third saved
+    (0.100, 0.099, "noise"),   # within noise
+    (0.074, 0.080, "slower"),  # this CPU machine
 ])
-def test_overlap_conclusion_follows_the_speedup(no, yes, expect, absent):
+def test_overlap_conclusion_follows_the_speedup(no, yes, verdict):
     text = tpx.interpret_overlap(no, yes, ranks=2, cores=2, comm_s=0.03, weight_grad_s=0.05)
-    assert f"{no / yes:.2f}×" in text and expect in conclusion(text) and absent not in text
-    assert f"最多 {no / (no - 0.03):.2f}×" in text  # the bound: min(30, 50) ms can be hidden
-    if no / yes < 1.05:
-        assert "回环网络" in text and "CUDA 流" in text
+    head, conclusion = lines(text, 2)
+    said(head, "tensor_parallel_readings.overlap_times_bound", no_ms=no * 1e3, yes_ms=yes * 1e3,
+         speedup=no / yes, comm_ms=30, wgrad_ms=50,
+         best=no / (no - 0.03))  # the bound: min(30, 50) ms can be hidden
+    loopback = message("tensor_parallel_readings.crowded")  # gloo over loopback, not CUDA streams
+    expected = {
+        "gain": message("tensor_parallel_readings.overlap_gain", saved=1 - yes / no),
+        "noise": message("tensor_parallel_readings.overlap_why", crowded=loopback,
+                         conclusion=message("tensor_parallel_readings.overlap_noise")),
+        "slower": message("tensor_parallel_readings.overlap_why", crowded=loopback,
+                          conclusion=message("tensor_parallel_readings.overlap_slower", slower=0.08)),
+    }
+    assert conclusion == expected[verdict]
 
 
 def test_overlap_names_shared_cores():
-    text = tpx.interpret_overlap(0.1, 0.1, ranks=4, cores=2)
-    assert "4 个 rank 挤在 2 个 CPU 核上" in text
-    assert "2 个 rank 挤在" not in tpx.interpret_overlap(0.1, 0.1, ranks=2, cores=16)
+    for ranks, cores, crowded in (
+            (4, 2, message("tensor_parallel_readings.crowded_cores", ranks=4, cores=2)),
+            (2, 16, message("tensor_parallel_readings.crowded"))):
+        head, why = lines(tpx.interpret_overlap(0.1, 0.1, ranks=ranks, cores=cores), 2)
+        said(head, "tensor_parallel_readings.overlap_times", speedup=1.0)
+        assert why == message("tensor_parallel_readings.overlap_why", crowded=crowded,
+                              conclusion=message("tensor_parallel_readings.overlap_noise"))
 
 
 def test_tp_scaling_expected_slow_and_disagreeing():
     gpu_like = tpx.interpret_tp_scaling([1, 2, 4], [0.040, 0.020, 0.010], [0.0, 0.002, 0.004], cores=16)
-    assert "与预期一致" in gpu_like and "按 1/t 缩短了" in gpu_like
-    assert "比单进程" not in gpu_like and "TP 不能无限扩展，这台机器上测到的正是这个趋势" in gpu_like
+    assert lines(gpu_like, 5) == [
+        message("tensor_parallel_readings.tp_share_rising", trend="0% → 9% → 29%"),
+        message("tensor_parallel_readings.tp_compute_scaled", t=2, ratio=0.5, ideal=1 / 2),
+        message("tensor_parallel_readings.tp_compute_scaled", t=4, ratio=0.25, ideal=1 / 4),
+        message("tensor_parallel_readings.tp_efficiency_falling", effs="100% → 91% → 71%"),
+        message("tensor_parallel_readings.tp_conclusion_expected")]
     crowded = tpx.interpret_tp_scaling([1, 2, 4], [0.039, 0.026, 0.0175], [0.0, 0.0144, 0.0463], cores=2)
-    assert "4 个 rank 只有 2 个核" in crowded and "TP=4 的一步甚至比单进程" in crowded
-    assert "TP=2、4" not in crowded  # TP=2 (40.3 ms vs 39 ms) is within the noise
+    assert lines(crowded, 5)[1:4] == [
+        message("tensor_parallel_readings.tp_compute_small_matrices", t=2, ratio=0.67, ideal=1 / 2),
+        message("tensor_parallel_readings.tp_compute_few_cores", t=4, ratio=0.45, ideal=1 / 4,
+                cores=2),  # 4 ranks, 2 cores
+        message("tensor_parallel_readings.tp_slower_than_one", degrees="4", efficiency=message(
+            "tensor_parallel_readings.tp_efficiency_falling", effs="100% → 48% → 15%"),
+            crowded=message("tensor_parallel_readings.crowded_cores", ranks=4, cores=2))]
+    # (TP=2, 40.3 ms against 39 ms, is within the noise: only TP=4 is slower than one process)
     loaded = tpx.interpret_tp_scaling([1, 2, 4], [0.09, 0.125, 0.075], [0.0, 0.04, 0.11], cores=2)
-    assert "TP=2 的计算反而是 TP=1 的 139%" in loaded and "机器负载" in loaded
+    assert lines(loaded, 5)[1] == message("tensor_parallel_readings.tp_compute_slower", t=2,
+                                          ratio=1.39, cores=2)  # the machine's load
     flat = tpx.interpret_tp_scaling([1, 2, 4], [0.04, 0.02, 0.01], [0.0, 0.02, 0.001], cores=16)
-    assert "没有随 TP 单调上升" in flat and "没有显示出预期的趋势" in conclusion(flat.split("\n")[-1])
+    flat = lines(flat, 5)
+    assert flat[0] == message("tensor_parallel_readings.tp_share_not_rising", trend="0% → 50% → 9%")
+    assert flat[3] == message("tensor_parallel_readings.tp_efficiency_noisy", effs="100% → 50% → 91%")
+    assert flat[4] == message("tensor_parallel_readings.tp_conclusion_unexpected")
 
 
 def test_activations_time_conclusions():
     mib = 2**20
     base = {"TP=1": (19.7 * mib, 0.050), "TP=2 + SP": (11.1 * mib, 0.10)}
+    memory = message("tensor_parallel_readings.act_tp2_sp", ratio=11.1 / 19.7, memory=message(
+        "tensor_parallel_readings.act_tp2", ratio=0.62))
+
+    def checkpointing(cost_ratio):
+        return message("tensor_parallel_readings.act_ckpt_head", bytes_ratio=1.8 / 19.7,
+                       cost_ratio=cost_ratio)
+
     slow_tp = tpx.interpret_activations({**base, "TP=2": (12.3 * mib, 0.072),
                                          "TP=1 + checkpointing": (1.8 * mib, 0.0665)}, cores=2)
-    assert "62%" in slow_tp and "1.44×，反而更慢" in slow_tp and "与预期相符" in slow_tp
+    assert lines(slow_tp, 4) == [
+        memory,
+        message("tensor_parallel_readings.act_time_slower", ratio=1.44,
+                crowded=message("tensor_parallel_readings.crowded")),
+        message("tensor_parallel_readings.act_ckpt_expected", head=checkpointing(1.33)),
+        message("tensor_parallel_readings.act_conclusion")]
     fast_tp = tpx.interpret_activations({**base, "TP=2": (12.3 * mib, 0.030),
                                          "TP=1 + checkpointing": (1.8 * mib, 0.090)}, cores=16)
-    assert "比单进程快" in fast_tp and "这次比预期贵" in fast_tp
+    assert lines(fast_tp, 4)[1:3] == [
+        message("tensor_parallel_readings.act_time_faster", ratio=0.6),
+        message("tensor_parallel_readings.act_ckpt_expensive", head=checkpointing(1.8))]
     noisy = tpx.interpret_activations({**base, "TP=2": (12.3 * mib, 0.051),
                                        "TP=1 + checkpointing": (1.8 * mib, 0.051)}, cores=2)
-    assert "计时噪声之内" in noisy and "这次比预期便宜" in noisy
+    assert lines(noisy, 4)[1:3] == [
+        message("tensor_parallel_readings.act_time_noise", ratio=1.02),
+        message("tensor_parallel_readings.act_ckpt_cheap", head=checkpointing(1.02))]
 
 
 # --- 2.3 ------------------------------------------------------------------------------------------
 
 def test_bubble_fixed_time_agrees_overruns_and_noise():
     f = pp.bubble_fraction(8, 32)
-    agree = px.interpret_bubble([f] * 8, f, fixed_time=True)
-    assert "一致" in conclusion(agree) and "超时" not in agree
-    agree_overrun = px.interpret_bubble(f + 0.001, f, fixed_time=True, overruns=1)
-    assert "一致" in agree_overrun and "1 个动作超时" in agree_overrun
-    overrun = px.interpret_bubble(f + 0.05, f, fixed_time=True, overruns=3)
-    assert "高了 5.0 个百分点" in overrun and "3 个动作" in overrun and "一致" not in overrun
-    unexplained = px.interpret_bubble(f - 0.04, f, fixed_time=True)
-    assert "低了 4.0 个百分点" in unexplained and "没有动作超时" in unexplained
+
+    def head(mean):
+        return message("pipeline_readings.bubble_head", mean=mean, formula=f)
+
+    assert px.interpret_bubble([f] * 8, f, fixed_time=True) == message(
+        "pipeline_readings.bubble_fixed_agree", head=head(f), diff=pts(0))
+    assert px.interpret_bubble(f + 0.001, f, fixed_time=True, overruns=1) == message(
+        "pipeline_readings.bubble_fixed_agree_overruns", head=head(f + 0.001), diff=pts(0.001),
+        overruns=1, tolerance=px.TOLERANCE)  # one overrun, within the tolerance
+    assert px.interpret_bubble(f + 0.05, f, fixed_time=True, overruns=3) == message(
+        "pipeline_readings.bubble_fixed_off", head=head(f + 0.05), side=message("pipeline.higher"),
+        diff=pts(0.05), why=why_fixed(3))
+    assert px.interpret_bubble(f - 0.04, f, fixed_time=True) == message(
+        "pipeline_readings.bubble_fixed_off", head=head(f - 0.04), side=message("pipeline.lower"),
+        diff=pts(0.04), why=why_fixed(0))
 
 
 def test_bubble_real_compute_far_or_close():
     f = pp.bubble_fraction(4, 8)
     cpu = px.interpret_bubble([0.671, 0.659, 0.642, 0.668], f, fixed_time=False, ranks=4, cores=2)
-    assert "高了 38.7 个百分点" in cpu and "4 个 rank 抢 2 个 CPU 核" in cpu and "GPU" in cpu
+    said(cpu, "pipeline_readings.bubble_real_high", diff=message("pipeline.points", value=38.7),
+         why=message("pipeline_readings.why_real_crowded", ranks=4, cores=2))  # 4 ranks, 2 cores
     gpu_like = px.interpret_bubble([f + 0.01] * 4, f, fixed_time=False, ranks=4, cores=64)
-    assert "真实计算模式下也一致" in gpu_like and "抢" not in gpu_like
+    said(gpu_like, "pipeline_readings.bubble_real_agree", diff=pts(0.01))
     below = px.interpret_bubble(f - 0.1, f, fixed_time=False)
-    assert "低了" in below
+    said(below, "pipeline_readings.bubble_real_low", diff=pts(0.1))
 
 
 def test_schedules_same_or_machine_differs():
     f = pp.bubble_fraction(4, 8)
     same = px.interpret_schedules({"GPipe": 0.66, "1F1B": 0.66}, {"GPipe": [f] * 4, "1F1B": [f] * 4}, f)
-    assert "1F1B 没有缩小气泡" in conclusion(same)
+    head, conclusion = lines(same, 2)
+    said(head, "pipeline_readings.schedules_head", formula=f)
+    assert conclusion == message("pipeline_readings.schedules_same")  # 1F1B does not shrink it
     differ = px.interpret_schedules({"GPipe": 0.66, "1F1B": 0.75}, {"GPipe": [f] * 4, "1F1B": [0.35] * 4}, f,
                                     overruns=5)
-    assert "这是这台机器的原因" in differ and "5 个动作" in differ and "没有缩小气泡" not in differ
+    assert lines(differ, 2)[1] == message("pipeline_readings.schedules_differ", why=why_fixed(5))
 
 
 def test_bubble_sweep_fixed_and_real():
     ms = [1, 2, 4, 8, 16]
     on_curve = {p: {m: [pp.bubble_fraction(p, m)] * p for m in ms} for p in (2, 4)}
-    assert "落在公式曲线上" in px.interpret_bubble_sweep(on_curve, fixed_time=True)
+    head, fixed = lines(px.interpret_bubble_sweep(on_curve, fixed_time=True), 2)
+    said(head, "pipeline_readings.sweep_head", n=7, avg=pts(0), worst=0)  # the 7 points m >= p
+    assert fixed == message("pipeline_readings.sweep_on_curve_fixed")
     off = {p: {m: [pp.bubble_fraction(p, m) + 0.3] * p for m in ms} for p in (2, 4)}
-    real = px.interpret_bubble_sweep(off, fixed_time=False, cores=2)
-    assert "偏离公式曲线" in real and "抢 2 个 CPU 核" in real
-    broken = px.interpret_bubble_sweep(off, fixed_time=True, overruns=0)
-    assert "这次偏离了" in broken and "没有动作超时" in broken
-    real_close = px.interpret_bubble_sweep(on_curve, fixed_time=False, cores=2)
-    assert "真实计算模式下也实测点落在公式曲线上" in real_close
+    head, real = lines(px.interpret_bubble_sweep(off, fixed_time=False, cores=2), 2)
+    said(head, "pipeline_readings.sweep_head", n=7, side=message("pipeline.higher"), avg=pts(0.3))
+    assert real == message("pipeline_readings.sweep_real_off", why=message(
+        "pipeline_readings.why_real_crowded", ranks=4, cores=2))
+    broken = lines(px.interpret_bubble_sweep(off, fixed_time=True, overruns=0), 2)[1]
+    assert broken == message("pipeline_readings.sweep_fixed_off", why=why_fixed(0))
+    real_close = lines(px.interpret_bubble_sweep(on_curve, fixed_time=False, cores=2), 2)[1]
+    assert real_close == message("pipeline_readings.sweep_on_curve_real")
 
 
 def test_interleaving_gain_or_none():
     f1, f2 = pp.bubble_fraction(4, 8), pp.bubble_fraction(4, 8, 2)
     gain = px.interpret_interleaving([f1] * 4, [f2] * 4, 0.66, 0.57, p=4, m=8, v=2)
-    assert "降到 15.8%" in gain and "与公式一致" in gain
+    head, conclusion = lines(gain, 2)
+    assert head == message("pipeline_readings.inter_head", a=f1, f1=f1, v=2, b=f2, fv=f2,
+                           plain_ms=660, inter_ms=570)
+    assert conclusion == message("pipeline_readings.inter_gain", a=f1, b=0.158)  # 15.8 %
     biased = px.interpret_interleaving([f1] * 4, [f2 + 0.05] * 4, 0.66, 0.60, p=4, m=8, v=2, overruns=2)
-    assert "有偏差" in biased and "2 个动作" in biased
+    assert lines(biased, 2)[1] == message("pipeline_readings.inter_gain_biased", a=f1, b=f2 + 0.05,
+                                          why=why_fixed(2))
     none = px.interpret_interleaving([f1] * 4, [f1] * 4, 0.66, 0.70, p=4, m=8, v=2)
-    assert "没有测到交错的收益" in none
+    assert lines(none, 2)[1] == message("pipeline_readings.inter_none", f1=f1, fv=f2,
+                                        why=why_fixed(0))
 
 
 def test_stages_rising_or_not():
     formula = {p: pp.bubble_fraction(p, 4) for p in (2, 4, 8)}
-    assert "与公式的趋势一致。" in px.interpret_stages(formula, 4)
-    off = px.interpret_stages({2: 0.2, 4: 0.38, 8: 0.636}, 4, overruns=1)
-    assert "趋势一致" in off and "偏离公式 4.9 个百分点" in off
-    flat = px.interpret_stages({2: 0.2, 4: 0.15, 8: 0.6}, 4)
-    assert "没有随 p 单调上升" in flat
+    assert lines(px.interpret_stages(formula, 4), 2)[1] == message("pipeline_readings.stages_rising")
+    head, off = lines(px.interpret_stages({2: 0.2, 4: 0.38, 8: 0.636}, 4, overruns=1), 2)
+    said(head, "pipeline_readings.stages_head", m=4, measured="20.0% → 38.0% → 63.6%")
+    assert off == message("pipeline_readings.stages_rising_off", off=message("pipeline.points", value=4.9),
+                          why=why_fixed(1))
+    flat = lines(px.interpret_stages({2: 0.2, 4: 0.15, 8: 0.6}, 4), 2)[1]
+    assert flat == message("pipeline_readings.stages_flat", why=why_fixed(0))
 
 
 def test_microbatch_best_size_follows_the_measurement():
     sizes = [32, 16, 8, 4, 2, 1]
     mem = [min(2, 32 // b) * b * 600 * 1024 for b in sizes]
     middle = px.interpret_microbatch(sizes, [13973, 17179, 15880, 11633, 6528, 4374], mem, p=2, batch=32)
-    assert "micro-batch = 16" in middle and "最优值在中间" in middle and "成正比" in middle
-    assert "b = 32 时 m = 1，气泡 50%" in middle and "取决于模型和机器" in middle
+    assert lines(middle, 4) == [
+        message("pipeline_readings.mb_best", b=16, m=2, throughput=17179),
+        message("pipeline_readings.mb_memory_linear", kib=600),  # proportional to min(p, m)·b
+        message("pipeline_readings.mb_middle", batch=32, largest=32, m=1, bubble=0.5),
+        message("pipeline_readings.mb_measure")]  # depends on the model and the machine
     largest = px.interpret_microbatch(sizes, [20000, 17000, 15000, 11000, 6000, 4000], mem, p=2, batch=32)
-    assert "最大的 micro-batch 最快" in largest
+    assert lines(largest, 4)[2] == message("pipeline_readings.mb_largest", m=1, bubble=0.5)
     smallest = px.interpret_microbatch(sizes, [1000, 2000, 3000, 4000, 5000, 6000], mem, p=2, batch=32)
-    assert "最小的 micro-batch 最快" in smallest
+    assert lines(smallest, 4)[2] == message("pipeline_readings.mb_smallest")
     odd_memory = px.interpret_microbatch(sizes, [1, 2, 3, 2, 1, 1], [1.0] * 6, p=2, batch=32)
-    assert "没有与 min(p, m)·b 成正比" in odd_memory
+    assert lines(odd_memory, 4)[1] == message("pipeline_readings.mb_memory_not_linear")
 
 
 def test_balance_measured_vs_simulated():
-    agree = px.interpret_balance({"even": 0.824, "balanced": 0.656}, {"even": 0.82, "balanced": 0.65})
-    assert "一步变快了" in agree and "与模拟一致" in agree
-    off = px.interpret_balance({"even": 0.70, "balanced": 0.656}, {"even": 0.82, "balanced": 0.65}, overruns=4)
-    assert "一步变快了" in off and "来自这台机器" in off and "4 个动作" in off
-    none = px.interpret_balance({"even": 0.66, "balanced": 0.70}, {"even": 0.82, "balanced": 0.65})
-    assert "没有测到平衡切分的收益" in none
+    simulated = {"even": 0.82, "balanced": 0.65}
+    head, agree = lines(px.interpret_balance({"even": 0.824, "balanced": 0.656}, simulated), 2)
+    assert head == message("pipeline_readings.balance_head", even="even", even_ms=824,
+                           balanced="balanced", balanced_ms=656, got=0.824 / 0.656, want=0.82 / 0.65)
+    assert agree == message("pipeline_readings.balance_agree")  # faster, as simulated
+    off = px.interpret_balance({"even": 0.70, "balanced": 0.656}, simulated, overruns=4)
+    assert lines(off, 2)[1] == message("pipeline_readings.balance_machine", why=why_fixed(4))
+    none = px.interpret_balance({"even": 0.66, "balanced": 0.70}, simulated)
+    assert lines(none, 2)[1] == message("pipeline_readings.balance_none", want=0.82 / 0.65,
+                                        why=why_fixed(0))
