@@ -1,6 +1,6 @@
 """What a student reads when a check fails: the exercise, the rank, their own line, once.
 
-- An exception in the student's code on rank 2 gives a verdict that starts with 练习 n, the
+- An exception in the student's code on rank 2 gives a verdict that starts with the exercise, the
   rank and the student's line (its source text) and the exception; no site-packages path, no
   frame of the lab, no torch/gloo log line; then what to do, pointing to a hint.
 - The full traceback is kept (``full_traceback``, ``labs.exercises.last_traceback()``,
@@ -42,6 +42,20 @@ def raises_on_rank_2(tensor):
     return tensor
 
 
+def label(number: int) -> str:
+    """How a verdict names exercise ``number`` of its notebook."""
+    return text("exercises.label", number=number)
+
+
+def failed(number: int, points: int, message: str = "") -> str:
+    """The verdict line of a failed check (``message`` empty: the part before the message)."""
+    return text("checks.verdict_failed", exercise=label(number), points=points, message=message)
+
+
+def hint(number: int, k: int) -> str:
+    return text("checks.hint_pointer", exercise=label(number), number=k)
+
+
 def _line_of(text: str) -> int:
     source = Path(__file__).read_text().splitlines()
     return next(i for i, line in enumerate(source, 1) if text in line)
@@ -59,28 +73,30 @@ def test_rank_error_shows_the_exercise_rank_and_student_line_first(monkeypatch, 
     verdict = out[out.index("❌"):].splitlines()
 
     line = _line_of("return chunks[rank + 7]")
+    case_1 = text("checks_2_0.case_ranks_length", n=1, world_size=4, length=8)
     assert verdict[:4] == [
-        "❌ 练习 1 未通过（0/3 分）：rank 2 上你的代码出错了（用例 1：4 个 rank，长度 8）",
-        f"    {HERE}，第 {line} 行，函数 raises_on_rank_2：",
+        failed(1, 3, text("checks.your_code_raised_on_rank_in_case", rank=2, case=case_1)),
+        "    " + text("checks.frame_with_source", place=HERE, line=line, func="raises_on_rank_2"),
         "        return chunks[rank + 7]  # the student's bug",
         "    IndexError: tuple index out of range",
     ]
-    assert verdict[4].startswith("怎么办：") and "「练习 1 · 提示 2」" in verdict[4]
+    assert verdict[4] == text("checks.todo_fix_error", hint=hint(1, 2))
     assert verdict[5] == text("checks.traceback_note")
     for noise in ("site-packages", "/labs/", "labs/runtime", "ProcessGroupGloo", "Traceback",
                   "ex2_0_ring_all_reduce"):
         assert noise not in out and not any(noise in s for s in shown), noise
     # once: not repeated by the error IPython shows (one short line), nor by the ranks' output
-    assert out.count("练习 1 未通过") == 1 and out.count("IndexError") == 1
+    assert out.count(failed(1, 3)) == 1 and out.count("IndexError") == 1
     assert shown == ["ExerciseFailed: " + text(ExerciseFailed.SHORT_KEY)]
-    assert "练习 1" not in "".join(shown)
+    assert label(1) not in "".join(shown)
 
     full = info.value.full_traceback  # on demand: every frame, the rank's traceback, the logs
     assert "labs/runtime/launcher.py" in full and text("runtime.traceback_on_rank", rank=2) in full
     assert "return chunks[rank + 7]" in full and GLOO_NOISE in full
     labs.exercises.last_traceback()
     printed = capsys.readouterr().out
-    assert printed.startswith("=== 练习 1：完整的报错 ===") and full in printed
+    assert printed.startswith(text("checks.last_header", exercise=label(1)) + "\n")
+    assert full in printed
     monkeypatch.setenv(checks.FULL_TRACEBACK_ENV, "1")
     assert info.value._render_traceback_()[:-2] == full.splitlines()
 
@@ -94,36 +110,38 @@ def test_local_error_and_wrong_answer_verdicts(capsys):
 
     @graded("ex2_1_buckets", points=2)
     def check(fn):
-        with case("用例 1"):
-            checks.assert_equal(6, fn([1, 2, 3]), what="返回值")
+        with case("case 1"):
+            checks.assert_equal(6, fn([1, 2, 3]), what=text("checks.what_returned"))
 
     with pytest.raises(ExerciseFailed) as info:
         check(student)
     out = capsys.readouterr().out
     assert out.splitlines()[:4] == [
-        "❌ 练习 2 未通过（0/2 分）：你的代码出错了（用例 1）",
-        f"    {HERE}，第 {_line_of('total += x.value')} 行，函数 student：",
+        failed(2, 2, text("checks.your_code_raised_in_case", case="case 1")),
+        "    " + text("checks.frame_with_source", place=HERE, line=_line_of("total += x.value"),
+                      func="student"),
         "        total += x.value  # the student's bug",
         "    AttributeError: 'int' object has no attribute 'value'",
     ]
-    assert "「练习 2 · 提示 2」" in out and out.count("练习 2 未通过") == 1
+    assert hint(2, 2) in out and out.count(failed(2, 2)) == 1
     assert "/labs/" not in out and "/labs/" in info.value.full_traceback
     assert info.value.kind == "error"
 
     with pytest.raises(ExerciseFailed) as info:
         check(lambda xs: 5)
     out = capsys.readouterr().out
-    assert out == ("❌ 练习 2 未通过（0/2 分）：用例 1：返回值不对：期望 6，实际 5\n"
-                   "怎么办：需要思路时，点开上方的「练习 2 · 提示 1」。\n")
+    wrong = text("checks.wrong_value", where=text("checks.what_returned"), expected=6, got=5)
+    assert out == (failed(2, 2, text("checks.case_failed", case="case 1", message=wrong)) + "\n"
+                   + text("checks.todo_hint", hint=hint(2, 1)) + "\n")
     assert info.value.full_traceback is None  # nothing more to show
     labs.exercises.last_traceback()
-    assert "不是因为代码抛出异常" in capsys.readouterr().out
+    assert capsys.readouterr().out == text("checks.last_not_an_exception", exercise=label(2)) + "\n"
 
 
 def test_remote_traceback_text_is_cut_to_the_students_line():
     """A rank's traceback arrives as text: the student's frame is found under torch's c10d
     frames, and torch's C++ context is cut from the exception."""
-    text = (
+    remote = (
         'Traceback (most recent call last):\n'
         '  File "/home/u/course/labs/exercises/collectives_checks.py", line 121, in _run_student\n'
         '    out = fn(tensor)\n'
@@ -141,12 +159,13 @@ def test_remote_traceback_text_is_cut_to_the_students_line():
         ' (most recent call first):\n'
         'frame #0: c10::Error::Error(...) + 0x98 (0x7f in libc10.so)\n')
     error = RankError("rank 3 of 4 raised DistBackendError: Invalid destination rank 4", rank=3,
-                      exc_type="DistBackendError", remote_traceback=text, original=None)
-    message, in_student_code = feedback.describe(error, "用例 2")
+                      exc_type="DistBackendError", remote_traceback=remote, original=None)
+    message, in_student_code = feedback.describe(error, "case 2")
     assert in_student_code
     assert message.splitlines() == [
-        "rank 3 上你的代码出错了（用例 2）",
-        "    <cell>，第 9 行，函数 my_ring_all_reduce：",  # "Cell In[n]" inside the kernel
+        text("checks.your_code_raised_on_rank_in_case", rank=3, case="case 2"),
+        "    " + text("checks.frame_with_source", place="<cell>", line=9,  # "Cell In[n]" in a kernel
+                      func="my_ring_all_reduce"),
         "        works = [dist.irecv(buf, src=left), dist.isend(x, dst=n)]",
         "    DistBackendError: Invalid destination rank 4",
     ]
@@ -157,14 +176,16 @@ def test_remote_traceback_text_is_cut_to_the_students_line():
 
 def test_rank_wrapped_check_failure_keeps_its_message(capsys):
     error = RankError("rank 1 of 2 raised ExerciseFailed", rank=1, exc_type="ExerciseFailed",
-                      remote_traceback="", original=ExerciseFailed("结果不对"))
+                      remote_traceback="", original=ExerciseFailed("wrong result"))
 
     def launch():
         raise error
 
-    with pytest.raises(ExerciseFailed, match="^rank 1 上：结果不对$"):
+    with pytest.raises(ExerciseFailed) as info:
         run_check("ex2_0_ring_all_reduce", 3, launch)
-    assert capsys.readouterr().out.startswith("❌ 练习 1 未通过（0/3 分）：rank 1 上：结果不对\n")
+    on_rank = text("checks.rank_check_failed", rank=1, message="wrong result")
+    assert str(info.value) == on_rank
+    assert capsys.readouterr().out.startswith(failed(1, 3, on_rank) + "\n")
 
 
 NOTEBOOK_CELLS = [
@@ -174,7 +195,7 @@ NOTEBOOK_CELLS = [
     "def warmup_lr(step, base_lr, batch, base_batch, warmup_steps):\n"
     "    return base_lr * batch / base_batch * step / warmup_stepz",
     "check_warmup_lr(warmup_lr)",
-    "print('笔记本运行到了最后')",
+    "print('the notebook ran to the end')",
 ]
 
 
@@ -202,13 +223,14 @@ def test_a_failing_check_prints_its_verdict_once_in_a_notebook(tmp_path):
         return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(parts))
 
     buckets, warmup = nb.cells[3], nb.cells[5]
-    for cell, number in ((buckets, 2), (warmup, 4)):
-        text = shown(cell)
-        assert text.count(f"练习 {number} 未通过") == 1, text
+    for cell, number, points in ((buckets, 2, 2), (warmup, 4, 2)):
+        seen = shown(cell)
+        assert seen.count(failed(number, points)) == 1, seen
         assert [o.ename for o in cell.outputs if o.output_type == "error"] == ["ExerciseFailed"]
-        assert "/labs/" not in text and "site-packages" not in text, text
-    assert "分桶结果" in shown(buckets)
-    text = shown(warmup)
-    assert "    Cell In[5]，第 2 行，函数 warmup_lr：" in text
-    assert "NameError: name 'warmup_stepz' is not defined" in text
-    assert nb.cells[-1].outputs[0].text == "笔记本运行到了最后\n"
+        assert "/labs/" not in seen and "site-packages" not in seen, seen
+    assert text("checks_2_1.what_buckets") in shown(buckets)
+    warmup_shown = shown(warmup)
+    assert "    " + text("checks.frame_with_source", place="Cell In[5]", line=2,
+                         func="warmup_lr") in warmup_shown
+    assert "NameError: name 'warmup_stepz' is not defined" in warmup_shown
+    assert nb.cells[-1].outputs[0].text == "the notebook ran to the end\n"
