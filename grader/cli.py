@@ -1,6 +1,8 @@
 """``python -m grader PATH [--out DIR] [--jobs N] [--sandbox {auto,bwrap,none}] [--fresh]
                     [--secret TEXT] [--timeout SECONDS] [--cell-timeout SECONDS]
-                    [--solutions DIR] [--kernel NAME]``
+                    [--solutions DIR] [--kernel NAME] [--memory-limit SIZE]
+                    [--tmp-limit SIZE] [--process-limit N] [--cpu-limit SECONDS]
+                    [--output-limit SIZE]``
 
 Scores submitted notebooks: each isolated, exercise by exercise, never modifying them.
 
@@ -18,7 +20,11 @@ run. Each exercise has its own time limit (``--cell-timeout``; by default derive
 recorded run time of the same cells, :mod:`grader.limits`); on a timeout or a kernel death only
 that exercise scores 0, the kernel and everything it started are killed, a new kernel replays
 the setup and the finished exercises' cells, and grading goes on (:mod:`grader.runner`).
-``--timeout`` bounds a whole submission.
+``--timeout`` bounds a whole submission. Resource limits per submission (:mod:`grader.resources`;
+defaults: memory 4 GiB, /tmp and /dev/shm 1 GiB each, 1024 processes and threads, per exercise
+300 s of CPU time and 4 MiB of output): past one, that exercise scores 0 with the limit as the
+reason and the kernel is restarted as for a timeout; the start line and ``grades.json``
+(``limits_weak``) say which limits do not fully hold on this machine.
 
 The verdict is decided here, in the grader's process, not in the student's kernel: the kernel
 hands back only a record of what the student's code returned on the check's inputs
@@ -61,7 +67,7 @@ from pathlib import Path
 from labs.exercises import secret as secret_module
 from labs.messages import text
 
-from grader import limits, sandbox
+from grader import limits, resources, sandbox
 from grader.results import (GraderError, SubmissionResult, check_out_folder,
                             read_result, summary_table, write_reports, write_result)
 from grader.results import number as _num
@@ -117,7 +123,8 @@ def _duration(seconds: float) -> str:
 def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades"),
           timeout: float = DEFAULT_TIMEOUT, cell_timeout: float | None = None,
           kernel_name: str | None = None, jobs: int | None = None, sandbox_mode: str = "auto",
-          fresh: bool = False, secret: str | None = None, log=None) -> list[SubmissionResult]:
+          fresh: bool = False, secret: str | None = None,
+          resource_limits: resources.Limits | None = None, log=None) -> list[SubmissionResult]:
     """Grade every submission under ``path``; write the reports into ``out``.
 
     Progress goes to ``log`` (default: ``print`` to the ``sys.stdout`` of the moment the run
@@ -125,9 +132,10 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
 
     ``secret`` (the instructor's, ``--secret``; else the environment's ``LABS_GRADE_SECRET``;
     else a random one for this run) generates the checks' hidden cases
-    (:mod:`labs.exercises.secret`)."""
+    (:mod:`labs.exercises.secret`). ``resource_limits``: :class:`grader.resources.Limits`."""
     if log is None:
         log = functools.partial(print, file=sys.stdout)
+    lims = resource_limits or resources.Limits()
     path = Path(path)
     submissions = find_submissions(path)
     solutions = Path(solutions or default_solutions())
@@ -149,6 +157,15 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
            sandbox=(text("grade.sandbox_bwrap") if mode == "bwrap"
                      else text("grade.sandbox_none", why=why))),
         flush=True)
+    log(text("grade.limits", **{kind: resources.shown(kind, lims) for kind in resources.KINDS}),
+        flush=True)
+    probe = resources.Cgroups(f"labs-grade-probe-{os.getpid()}", lims)
+    weak = resources.weak(mode, probe)
+    probe.close()
+    if weak:
+        notes = {"memory": lambda: text("grade.weak_memory"), "tmp": lambda: text("grade.weak_tmp"),
+                 "processes": lambda: text("grade.weak_processes")}
+        log(text("grade.limits_weak", which="; ".join(notes[k]() for k in weak)), flush=True)
     results: dict[str, SubmissionResult] = {}
     todo = []
     for number, (sub, label) in enumerate(zip(submissions, labels), 1):
@@ -168,7 +185,8 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     def one(sub, label):
         return grade_submission(sub, sources, label=label, timeout=timeout,
                                 cell_timeout=cell_timeout, kernel_name=kernel_name,
-                                sandbox_mode=mode, hide=hide, scratch=scratch, secret=secret)
+                                sandbox_mode=mode, hide=hide, scratch=scratch, secret=secret,
+                                resource_limits=lims)
 
     pool = ThreadPoolExecutor(max_workers=jobs)
     futures: dict = {}
@@ -242,7 +260,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true",
                         help="regrade every submission (default: keep the results of an earlier "
                         "run whose notebook and source are unchanged)")
+    defaults = resources.Limits()
+    for flag, kind, what in (("--memory-limit", "memory", "memory of the kernel and everything "
+                              "it starts (PSS)"),
+                             ("--tmp-limit", "tmp", "size of the sandbox's /tmp and of its "
+                              "/dev/shm, each"),
+                             ("--output-limit", "output", "outputs kept per exercise")):
+        parser.add_argument(flag, dest=f"{kind}_limit", type=resources.parse_size,
+                            default=getattr(defaults, kind),
+                            help=f"{what} (default: {resources.shown(kind, defaults)}; "
+                            "e.g. 2G, 300M, 1MB)")
+    parser.add_argument("--process-limit", type=int, default=defaults.processes,
+                        help="processes and threads of the kernel and everything it starts "
+                        f"(default: {defaults.processes})")
+    parser.add_argument("--cpu-limit", type=float, default=defaults.cpu,
+                        help="CPU seconds per exercise, all its processes together "
+                        f"(default: {defaults.cpu:g})")
     args = parser.parse_args(argv)
+    if args.process_limit < 1 or args.cpu_limit <= 0:
+        parser.error("limits must be positive")
+    lims = resources.Limits(memory=args.memory_limit, tmp=args.tmp_limit,
+                            processes=args.process_limit, cpu=args.cpu_limit,
+                            output=args.output_limit)
     if args.timeout <= 0 or (args.cell_timeout is not None and args.cell_timeout <= 0):
         parser.error("timeouts must be positive")
     if args.jobs is not None and args.jobs < 1:
@@ -250,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         grade(args.path, solutions=args.solutions, out=args.out, timeout=args.timeout,
               cell_timeout=args.cell_timeout, kernel_name=args.kernel, jobs=args.jobs,
-              sandbox_mode=args.sandbox, fresh=args.fresh, secret=args.secret)
+              sandbox_mode=args.sandbox, fresh=args.fresh, secret=args.secret,
+              resource_limits=lims)
     except GraderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

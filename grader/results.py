@@ -49,6 +49,7 @@ class SubmissionResult:
     restarts: int = 0
     sha256: str = ""
     source_sha256: str = ""
+    limits_weak: list[str] = field(default_factory=list)  # limits that did not fully hold
 
     @property
     def total(self) -> float:
@@ -68,6 +69,7 @@ class SubmissionResult:
                 "seconds": round(self.seconds, 2), "sandbox": self.sandbox,
                 "restarts": self.restarts, "sha256": self.sha256,
                 "source_sha256": self.source_sha256, "version": RESULT_VERSION,
+                "limits_weak": self.limits_weak,
                 "exercises": [asdict(e) for e in self.exercises]}
 
     @classmethod
@@ -78,7 +80,8 @@ class SubmissionResult:
         return cls(submission=data["submission"], notebook=data["notebook"],
                    exercises=exercises, error=data["error"], seconds=float(data["seconds"]),
                    sandbox=data.get("sandbox", "none"), restarts=int(data.get("restarts", 0)),
-                   sha256=data.get("sha256", ""), source_sha256=data.get("source_sha256", ""))
+                   sha256=data.get("sha256", ""), source_sha256=data.get("source_sha256", ""),
+                   limits_weak=[str(k) for k in data.get("limits_weak", [])])
 
 
 class GraderError(Exception):
@@ -193,6 +196,7 @@ def read_result(out: Path, label: str) -> SubmissionResult | None:
 def write_reports(results: list[SubmissionResult], out: Path) -> tuple[Path, Path]:
     out = check_out_folder(out)
     report = {"sandbox": sorted({r.sandbox for r in results}),
+              "limits_weak": sorted({k for r in results for k in r.limits_weak}),
               "submissions": [r.as_dict() for r in results]}
     json_path = _write_atomic(out, "grades.json", (json.dumps(
         report, ensure_ascii=False, indent=1) + "\n").encode())

@@ -7,7 +7,9 @@ check) and its time limit. The kernel -- in the sandbox of :mod:`grader.sandbox`
 the setup, then the exercises in order, each exercise with its own time limit. On a timeout or
 a kernel death only that exercise is lost: the kernel and every process it started are killed,
 a new kernel runs the setup again and replays the (non-check) cells of the exercises that had
-finished, and grading goes on with the next exercise. The result is plain JSON (the outputs of
+finished, and grading goes on with the next exercise. The limits of :mod:`grader.resources`
+(memory, /tmp and /dev/shm, processes, CPU time and outputs per exercise) are held the same way:
+past one, the exercise's status names the limit and the kernel is restarted. The result is plain JSON (the outputs of
 the cells run, a status per exercise); this process unpickles nothing the student made. It dies
 with the grader (``PR_SET_PDEATHSIG``), and its kernel with it.
 
@@ -26,9 +28,13 @@ import time
 import uuid
 from pathlib import Path
 
+from grader import monitor as monitor_module
+from grader import resources, sandbox
+
 __all__ = ["run_job", "main"]
 
-OK, TIMEOUT, DEAD, OVERALL, SETUP = "ok", "timeout", "dead", "overall", "setup"
+OK, TIMEOUT, DEAD, OVERALL, SETUP, LIMIT = "ok", "timeout", "dead", "overall", "setup", "limit"
+_OUTPUTS = ("stream", "display_data", "execute_result", "error", "update_display_data")
 #: Run by each kernel at start, before the first cell: the grader's recorder in the checks'
 #: interceptor slot (grader.recorder), binding no name in the student's namespace.
 KERNEL_START = "__import__('grader.recorder').recorder.install()"
@@ -55,13 +61,38 @@ def _manager_class(prefix: list[str], ipc: Path):
     return SandboxedKernelManager
 
 
+def _size(content: dict) -> int:
+    """The bytes an output message adds to the notebook."""
+    parts = [content.get("text", ""), *content.get("traceback", []),
+             *(content.get("data") or {}).values()]
+    return sum(len(p) if isinstance(p, str) else len(json.dumps(p)) for p in parts)
+
+
+def _client_class(monitor: monitor_module.Monitor, note: str):
+    """nbclient's client, counting each output against the monitor's output limit: past it,
+    nothing more is kept but one note, and the monitor stops the kernel."""
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_output
+
+    class LimitedClient(NotebookClient):
+        noted: set = set()
+
+        def process_message(self, msg, cell, cell_index):
+            if msg.get("msg_type") in _OUTPUTS and not monitor.add_output(_size(msg["content"])):
+                if cell_index not in self.noted:  # the outputs end here, with the note
+                    self.noted.add(cell_index)
+                    cell.outputs.append(new_output("stream", name="stderr", text=note + "\n"))
+                return None
+            return super().process_message(msg, cell, cell_index)
+
+    return LimitedClient
+
+
 class _Kernel:
     """One kernel's life: started, cells run, then killed with everything it started."""
 
-    def __init__(self, nb, job: dict, manager_class):
-        from nbclient import NotebookClient
-
-        self.client = NotebookClient(
+    def __init__(self, nb, job: dict, manager_class, client_class):
+        self.client = client_class(
             nb, timeout=60, allow_errors=True, interrupt_on_timeout=False,
             shutdown_kernel="immediate", kernel_name=job.get("kernel_name") or "python3",
             resources={"metadata": {"path": job["workdir"]}}, record_timing=False,
@@ -89,8 +120,6 @@ class _Kernel:
         return OK
 
     def close(self) -> None:
-        from grader import sandbox
-
         try:
             self._ctx.__exit__(None, None, None)
         except Exception:  # noqa: BLE001 - it is killed below anyway
@@ -99,24 +128,35 @@ class _Kernel:
         sandbox.kill_orphans(keep=set())
 
 
-def _run_cells(kernel: _Kernel, nb, indices, deadline: float, overall: float):
-    """Run cells ``indices`` until ``deadline``; (status, index it stopped at)."""
+def _run_cells(kernel: _Kernel, nb, indices, deadline: float, overall: float,
+               monitor: monitor_module.Monitor, cpu: bool = True):
+    """Run cells ``indices`` until ``deadline``, watched by ``monitor``; (status, index it
+    stopped at). Past a resource limit the status is LIMIT (the limit: ``monitor.tripped``);
+    ``cpu=False`` (the setup): no CPU-time limit, the wall-time limit only."""
+    monitor.begin(cpu=cpu)
+    status, at = OK, None
     for index in indices:
         left = min(deadline, overall) - time.monotonic()
         if left <= 0:
-            return (OVERALL if overall <= deadline else TIMEOUT), index
+            status, at = (OVERALL if overall <= deadline else TIMEOUT), index
+            break
         status = kernel.run(nb.cells[index], index, left)
         if status == TIMEOUT and overall <= deadline and time.monotonic() >= overall - 0.5:
             status = OVERALL
-        if status != OK:
-            return status, index
-    return OK, None
+        if status != OK or monitor.tripped:
+            at = index
+            break
+    ran = [o for i in indices[:indices.index(at) + 1 if at is not None else len(indices)]
+           for o in nb.cells[i].get("outputs", [])]
+    if monitor.end(ran):
+        return LIMIT, at if at is not None else indices[-1]
+    return status, at
 
 
 def run_job(job: dict) -> dict:
     import nbformat
 
-    from grader import sandbox
+    from labs.messages import text
 
     sandbox.set_subreaper()
     os.environ.update(job["env"])
@@ -124,13 +164,21 @@ def run_job(job: dict) -> dict:
         os.environ.pop(name, None)
     nb = nbformat.from_dict(job["notebook"])
     ipc = Path(job["ipc"])
+    limits = resources.Limits(**job.get("limits", {}))
+    token = job["env"]["LABS_GRADE_MARK"]
     prefix = sandbox.kernel_prefix(job["sandbox"], workdir=Path(job["workdir"]),
                                    course=Path(job["course"]), ipc=ipc,
-                                   hide=[Path(p) for p in job.get("hide", [])])
+                                   hide=[Path(p) for p in job.get("hide", [])],
+                                   tmp_size=limits.tmp)
     if job["sandbox"] == "bwrap":
         at = prefix.index("--")
         prefix[at:at] = ["--unsetenv", "JPY_PARENT_PID"]
-    manager_class = _manager_class(prefix, ipc)
+    cgroups = resources.Cgroups(f"labs-grade-{token}", limits)
+    monitor = monitor_module.Monitor(limits, cgroups, token, job["sandbox"])
+    manager_class = _manager_class([*resources.shim(limits, cgroups, job["sandbox"]), *prefix],
+                                   ipc)
+    client_class = _client_class(monitor, text("grade.output_truncated",
+                                               limit=resources.shown("output", limits)))
     setup_limit = float(job["setup_timeout"])
     overall = time.monotonic() + float(job["timeout"])
     status: dict[str, dict] = {}
@@ -141,15 +189,17 @@ def run_job(job: dict) -> dict:
 
     def fresh_kernel():
         nonlocal setup_error
-        k = _Kernel(nb, job, manager_class)
-        state, at = _run_cells(k, nb, job["setup"], time.monotonic() + setup_limit, overall)
+        k = _Kernel(nb, job, manager_class, client_class)
+        state, at = _run_cells(k, nb, job["setup"], time.monotonic() + setup_limit, overall,
+                               monitor, cpu=False)
         if state != OK:
-            setup_error = {"status": state, "cell": at}
+            setup_error = {"status": state, "cell": at, "limit": monitor.tripped}
             k.close()
             return None
         for done in finished:  # replay what the exercises before defined
             cells = [i for i in done["cells"] if i != done["check"]]
-            state, _ = _run_cells(k, nb, cells, time.monotonic() + float(done["limit"]), overall)
+            state, _ = _run_cells(k, nb, cells, time.monotonic() + float(done["limit"]), overall,
+                                  monitor)
             if state != OK:
                 k.close()
                 return None
@@ -172,12 +222,16 @@ def run_job(job: dict) -> dict:
                 if kernel is None:
                     status[gid] = {"status": SETUP, "cell": (setup_error or {}).get("cell"),
                                    "detail": (setup_error or {}).get("status")}
+                    if setup_error and setup_error["status"] == LIMIT:
+                        status[gid]["limit"] = setup_error.get("limit")
                     if setup_error and setup_error["status"] == OVERALL:
                         status[gid]["status"] = OVERALL
                     continue
             state, at = _run_cells(kernel, nb, exercise["cells"],
-                                   time.monotonic() + float(exercise["limit"]), overall)
+                                   time.monotonic() + float(exercise["limit"]), overall, monitor)
             status[gid] = {"status": state, "cell": at}
+            if state == LIMIT:
+                status[gid]["limit"] = monitor.tripped
             if state == OK:
                 finished.append(exercise)
             else:
@@ -187,12 +241,15 @@ def run_job(job: dict) -> dict:
     finally:
         if kernel is not None:
             kernel.close()
-        sandbox.kill_marked(job["env"]["LABS_GRADE_MARK"])
+        sandbox.kill_marked(token)
         sandbox.kill_orphans(keep=set())
+        monitor.close()
+        cgroups.close()
     wanted = {i for e in job["exercises"] for i in e["cells"]} | set(job["setup"])
     cells = {str(i): nb.cells[i].get("outputs", []) for i in sorted(wanted)
              if nb.cells[i].cell_type == "code"}
-    return {"cells": cells, "exercises": status, "restarts": restarts}
+    return {"cells": cells, "exercises": status, "restarts": restarts,
+            "limits_weak": resources.weak(job["sandbox"], cgroups)}
 
 
 def die_with_parent(parent: int | None) -> None:

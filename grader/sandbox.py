@@ -9,7 +9,8 @@ the submission as the only writable folder; a private ``/tmp``; no network but i
 PID namespace (``--unshare-pid``: everything the kernel starts dies with it); the solutions,
 the submissions folder and the grader's output folder hidden. Where bwrap is missing or cannot
 create namespaces, the fallback starts the kernel through a small shim in its own session with
-a private copy of the course code, and nothing is hidden (the report says so).
+a private copy of the course code, and nothing is hidden (the report says so). The sandbox's
+/tmp and /dev/shm are tmpfs of the size :mod:`grader.resources` asks for (``--size``).
 
 Either way :func:`kill_marked` and :func:`kill_orphans` end every process the kernel started:
 the kernel's environment carries a random marker that all its children inherit, and the
@@ -33,7 +34,7 @@ from pathlib import Path
 
 __all__ = ["MODES", "MARK_ENV", "bwrap_available", "choose", "kernel_prefix", "course_root",
            "copy_course", "set_subreaper", "children", "kill_marked", "kill_orphans",
-           "kill_tree"]
+           "kill_tree", "reap"]
 
 MODES = ("auto", "bwrap", "none")
 MARK_ENV = "LABS_GRADE_MARK"
@@ -65,7 +66,8 @@ def bwrap_available() -> tuple[bool, str]:
     else:
         try:
             proc = subprocess.run(
-                [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                 "--size", str(64 * 1024 * 1024), "--tmpfs", "/tmp",
                  *python_binds([]), "--unshare-pid", "--unshare-net", "--die-with-parent", "--",
                  sys.executable,
                  "-c", "import socket;s=socket.socket();s.bind(('127.0.0.1',0));s.listen();"
@@ -128,13 +130,15 @@ def python_binds(hidden: list[Path]) -> list[str]:
 
 
 def kernel_prefix(mode: str, *, workdir: Path, course: Path, ipc: Path,
-                  hide: list[Path]) -> list[str]:
-    """The command put in front of the kernel's own command line."""
+                  hide: list[Path], tmp_size: int | None = None) -> list[str]:
+    """The command put in front of the kernel's own command line; ``tmp_size``: the bytes of
+    the sandbox's /tmp and of its /dev/shm (each), else the system's default (half the RAM)."""
     if mode == "none":
         return [sys.executable, "-c", SHIM.replace("PARENT", str(os.getpid()))]
     workdir, course, ipc = workdir.resolve(), course.resolve(), ipc.resolve()
+    size = ["--size", str(int(tmp_size))] if tmp_size else []
     args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--tmpfs", "/dev/shm", "--unshare-pid", "--unshare-net",
+            *size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm", "--unshare-pid", "--unshare-net",
             "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--new-session"]
     root = course_root()
     hidden = []
@@ -204,7 +208,8 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _reap() -> None:
+def reap() -> None:
+    """Reap every child of this process that has ended (its zombies)."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -224,7 +229,7 @@ def kill_tree(pid: int) -> None:
         for p in alive:
             _kill(p)
         time.sleep(0.02)
-        _reap()
+        reap()
 
 
 def _marked(token: str) -> list[int]:
@@ -253,7 +258,7 @@ def kill_marked(token: str) -> int:
         for pid in pids:
             _kill(pid)
         time.sleep(0.02)
-        _reap()
+        reap()
     return total
 
 
@@ -263,4 +268,4 @@ def kill_orphans(keep: set[int]) -> None:
     for pid in children(os.getpid()):
         if pid not in keep:
             kill_tree(pid)
-    _reap()
+    reap()

@@ -32,7 +32,7 @@ from labs.exercises import secret as secret_module
 from labs.exercises.generate import graded_cells
 from labs.messages import DEFAULT_LANGUAGE, EDITION_FOLDERS, LANGUAGES, text
 
-from grader import copying, judge, limits, record, sandbox
+from grader import copying, judge, limits, record, resources, sandbox
 from grader.results import ExerciseResult, SubmissionResult
 from grader.sources import (match_source, plan, prepare, sanitize, setup_source,
                             source_hashes)
@@ -55,6 +55,7 @@ class _Settings:
     hide: tuple = ()
     scratch: Path | None = None
     secret: str = ""
+    resources: resources.Limits = resources.Limits()
 
 
 def _limits(source, settings: _Settings) -> dict:
@@ -65,6 +66,17 @@ def _limits(source, settings: _Settings) -> dict:
     cap = min(settings.timeout, DEFAULT_CELL_TIMEOUT)
     nb, positions = prepare(source, source)  # a few milliseconds
     return defaultdict(lambda: cap, limits.derive(source, plan(nb, positions, source), cap))
+
+
+def _limit_message(grade_id: str, kind: str | None, lims: resources.Limits) -> str:
+    """The reason an exercise scored 0 past a resource limit (keys written out in full)."""
+    value = resources.shown(kind, lims) if kind in resources.KINDS else "?"
+    return {"memory": lambda: text("grade.limit_memory", grade_id=grade_id, limit=value),
+            "tmp": lambda: text("grade.limit_tmp", grade_id=grade_id, limit=value),
+            "processes": lambda: text("grade.limit_processes", grade_id=grade_id, limit=value),
+            "cpu": lambda: text("grade.limit_cpu", grade_id=grade_id, limit=value),
+            "output": lambda: text("grade.limit_output", grade_id=grade_id, limit=value),
+            }.get(kind, lambda: text("grade.dead", grade_id=grade_id))()
 
 
 def _zeros(result: SubmissionResult, reference: dict, message: str) -> None:
@@ -136,6 +148,7 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
                "workdir": str(work.resolve()), "course": str(course.resolve()),
                "ipc": str(ipc.resolve()), "hide": [str(p) for p in settings.hide], "env": env,
                "records": str(records.resolve()), "judge_setup": steps.get("judge_setup", ""),
+               "limits": settings.resources.as_dict(),
                "unset_env": ["JPY_SESSION_NAME", "LABS_LANG"] if not lang else ["JPY_SESSION_NAME"]}
         job_path, result_path = scratch / "job.json", scratch / "result.json"
         job_path.write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
@@ -156,6 +169,7 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
             sandbox.kill_tree(proc.pid)
             sandbox.kill_marked(env["LABS_GRADE_MARK"])
             proc.wait()
+            resources.remove(f"labs-grade-{env['LABS_GRADE_MARK']}")
         if not result_path.is_file():
             tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
             raise RuntimeError(f"worker exit {proc.returncode}: {' | '.join(tail)}")
@@ -217,16 +231,19 @@ def grade_submission(path: Path, sources: dict, *, label: str | None = None,
                      cell_timeout: float | None = DEFAULT_CELL_TIMEOUT,
                      kernel_name: str | None = None, sandbox_mode: str = "none",
                      hide: tuple = (), scratch: Path | None = None,
-                     secret: str = "") -> SubmissionResult:
+                     secret: str = "", resource_limits: resources.Limits | None = None
+                     ) -> SubmissionResult:
     """Grade one submission; the file is only read, never written. Never raises: any failure
     becomes the submission's error, with 0 points. ``cell_timeout=None``: each step's limit is
-    derived from the source's own run times (:mod:`grader.limits`)."""
+    derived from the source's own run times (:mod:`grader.limits`); ``resource_limits``: memory,
+/tmp, processes, CPU and outputs (:mod:`grader.resources`, its defaults when None)."""
     start = time.monotonic()
     result = SubmissionResult(submission=label or str(path), notebook=None, sandbox=sandbox_mode)
     settings = _Settings(timeout=timeout,
                          cell_timeout=None if cell_timeout is None else min(cell_timeout, timeout),
                          kernel_name=kernel_name, sandbox=sandbox_mode, hide=tuple(hide),
-                         scratch=scratch, secret=secret)
+                         scratch=scratch, secret=secret,
+                         resources=resource_limits or resources.Limits())
     reference: dict = {}
     try:
         _grade_into(result, Path(path), sources, settings)
@@ -277,9 +294,11 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
     step_limits = _limits(source, settings)
     raw = _run_worker(nb, steps, path, settings, lang, step_limits)
     result.restarts = int(raw.get("restarts", 0))
+    result.limits_weak = [str(k) for k in raw.get("limits_weak", [])]
     status = raw.get("exercises", {})
     by_gid = {e["grade_id"]: e for e in steps["exercises"]}
     timeouts = deaths = 0
+    limited: list[str] = []
     for grade_id, ref_cell in reference.items():
         max_points = cell_points(ref_cell)
         if grade_id not in positions:
@@ -302,7 +321,11 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
                                       seconds=f"{settings.timeout:g}"),
                 "setup": lambda: text("grade.setup_failed", grade_id=grade_id,
                                     why=status.get(grade_id, {}).get("detail") or "?"),
+                "limit": lambda: _limit_message(grade_id, status[grade_id].get("limit"),
+                                                settings.resources),
             }.get(state, lambda: text("grade.not_run"))()
+            if state == "limit":
+                limited.append(message)
             result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, message, flags))
             continue
         # The verdict is the judge's (grader.judge, here, from the record the kernel
@@ -312,7 +335,7 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
         points = max_points if verdict.get("passed") else 0.0
         result.exercises.append(ExerciseResult(grade_id, points, max_points,
                                                str(verdict.get("message", "")), flags))
-    notes = []
+    notes = list(limited)
     if timeouts or deaths:
         notes.append(text("grade.faults", count=timeouts + deaths, timeouts=timeouts,
                           deaths=deaths))
