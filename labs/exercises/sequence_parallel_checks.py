@@ -2,18 +2,21 @@
 (``check_sequence_parallel_mlp(GatherFromSP, ScatterToSP, sp_mlp_forward)``, ex2_2_sequence_parallel_mlp;
 served to the notebook by :mod:`labs.exercises.tensor_parallel_checks`).
 
-Owns: 练习 7's cases, rank body, expected values and refusal of the ready-made SP regions.
+Owns: 练习 7's cases, rank body, expected values, the refusal of the ready-made SP regions and of
+every collective other than an all-gather and a reduce-scatter (however reached).
 Must not: import the grader or the planner widget, print (the verdict is labs.exercises.checks'),
 or keep process groups in globals.
 """
 from __future__ import annotations
 
+from labs.exercises import routes
 from labs.exercises.checks import ExerciseFailed, case, compare_tensors, graded, msg
 from labs.exercises.ranks import run_on_ranks
 from labs.exercises.secret import hidden_int
 from labs.messages import text
+from labs.tensor_parallel.layers import shard
 from labs.exercises.tensor_parallel_common import (SECRET_TAG, compare_gradients as _compare_gradients,
-    group_rank as _group_rank, seed as _seed, tp_group as _group)
+    group_hint, group_rank as _group_rank, seed as _seed, tp_group as _group)
 
 __all__ = ["check_sequence_parallel_mlp"]
 
@@ -25,10 +28,21 @@ __all__ = ["check_sequence_parallel_mlp"]
 SP_CASES = ((msg("checks_2_2.case_sp", n=1, world_size=2, seq=4), 2, 2, 2, 4, 8, False),
             (msg("checks_2_2.case_sp", n=2, world_size=4, seq=8), 4, 4, 2, 8, 8, False),
             # 6 positions: a multiple of t = 2, not of 4
-            (msg("checks.case_hidden", n=1), 2, 2, 3, 6, 4, True),
-            (msg("checks.case_hidden", n=2), 4, 4, 1, 12, 12, True),  # 3 positions per rank
+            (msg("checks_2_2.case_hidden_odd_positions", n=1, world_size=2), 2, 2, 3, 6, 4, True),
+            # 3 positions per rank
+            (msg("checks_2_2.case_hidden_odd_positions", n=2, world_size=4), 4, 4, 1, 12, 12, True),
             # 4 ranks, two TP groups {0, 1} {2, 3}, each on its own data; 10 positions
-            (msg("checks.case_hidden", n=3), 4, 2, 2, 10, 6, True))
+            (msg("checks_2_2.case_hidden_two_groups", n=3, world_size=4), 4, 2, 2, 10, 6, True))
+
+#: the collectives the two Functions may use (any spelling of an all-gather and a
+#: reduce-scatter); every other route to a collective is refused (labs.exercises.routes), the
+#: all-reduce in particular: all-reduce + slice is not the structure asked (twice the bytes)
+SP_ALLOWED = ("all_gather_single", "all_gather_into_tensor", "all_gather",
+              "reduce_scatter_single", "reduce_scatter_tensor", "reduce_scatter")
+
+#: the deprecation warnings of torch's old names (all_gather_into_tensor, reduce_scatter_tensor):
+#: a right answer using them is not buried under one warning per rank and call
+_DEPRECATED = r"`torch\.distributed\.\w+` is deprecated"
 
 #: what the student may not call inside the check: the course's sequence-parallel operators and
 #: its gather/scatter helpers, and torch's autograd-aware collectives (``torch.distributed.nn``)
@@ -111,16 +125,22 @@ def _sp_cases():
 
 def _sp_on_rank(gather_cls, scatter_cls, student_fn, tp, batch, seq, hidden):
     """Rank body: the two Functions on their own, then the student's block; what came out."""
+    import warnings
+
     import torch
     import torch.distributed as dist
-
-    from labs.tensor_parallel.layers import shard
 
     group = _group(tp)
     r, t = _group_rank(group)
     data = _sp_data(_sp_seed(dist.get_rank(), tp), batch, seq, hidden)
     out = dict(rank=dist.get_rank(), r=r, t=t)
-    with _SpRefused():
+
+    def refuse(shown):
+        raise ExerciseFailed(text("checks_2_2.sp_forbidden_call", shown=shown))
+
+    with _SpRefused(), routes.guarded(refuse, allowed=SP_ALLOWED), \
+            routes.borrowed(("labs.tensor_parallel.comm",)) as seen, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_DEPRECATED, category=FutureWarning)
         # the all-gather along the sequence: forward, then backward of a cotangent of the full length
         xi = shard(data["pieces"][0][0], 1, r, t).requires_grad_()  # one tensor, split
         y = gather_cls.apply(xi, group)
@@ -147,6 +167,8 @@ def _sp_on_rank(gather_cls, scatter_cls, student_fn, tp, batch, seq, hidden):
         if isinstance(y, torch.Tensor) and y.requires_grad and y.shape == cot.shape:
             y.backward(cot)
         out["grads"] = [xi.grad] + [p.grad for p in params]
+        if seen:  # the course's operators reached another way (a reloaded module, its source)
+            raise ExerciseFailed(text("checks_2_2.ready_made_sp", shown=seen[0]))
     return out
 
 
@@ -171,8 +193,6 @@ def _require_tensor(value, what, rank):
 
 def _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, hidden):
     import torch
-
-    from labs.tensor_parallel.layers import shard
 
     results = run_on_ranks(_sp_on_rank, world,
                            (gather_cls, scatter_cls, student_fn, tp, batch, seq, hidden))
@@ -225,5 +245,5 @@ def check_sequence_parallel_mlp(gather_cls, scatter_cls, student_fn):
     the sequence dim 1) and ``student_fn(x_shard, fc_w, fc_b, proj_w, proj_b, group)``: the
     sequence-parallel MLP, (B, T/t, C) in and out, against the full MLP on one process."""
     for label, world, tp, batch, seq, hidden, is_hidden in _sp_cases():
-        with case(label, hidden=is_hidden):
+        with group_hint(tp < world), case(label, hidden=is_hidden):
             _check_sp_case(gather_cls, scatter_cls, student_fn, world, tp, batch, seq, hidden)

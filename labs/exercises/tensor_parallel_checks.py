@@ -18,12 +18,18 @@ Owns: 2.2's checks and their hidden cases. Must not: import the grader or the pl
 """
 from __future__ import annotations
 
+from labs.collectives import ring_all_reduce_bytes_per_rank
+from labs.cost import tp_layer_comm
 from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded, msg
 from labs.exercises.ranks import as_number, run_on_ranks
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
+from labs.models import TinyGPT, TinyGPTConfig
+from labs.tensor_parallel.comm import CommCounter
+from labs.tensor_parallel.layers import shard
+from labs.tensor_parallel.model import ParallelBlock
 from labs.exercises.tensor_parallel_common import (SECRET_TAG, compare_gradients as _compare_gradients,
-    group_rank as _group_rank, seed as _seed, size as _size, tp_group as _group)
+    group_hint, group_rank as _group_rank, seed as _seed, size as _size, tp_group as _group)
 
 __all__ = ["check_conjugate_ops", "check_column_parallel", "check_row_parallel",
            "check_parallel_mlp", "check_qkv_shard", "check_tp_bytes", "check_sequence_parallel_mlp"]
@@ -77,7 +83,7 @@ def check_conjugate_ops(copy_cls, reduce_cls):
     import torch
 
     for label, world, tp, tokens, n_in, _, hidden in _cases():
-        with case(label, hidden=hidden):
+        with group_hint(tp < world), case(label, hidden=hidden):
             per_rank = _data(_seed(7), tokens, n_in, 1, world)[4]
             results = run_on_ranks(_on_rank_conjugate, world, (copy_cls, reduce_cls, tp, per_rank))
             for rank, (f_out, f_grad, g_out, g_grad) in enumerate(results):
@@ -99,8 +105,6 @@ def _on_rank_linear(student_fn, kind, tp, x, weight, bias, cot):
     import torch
     import torch.distributed as dist
 
-    from labs.tensor_parallel.layers import shard
-
     group = _group(tp)
     r, t = _group_rank(group)
     w = weight.clone().requires_grad_()
@@ -119,10 +123,8 @@ def _on_rank_linear(student_fn, kind, tp, x, weight, bias, cot):
 def _check_linear(student_fn, kind):
     import torch
 
-    from labs.tensor_parallel.layers import shard
-
     for label, world, tp, tokens, n_in, n_out, hidden in _cases():
-        with case(label, hidden=hidden):
+        with group_hint(tp < world), case(label, hidden=hidden):
             x, weight, bias, cot, _ = _data(_seed(11), tokens, n_in, n_out, world)
             xf, wf, bf = (t.clone().requires_grad_() for t in (x, weight, bias))
             y_full = torch.nn.functional.linear(xf, wf, bf)
@@ -172,8 +174,6 @@ def check_row_parallel(student_fn):
 def _on_rank_mlp(student_fn, tp, x, fc_w, fc_b, proj_w, proj_b, cot):
     import torch.distributed as dist
 
-    from labs.tensor_parallel.layers import shard
-
     group = _group(tp)
     r, t = _group_rank(group)
     params = [shard(fc_w, 0, r, t), shard(fc_b, 0, r, t), shard(proj_w, 1, r, t), proj_b.clone()]
@@ -184,18 +184,31 @@ def _on_rank_mlp(student_fn, tp, x, fc_w, fc_b, proj_w, proj_b, cot):
     return dist.get_rank(), r, t, y.detach(), [xi.grad] + [p.grad for p in params]
 
 
+def _refuse_swapped_f_g(y, y_full, x, full, r, t, rank):
+    """f and g swapped (g entering: the group's copies of x summed, t·x; f leaving: the partial
+    sum returned as it is) gives a wrong output of its own shape: name that mistake."""
+    import torch
+    import torch.nn.functional as F
+
+    if t == 1 or not isinstance(y, torch.Tensor) or y.shape != y_full.shape:
+        return
+    h = F.gelu(F.linear(t * x, shard(full[0], 0, r, t), shard(full[1], 0, r, t)))
+    swapped = F.linear(h, shard(full[2], 1, r, t)) + full[3]
+    if (torch.allclose(y, swapped, rtol=1e-4, atol=1e-5)
+            and not torch.allclose(y, y_full.detach(), rtol=1e-4, atol=1e-5)):
+        raise ExerciseFailed(text("checks_2_2.f_g_swapped", rank=rank))
+
+
 @graded("ex2_2_parallel_mlp")
 def check_parallel_mlp(student_fn):
     """``student_fn(x, fc_w, fc_b, proj_w, proj_b, group)``: the MLP, column then row."""
     import torch
     import torch.nn.functional as F
 
-    from labs.tensor_parallel.layers import shard
-
     names = (text("checks_2_2.name_input_x"), "c_fc.weight", "c_fc.bias", "c_proj.weight",
              "c_proj.bias")
     for label, world, tp, tokens, n_in, _, hidden in _cases():
-        with case(label, hidden=hidden):
+        with group_hint(tp < world), case(label, hidden=hidden):
             g = torch.Generator().manual_seed(_seed(3))
             x, cot = torch.randn(tokens, n_in, generator=g), torch.randn(tokens, n_in, generator=g)
             full = [torch.randn(4 * n_in, n_in, generator=g), torch.randn(4 * n_in, generator=g),
@@ -206,6 +219,7 @@ def check_parallel_mlp(student_fn):
             results = run_on_ranks(_on_rank_mlp, world, (student_fn, tp, x, *full, cot))
             for rank, (_, _, _, y, grads) in enumerate(results):
                 r, t = rank % tp, tp  # consecutive TP groups, not what the rank reports
+                _refuse_swapped_f_g(y, y_full, x, full, r, t, rank)
                 compare_tensors(y_full.detach(), y, rank=rank,
                                 what=text("checks_2_2.what_mlp_output"))
                 expected = [xf.grad, shard(pf[0].grad, 0, r, t), shard(pf[1].grad, 0, r, t),
@@ -218,8 +232,6 @@ def check_parallel_mlp(student_fn):
 def check_qkv_shard(student_fn):
     """``student_fn(weight, bias, rank, tp)`` -> this rank's rows of the fused q/k/v weight."""
     import torch
-
-    from labs.tensor_parallel.layers import shard
 
     shown = ((24, 8, 0, 2), (24, 8, 1, 2))
     hidden = []  # rows: a multiple of 3·tp (whole heads of q, k and v on every rank)
@@ -255,11 +267,6 @@ def _measured_block_bytes(tp, batch, seq, hidden):
     """Rank body: bytes this rank sends (ring formula per counted collective) in one block step."""
     import torch
 
-    from labs.collectives import ring_all_reduce_bytes_per_rank
-    from labs.models import TinyGPT, TinyGPTConfig
-    from labs.tensor_parallel.comm import CommCounter
-    from labs.tensor_parallel.model import ParallelBlock
-
     counter = CommCounter()
     config = TinyGPTConfig(vocab_size=96, block_size=seq, n_layer=1, n_head=4, n_embd=hidden)
     block = ParallelBlock(TinyGPT(config, seed=hidden_seed(SECRET_TAG, 0)).transformer.h[0],
@@ -287,8 +294,6 @@ def _tp_bytes_case(k, case_):
 def check_tp_bytes(student_fn):
     """``student_fn(batch, seq, hidden, tp, bytes_per_element)`` = bytes each rank sends for
     one TP transformer layer, forward + backward (ring all-reduce)."""
-    from labs.cost import tp_layer_comm
-
     cases = ((8, 1024, 1600, 8, 2, False), (4, 16, 32, 2, 4, False), (1, 2048, 12288, 8, 2, True),
              (2, 64, 64, 1, 4, True), (3, 5, 8, 4, 4, True))
     cases = tuple(_tp_bytes_case(k, c) if c[-1] else c for k, c in enumerate(cases))

@@ -1,5 +1,6 @@
 """What notebook 2.2's checks share: the hidden cases' seeds and sizes (from the instructor's
-secret), the TP group a rank body builds, and the one-failure comparison of named gradients.
+secret), the TP group a rank body builds, the one-failure comparison of named gradients, and the
+likely cause named when only the case with two TP groups fails (a collective without ``group=``).
 
 Owns: these helpers of :mod:`labs.exercises.tensor_parallel_checks` and
 :mod:`labs.exercises.sequence_parallel_checks`. Must not: import either of them, the grader or the
@@ -7,11 +8,15 @@ planner widget; print; keep process groups in globals.
 """
 from __future__ import annotations
 
+import contextlib
+
 from labs.exercises.checks import ExerciseFailed, compare_tensors
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
+from labs.tensor_parallel.model import tensor_parallel_group
 
-__all__ = ["SECRET_TAG", "seed", "size", "tp_group", "group_rank", "compare_gradients"]
+__all__ = ["SECRET_TAG", "seed", "size", "tp_group", "group_rank", "compare_gradients",
+           "group_hint"]
 
 #: the domain of 2.2's hidden seeds and sizes (labs.exercises.secret)
 SECRET_TAG = "2.2"
@@ -30,7 +35,6 @@ def size(key: int, low: int, high: int, default: int, multiple: int = 1) -> int:
 
 
 def tp_group(tp):
-    from labs.tensor_parallel.model import tensor_parallel_group
     return tensor_parallel_group(tp)
 
 
@@ -56,3 +60,21 @@ def compare_gradients(rank, names, expected, grads, correct_so_far: str, advice:
             wrong=text("checks.clause_separator").join(wrong),
             right=text("checks.list_separator").join(right) or text("checks_2_2.none"),
             advice=advice))
+
+
+@contextlib.contextmanager
+def group_hint(two_groups: bool):
+    """Around a ``case`` with two TP groups {0,1} {2,3} that follows cases with one group: a
+    failure there (after those passed) most likely comes from a collective called without
+    ``group=`` (it then runs over all 4 ranks and mixes the other group's data in), so the
+    failure says so. Other cases pass through unchanged."""
+    try:
+        yield
+    except ExerciseFailed as exc:
+        if not two_groups:
+            raise
+        failed = ExerciseFailed(text("checks_2_2.likely_missing_group", message=exc))
+        for name in ("kind", "full_traceback"):
+            if name in vars(exc):
+                setattr(failed, name, vars(exc)[name])
+        raise failed from None

@@ -13,6 +13,37 @@ MESSAGES = {
         "zh": "隐藏用例 {n}：{world_size} 个 rank 分成两个 TP 组 {{0,1}} {{2,3}}",
         "en": "Hidden case {n}: {world_size} ranks in two TP groups {{0,1}} {{2,3}}",
     },
+    "case_hidden_odd_positions": {
+        "zh": "隐藏用例 {n}：{world_size} 个 rank，每个 rank 分到奇数个序列位置",
+        "en": "Hidden case {n}: {world_size} ranks, an odd number of sequence positions each",
+    },
+    "likely_missing_group": {
+        "zh": "{message}\n只有一个 TP 组的用例都通过了，只在两个 TP 组的用例上失败：最可能的原因是某个集合通信"
+              "没有传 group=group，于是它在全部 4 个 rank 上进行，把另一组的数据混了进来。",
+        "en": "{message}\nThe cases with one TP group passed and only the case with two TP groups "
+              "failed: most likely a collective was called without group=group, so it ran over "
+              "all 4 ranks and mixed the other group's data in.",
+    },
+    "f_g_swapped": {
+        "zh": "rank {rank} 的输出等于把 f 和 g 对调后的结果：进入 MLP 时用了 g（前向 all-reduce，"
+              "把组内各 rank 的 x 加了起来），离开时用了 f（前向恒等，部分和没有求和）。"
+              "进入并行区域用 f（copy_to_tensor_parallel_region），离开用 g（reduce_from_tensor_parallel_region）",
+        "en": "on rank {rank}, the output is what f and g swapped give: the MLP is entered with g "
+              "(an all-reduce forward, which added up the group's copies of x) and left with f "
+              "(identity forward, the partial sums never summed). Enter the parallel region with "
+              "f (copy_to_tensor_parallel_region) and leave it with g "
+              "(reduce_from_tensor_parallel_region)",
+    },
+    "sp_forbidden_call": {
+        "zh": "本练习不能调用 {shown}：SeqAllGather 和 SeqReduceScatter 的通信只用 all-gather 和 "
+              "reduce-scatter（dist.all_gather_single、dist.reduce_scatter_single）；用 all-reduce "
+              "再切片，每个 rank 要多发一倍的字节，正是序列并行要省掉的（看提示 1）",
+        "en": "This exercise may not call {shown}: the communication of SeqAllGather and "
+              "SeqReduceScatter is an all-gather and a reduce-scatter only "
+              "(dist.all_gather_single, dist.reduce_scatter_single); an all-reduce followed by a "
+              "slice sends twice the bytes per rank, exactly what sequence parallelism saves "
+              "(see hint 1)",
+    },
     "what_copy_forward": {
         "zh": "CopyToRegion 的前向输出（f 的前向应是恒等）",
         "en": "the forward output of CopyToRegion (f's forward should be the identity)",
@@ -41,9 +72,9 @@ MESSAGES = {
               "missing?)",
     },
     "what_row_output": {
-        "zh": "输出（应等于完整线性层的输出；bias 只能加一次）",
-        "en": "the output (it should equal the full linear layer's output; add the bias only "
-              "once)",
+        "zh": "输出（应等于完整线性层的输出 x Wᵀ + b，每个 rank 上都一样）",
+        "en": "the output (it should equal the full linear layer's output x Wᵀ + b, the same on "
+              "every rank)",
     },
     "what_row_input_grad": {
         "zh": "输入分片 x_r 的梯度",
