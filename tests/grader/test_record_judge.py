@@ -24,8 +24,10 @@ from labs.exercises import checks, hooks
 from labs.exercises import collectives_checks as cc
 from labs.exercises import secret
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
+from labs.messages import text
 from labs.runtime.errors import RankError
 from tests.support.exercise_cells import cell_source, define
+from tests.support.messages import opening, said
 
 NB = "2.0_collectives.ipynb"
 RING, BYTES = "ex2_0_ring_all_reduce", "ex2_0_ring_bytes"
@@ -153,11 +155,29 @@ def _judge(grade_id, data, points=3):
     return judge.judge(grade_id, data, points, CHECK_CELLS[grade_id], "import torch")
 
 
+def label(number: int) -> str:
+    return text("exercises.label", number=number)
+
+
+def refused(verdict: dict) -> str:
+    """Why the judge refused the record of the ring exercise (asserting it did)."""
+    assert not verdict["passed"] and verdict["points"] == 0
+    return said(verdict["message"], "grade.record_refused", exercise=label(1), points=3)["why"]
+
+
+def wrong_answer(verdict: dict) -> dict:
+    """The fields of the wrong element the ring exercise's verdict names (asserting it is the
+    verdict of a wrong value, judged from the record, not a refused record)."""
+    assert not verdict["passed"] and verdict["points"] == 0
+    case = said(verdict["message"], "checks.verdict_failed", exercise=label(1), points=3)["message"]
+    return said(said(case, "checks.case_failed")["message"], "checks.wrong_elements")
+
+
 def test_a_correct_solution_passes_in_the_judge(tmp_path, monkeypatch):
     data, printed = _record(tmp_path, monkeypatch, BYTES, _student(BYTES))
-    assert printed.startswith("✅") and data["outcome"] == "passed"
-    assert _judge(BYTES, data, 1) == {"passed": True, "points": 1.0,
-                                      "message": "✅ 练习 3 通过：1/1 分"}
+    passed = text("checks.verdict_passed", exercise=label(3), points=1)
+    assert printed == passed + "\n" and data["outcome"] == "passed"
+    assert _judge(BYTES, data, 1) == {"passed": True, "points": 1.0, "message": passed}
 
 
 def test_the_judge_says_what_the_notebook_said(tmp_path, monkeypatch):
@@ -180,15 +200,18 @@ def test_an_exception_of_the_students_code_is_reported_by_the_judge(tmp_path, mo
     verdict = _judge(BYTES, data, 1)
     assert not verdict["passed"] and "ZeroDivisionError" in verdict["message"]
     assert "return 2 * size / (n / (n - 1))" in verdict["message"]  # the student's line, from the record
-    assert verdict["message"] == printed.split("\n怎么办")[0].strip()
+    assert verdict["message"] == printed.split("\n" + opening("checks.todo_fix_error"))[0].strip()
 
 
 def test_a_stub_is_unfinished_in_the_judge_too(tmp_path, monkeypatch):
     def ring_bytes_sent_per_rank(size, n):
-        raise NotImplementedError("练习未完成：练习 3。")
+        raise NotImplementedError(text("checks.stub_marker") + text("checks.stub_separator")
+                                  + "exercise 3")
 
     data, _ = _record(tmp_path, monkeypatch, BYTES, ring_bytes_sent_per_rank)
-    assert "未完成" in _judge(BYTES, data, 1)["message"]
+    assert _judge(BYTES, data, 1)["message"] == text(
+        "checks.verdict_incomplete", exercise=label(3),
+        message=text("checks.stub_not_written", rest="exercise 3"))
 
 
 @pytest.fixture(scope="module")
@@ -223,40 +246,43 @@ def test_every_answer_changed_in_the_record_fails(ring_record):
             node = node[key]
         tensor = record.decode(node[path[-1]])
         node[path[-1]] = record.encode(tensor + 1)
-        verdict = _judge(RING, forged)
-        assert not verdict["passed"] and "期望" in verdict["message"], path
+        wrong = wrong_answer(_judge(RING, forged))
+        assert round(float(wrong["got"]) - float(wrong["expected"])) == 1, path  # printed .6g
 
 
-@pytest.mark.parametrize("forge, why", [
-    (lambda d: d["events"].pop(), "就结束了"),
-    (lambda d: d["events"].append(copy.deepcopy(d["events"][0])), "多了 1 个事件"),
-    (lambda d: d["events"][0].update(result=d["events"][0]["result"][:1]), "每个 rank 一个结果"),
-    (lambda d: d["events"][0].update(world_size=1), "不是检查要的"),
-    (lambda d: d["events"][0].update(body="labs.collectives.ring_all_reduce"), "不是检查要的"),
-    (lambda d: d.update(exercise="ex2_0_ring_bytes"), "ex2_0_ring_bytes"),
-    (lambda d: d.update(args=2), "参数个数"),
-    (lambda d: d["events"][0].pop("result"), "没有结果"),
-    (lambda d: d["events"][0].update(result={"__pickle__": "gASV"}), "编码器"),
+@pytest.mark.parametrize("forge, why, fields", [  # fields: of the record before the forgery
+    (lambda d: d["events"].pop(), "record.ends_early", lambda d: dict(n=len(d["events"]))),
+    (lambda d: d["events"].append(copy.deepcopy(d["events"][0])), "record.extra_events",
+     lambda d: dict(n=1)),
+    (lambda d: d["events"][0].update(result=d["events"][0]["result"][:1]), "record.per_rank",
+     lambda d: dict(n=1)),
+    (lambda d: d["events"][0].update(world_size=1), "record.wrong_event", lambda d: dict(n=1)),
+    (lambda d: d["events"][0].update(body="labs.collectives.ring_all_reduce"),
+     "record.wrong_event", lambda d: dict(n=1)),
+    (lambda d: d.update(exercise="ex2_0_ring_bytes"), "record.other_exercise",
+     lambda d: dict(got="ex2_0_ring_bytes", wanted=RING)),
+    (lambda d: d.update(args=2), "record.arguments", lambda d: {}),
+    (lambda d: d["events"][0].pop("result"), "record.no_outcome", lambda d: dict(n=1)),
+    (lambda d: d["events"][0].update(result={"__pickle__": "gASV"}), "record.codec", lambda d: {}),
 ])
-def test_a_record_that_does_not_follow_the_check_is_refused(ring_record, forge, why):
+def test_a_record_that_does_not_follow_the_check_is_refused(ring_record, forge, why, fields):
     forged = copy.deepcopy(ring_record)
     forge(forged)
-    verdict = _judge(RING, forged)
-    assert not verdict["passed"] and verdict["points"] == 0
-    assert "记录与检查本身对不上" in verdict["message"] and why in verdict["message"]
+    said(refused(_judge(RING, forged)), why, **fields(ring_record))
 
 
 def test_no_record_and_a_broken_record_score_zero(tmp_path):
     missing = judge.judge_file(RING, tmp_path / "none.json", 3, CHECK_CELLS[RING])
-    assert not missing["passed"] and "没有收到它的记录" in missing["message"]
+    assert not missing["passed"]
+    assert missing["message"] == text("grade.no_record", exercise=label(1), points=3)
     (tmp_path / "bad.json").write_text("{not json")
     broken = judge.judge_file(RING, tmp_path / "bad.json", 3, CHECK_CELLS[RING])
-    assert not broken["passed"] and "不是 JSON" in broken["message"]
+    said(refused(broken), "record.not_json")
 
 
 def test_the_judge_runs_only_the_source_check_cell(ring_record):
     silent = judge.judge(RING, ring_record, 3, "x = 1")
-    assert not silent["passed"] and "没有调用这道练习的检查" in silent["message"]
+    assert refused(silent) == text("record.not_called")
     other = judge.judge(RING, ring_record, 3, CHECK_CELLS[BYTES])
     assert not other["passed"]  # a check of another exercise is not this one's verdict
 
@@ -265,7 +291,7 @@ def test_the_recorder_is_off_outside_grading(monkeypatch, capsys):
     monkeypatch.delenv(record.RECORDS_ENV, raising=False)
     cc.check_ring_bytes(_student(BYTES))
     assert recorder.current() is None and judge.pending() is None and hooks.installed() is None
-    assert capsys.readouterr().out.startswith("✅")
+    assert capsys.readouterr().out == text("checks.verdict_passed", exercise=label(3), points=1) + "\n"
 
 
 def test_hidden_cases_follow_the_instructors_secret(tmp_path, monkeypatch):
@@ -274,11 +300,12 @@ def test_hidden_cases_follow_the_instructors_secret(tmp_path, monkeypatch):
     monkeypatch.setenv(secret.SECRET_ENV, "s1")
     first = secret.hidden_seed("2.0", 5)
     data, printed = _record(tmp_path, monkeypatch, RING, _student(RING))
-    assert printed.startswith("✅") and _judge(RING, data)["passed"]
+    assert printed == text("checks.verdict_passed", exercise=label(1), points=3) + "\n"
+    assert _judge(RING, data)["passed"]
     monkeypatch.setenv(secret.SECRET_ENV, "s2")
     assert secret.hidden_seed("2.0", 5) != first
     other = _judge(RING, data)  # the answers recorded are for the inputs of another secret
-    assert not other["passed"] and "期望" in other["message"]
+    wrong_answer(other)
 
 
 def test_tampering_with_the_grading_machinery_is_flagged():

@@ -51,3 +51,9 @@ def said(got, key: str, /, *, lang: str | None = None, then: bool = False, **kno
     found = pattern(key, lang=lang, then=then, **known).fullmatch(text)
     assert found is not None, f"not the message {key} with {known}: {text!r}"
     return found.groupdict()
+
+
+def opening(key: str, /, *, lang: str | None = None) -> str:
+    """The text message ``key`` starts with, up to its first field (where a test splits output)."""
+    area, _, name = key.partition(".")
+    return next(_FORMATTER.parse(catalog(area)[name][lang or language()]))[0]
