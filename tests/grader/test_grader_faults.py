@@ -26,7 +26,9 @@ import nbformat
 import pytest
 
 from tests.support import grader_plants as gp
+from tests.support.messages import pattern, said
 from grader import sandbox
+from labs.messages import text
 
 FULL = dict(gp.POINTS)
 CELL_TIMEOUT = 20  # per exercise; the loop and hang plants pay it once each
@@ -240,6 +242,11 @@ def _grade(tmp: Path, mode: str) -> dict:
             "seconds": seconds, "alive": gp.alive_with(MARK), "mode": mode}
 
 
+def label(grade_id: str) -> str:
+    """How a verdict names an exercise of the tiny course (not declared: its id)."""
+    return text("exercises.label", number=grade_id)
+
+
 def _bwrap_or_skip():
     ok, why = sandbox.bwrap_available()
     if not ok and shutil.which("bwrap") and os.geteuid() == 0:
@@ -296,20 +303,22 @@ def test_every_planted_submission_gets_its_exact_grade(graded):
     assert not wrong, json.dumps(wrong, ensure_ascii=False, indent=1)
     assert all(s["sandbox"] == graded["mode"] for s in by_name.values())
     assert gp.points(by_name["truncated"]) == {g: 0 for g in FULL}
-    assert "无法读取笔记本" in by_name["truncated"]["error"]
+    said(by_name["truncated"]["error"], "grade.unreadable")
 
 
 def test_faults_cost_only_their_exercise_and_say_why(graded):
     by_name = gp.report(graded["out"])
     msg = {e["grade_id"]: e["message"] for e in by_name["loop"]["exercises"]}
-    assert "超时" in msg["ex_b"] and "内核已重启" in msg["ex_b"]
-    assert by_name["loop"]["restarts"] == 1 and "超时" in by_name["loop"]["error"]
+    seconds = said(msg["ex_b"], "grade.timeout", grade_id="ex_b")["seconds"]  # kernel restarted
+    assert 0 < float(seconds) <= CELL_TIMEOUT
+    assert by_name["loop"]["restarts"] == 1
+    said(by_name["loop"]["error"], "grade.faults", then=True, count=1, timeouts=1, deaths=0)
     msg = {e["grade_id"]: e["message"] for e in by_name["crash"]["exercises"]}
-    assert "崩溃" in msg["ex_b"]
+    assert msg["ex_b"] == text("grade.dead", grade_id="ex_b")
     for who, field in [("bad_course", "metadata.course"),
                        ("bad_nbgrader", "metadata.nbgrader"), ("bad_grade_id", "metadata.nbgrader")]:
         if who in by_name:
-            assert "笔记本格式不对" in by_name[who]["error"] and field in by_name[who]["error"], who
+            assert field in said(by_name[who]["error"], "grade.malformed")["error"], who
     if "body_hang" in by_name:
         assert by_name["body_hang"]["error"] is None
 
@@ -318,8 +327,8 @@ def test_copying_is_flagged_not_penalised(graded):
     by_name = gp.report(graded["out"])
     flags = {who: {e["grade_id"]: e["flags"] for e in s["exercises"]} for who, s in by_name.items()}
     assert flags["honest"] == {"ex_a": [], "ex_b": [], "ex_c": []}
-    assert flags["solution"]["ex_c"] and "答案" in flags["solution"]["ex_c"][0]
-    assert flags["calls_reference"]["ex_a"] and "sum" in flags["calls_reference"]["ex_a"][0]
+    assert flags["solution"]["ex_c"][0] == text("grade.flag_solution")
+    assert "sum" in said(flags["calls_reference"]["ex_a"][0], "grade.flag_reference")["names"]
     table = graded["proc"].stdout.split("== quick.ipynb ==")[1].splitlines()
     (row,) = [line for line in table if line.startswith("solution" + os.sep)]
     assert "ex_c" in row.split()[-1]  # the review column
@@ -329,11 +338,17 @@ def test_in_kernel_attacks_are_flagged_for_review(fallback):
     by_name = gp.report(fallback["out"])
     for who in ATTACKS:
         (ex_a,) = [e for e in by_name[who]["exercises"] if e["grade_id"] == "ex_a"]
-        assert ex_a["flags"] and "评分机制" in ex_a["flags"][0], (who, ex_a)
+        assert ex_a["flags"], (who, ex_a)
+        said(ex_a["flags"][0], "grade.flag_tampering")
     messages = {e["grade_id"]: e["message"] for e in by_name["patch_run_check"]["exercises"]}
-    assert "没有收到它的记录" in messages["ex_b"]  # the check never ran: no record
+    assert messages["ex_b"] == text("grade.no_record", exercise=label("ex_b"),
+                                    points=2)  # the check never ran: no record
     (forged,) = [e for e in by_name["forge_record"]["exercises"] if e["grade_id"] == "ex_a"]
-    assert "期望" in forged["message"]  # judged from its own record: a wrong answer
+    # judged from its own record: a wrong answer (its list_sum returned 0)
+    case = said(forged["message"], "checks.verdict_failed", exercise=label("ex_a"),
+                points=1)["message"]
+    said(said(case, "checks.case_failed", case="case 0")["message"], "checks.wrong_value",
+         where="value", got=0)
     honest = {e["grade_id"]: e["flags"] for e in by_name["honest"]["exercises"]}
     assert honest == {"ex_a": [], "ex_b": [], "ex_c": []}
 
@@ -353,7 +368,8 @@ def test_results_are_one_file_per_submission(graded):
     assert len(files) == len(graded["plants"]) + 1
     assert not [p for p in (graded["out"] / "submissions").iterdir() if p.suffix == ".tmp"]
     lines = [ln for ln in graded["proc"].stdout.splitlines() if ln.startswith("[")]
-    assert len(lines) == len(files) and "已用" in lines[-1] and "预计还需" in lines[-1]
+    assert len(lines) == len(files)
+    said(lines[-1], "grade.progress", number=len(files), total=len(files))  # elapsed, ETA
 
 
 def test_killed_grader_resumes(tmp_path):
@@ -389,7 +405,8 @@ def test_killed_grader_resumes(tmp_path):
     again = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert again.returncode == 0, again.stderr
     assert not [p for p in left if p.exists()], "the next run removes a killed run's scratch"
-    assert again.stdout.count("已有结果") >= len(first)
+    resumed = pattern("grade.resumed")
+    assert sum(1 for ln in again.stdout.splitlines() if resumed.fullmatch(ln)) >= len(first)
     by_name = gp.report(out)
     assert sorted(by_name) == ["a", "b", "c"]
     assert all(gp.points(s) == FULL for s in by_name.values())
