@@ -131,6 +131,11 @@ MESSAGES = {
         "zh": "rank {r}：stage {stage} 的 {action} 排在它的前向之前",
         "en": "rank {r}: {action} of stage {stage} comes before its forward",
     },
+    "zb_v_equal_times": {
+        "zh": "ZB-V 的公式只适用于 t_F = t_B = t_W（这里是 {t_f}、{t_b}、{t_w}）；其他时长请模拟这张表",
+        "en": "ZB-V's formula holds for t_F = t_B = t_W only (here {t_f}, {t_b}, {t_w}); "
+              "simulate the schedule for other times",
+    },
     "weight_before_input": {
         "zh": "rank {r}：stage {stage} 的 {action} 排在它的 B（输入梯度）之前",
         "en": "rank {r}: {action} of stage {stage} comes before its B (input gradient)",

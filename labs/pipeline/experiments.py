@@ -89,7 +89,7 @@ def simulate_run(run: step.PipelineRun, n_ranks: int) -> Timeline:
     """The ideal timeline of ``run`` with its stated times (FixedTime(), if it has none)."""
     timing = run.timing or FixedTime()
     return simulate(run.build_schedule(n_ranks), forward_s=timing.forward_s,
-                       backward_s=timing.backward_s)
+                    backward_s=timing.backward_s, weight_s=timing.weight_s)
 
 
 # --- what the measurements say (in the notebook's language) ---------------------------------------
