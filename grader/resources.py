@@ -4,10 +4,10 @@ per exercise, and the size of the outputs kept.
 Each limit is held by the strongest means this machine offers, and the report says which did
 not hold (:func:`weak`):
 
-- memory (the proportional set size, PSS, of the kernel and everything it starts): a memory
-  cgroup (v1 or delegated v2) of the submission when one can be created, at the limit plus
-  the two tmpfs (their pages are charged to it); RLIMIT_DATA at the limit on every process;
-  and the monitor, which sums the tree's PSS every 0.1 s.
+- memory of the kernel and everything it starts: a memory cgroup (v1 or delegated v2) of the
+  submission when one can be created (files in its /tmp and /dev/shm are charged to it too);
+  else the monitor, which sums the private resident memory of the tree's processes every
+  0.25 s; and RLIMIT_DATA at the limit on every process.
 - /tmp and /dev/shm: the sandbox's tmpfs of that size each (bwrap ``--size``). Without the
   sandbox only one file's size is bounded (RLIMIT_FSIZE): not held.
 - processes (tasks: processes and threads): a pids cgroup when one can be created; else the
@@ -127,7 +127,7 @@ class Cgroups:
     def __init__(self, name: str, limits: Limits):
         self.dirs: dict[str, Path] = {}
         self.v2 = False
-        cap = limits.memory + 2 * limits.tmp
+        cap = limits.memory  # the tmpfs' pages are charged to it too
         if Path("/sys/fs/cgroup/cgroup.controllers").is_file():  # a pure v2 machine
             self._try("v2", Path("/sys/fs/cgroup"), _own(""), name,
                       {"memory.max": cap, "pids.max": limits.processes})
@@ -175,6 +175,15 @@ class Cgroups:
             if len(parts) == 2 and parts[0] == key and parts[1].isdigit():
                 return int(parts[1])
         return 0
+
+    def members(self) -> list[int] | None:
+        """The processes in the submission's cgroups (None without a cgroup)."""
+        for folder in self.dirs.values():
+            try:
+                return [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+            except (OSError, ValueError):
+                continue
+        return None
 
     def events(self) -> tuple[int, int]:
         """(processes killed at the memory cgroup's limit, forks refused at the pids cgroup's
