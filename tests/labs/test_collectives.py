@@ -22,7 +22,9 @@ from labs import collectives, plots  # noqa: E402
 from labs.exercises import collectives_checks as checks  # noqa: E402
 from labs.exercises import ranks  # noqa: E402
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete  # noqa: E402
+from labs.messages import text  # noqa: E402
 from labs.numerics import assert_close  # noqa: E402
+from tests.support.messages import said  # noqa: E402
 
 pytestmark = pytest.mark.numerics
 
@@ -235,7 +237,31 @@ def blocking_ring(tensor):
 
 
 def unfinished(tensor):
-    raise NotImplementedError("练习未完成：写 ring")
+    raise NotImplementedError(text("checks.stub_marker") + text("checks.stub_separator")
+                              + "write the ring")
+
+
+CASE_1 = text("checks_2_0.case_ranks_length", n=1, world_size=4, length=8)
+
+
+def _line_of(source: str) -> int:
+    lines = open(__file__, encoding="utf-8").read().splitlines()
+    (number,) = [i for i, line in enumerate(lines, 1) if line.strip().startswith(source)]
+    return number
+
+
+def forbidden(error, shown: str, why: str) -> None:
+    """Assert ``error`` says that one rank, in case 1, called ``shown``, which is forbidden."""
+    on_rank = said(str(error).splitlines()[0], "checks.rank_check_failed_in_case", case=CASE_1)
+    said(on_rank["message"], "checks_2_0.forbidden_call", shown=shown, why=why)
+
+
+def stuck(error, *, why: str, func: str) -> dict:
+    """Assert ``error`` says that case 1 ran past the check's 8 s (``why``: deadlock or loop)
+    with its ranks stuck in ``func``; the fields of where they were stuck."""
+    message = said(str(error), "checks.case_failed", case=CASE_1)["message"]
+    where = said(message, "checks.still_running_at", world_size=4, timeout=8, why=why)["where"]
+    return said(said(where, "checks.ranks_stuck_at")["where"], "checks.stuck_line", func=func)
 
 
 def test_check_ring_all_reduce(monkeypatch, capsys):
@@ -244,30 +270,35 @@ def test_check_ring_all_reduce(monkeypatch, capsys):
     cases = checks.ALL_REDUCE_CASES
     monkeypatch.setattr(checks, "ALL_REDUCE_CASES", (cases[0], cases[2], cases[5]))
     checks.check_ring_all_reduce(student_ring)
-    assert "✅ 练习 1 通过：3/3 分" in capsys.readouterr().out
+    passed = text("checks.verdict_passed", exercise=text("exercises.label", number=1), points=3)
+    assert passed in capsys.readouterr().out
 
     with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_all_reduce(ring_without_all_gather)
-    assert str(info.value).startswith(
-        "用例 1：4 个 rank，长度 8：rank 0 上的all-reduce 的结果不对：第一个不一致的元素在下标")
-    assert "期望" in str(info.value) and "实际" in str(info.value)
+    wrong = said(str(info.value), "checks.case_failed", case=CASE_1)["message"]
+    said(wrong, "checks.wrong_elements", where=text("checks.on_rank", rank=0,
+                                                   what=text("checks_2_0.what_result")))
 
-    with pytest.raises(ExerciseFailed, match="不能调用 dist.all_reduce"):
+    why = text("checks_2_0.why_ring")
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_all_reduce(lambda t: dist.all_reduce(t) or t)
-    with pytest.raises(ExerciseFailed, match="不能调用 labs.collectives.ring_reduce_scatter"):
+    forbidden(info.value, "dist.all_reduce", why)
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_all_reduce(collectives.ring_all_reduce)
-    with pytest.raises(ExerciseIncomplete, match="：写 ring"):
+    forbidden(info.value, "labs.collectives.ring_reduce_scatter", why)
+    with pytest.raises(ExerciseIncomplete) as info:
         checks.check_ring_all_reduce(unfinished)
+    assert str(info.value) == text("checks.stub_not_written", rest="write the ring")
 
 
 def test_check_turns_a_deadlock_into_a_message(monkeypatch, capsys):
     monkeypatch.setattr(ranks, "CHECK_TIMEOUT", 8.0)  # room for a loaded machine's start-up
     with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_all_reduce(blocking_ring)
-    message = str(info.value)
-    assert "运行了 8 秒还没有结束" in message and "死锁" in message
-    assert "blocking_ring 第" in message  # where the ranks were stuck
-    assert capsys.readouterr().out.startswith("❌ 练习 1 未通过（0/3 分）")
+    where = stuck(info.value, why=text("checks.deadlock"), func="blocking_ring")
+    assert int(where["line"]) == _line_of("dist.recv(torch.empty_like")  # where they were stuck
+    said(capsys.readouterr().out, "checks.verdict_failed", then=True,
+         exercise=text("exercises.label", number=1), points=3)
 
 
 def spinning_ring(tensor):
@@ -281,10 +312,9 @@ def test_check_calls_an_endless_loop_a_timeout_not_a_deadlock(monkeypatch, capsy
     monkeypatch.setattr(ranks, "CHECK_TIMEOUT", 8.0)
     with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_all_reduce(spinning_ring)
-    message = str(info.value)
-    assert "运行了 8 秒还没有结束" in message and "这是超时，不是死锁" in message
-    assert "spinning_ring 第" in message  # the line the rank was running
-    assert "循环" in message
+    where = stuck(info.value, why=text("checks.timeout_not_deadlock"), func="spinning_ring")
+    loop = _line_of("while True:  # a loop")
+    assert int(where["line"]) in (loop, loop + 1)  # the loop the rank was running
 
 
 def all_reduce_from_rs_ag(tensor):
@@ -302,18 +332,28 @@ def test_check_all_reduce_from_rs_ag(monkeypatch):
     cases = checks.ALL_REDUCE_CASES
     monkeypatch.setattr(checks, "ALL_REDUCE_CASES", (cases[0], cases[2]))
     checks.check_all_reduce_from_rs_ag(all_reduce_from_rs_ag)  # returning None: in place
-    with pytest.raises(ExerciseFailed, match="没有调用 reduce-scatter"):
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_all_reduce_from_rs_ag(student_ring)
-    with pytest.raises(ExerciseFailed, match="不能调用 dist.all_reduce"):
+    missing = said(str(info.value), "checks.case_failed", case=CASE_1)["message"]
+    said(missing, "checks_2_0.missing_call", what="reduce-scatter")
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_all_reduce_from_rs_ag(lambda t: dist.all_reduce(t) or t)
+    forbidden(info.value, "dist.all_reduce", text("checks_2_0.why_rs_ag"))
 
 
 def test_check_ring_bytes():
     checks.check_ring_bytes(lambda size, n: 2 * (n - 1) / n * size)
     checks.check_ring_bytes(lambda size, n: torch.tensor(2 * (n - 1) * size // n))  # 0-d ok
-    with pytest.raises(ExerciseFailed, match=r"用例 S=1048576 字节，N=4：返回值不对：期望 1572864.0"):
+    returned = text("checks.what_returned")
+    case = text("checks_2_0.case_bytes", size=1048576, n=4)
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_bytes(lambda size, n: 2 * (n - 1) * size)
-    with pytest.raises(ExerciseFailed, match="应该是一个数"):
+    assert str(info.value) == text("checks.case_failed", case=case, message=text(
+        "checks.wrong_value", where=returned, expected=1572864.0, got=6291456))
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_bytes(lambda size, n: "1.5 MB")
-    with pytest.raises(ExerciseFailed, match="隐藏用例 3"):  # wrong only for N = 1
+    assert str(info.value) == text("checks.case_failed", case=case, message=text(
+        "checks.not_a_number", what=returned, got_type="str", got="'1.5 MB'"))
+    with pytest.raises(ExerciseFailed) as info:  # wrong only for N = 1
         checks.check_ring_bytes(lambda size, n: 2 * (n - 1) / n * size if n > 1 else size)
+    said(str(info.value), "checks.case_failed", case=text("checks.case_hidden", n=3))
