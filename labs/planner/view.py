@@ -68,6 +68,8 @@ def _output_title(name: str) -> str:
     return text(_OUTPUTS[name])
 
 _STYLE = {"description_width": "90px"}
+# ipywidgets 7 (Colab's 7.7.1) names a widget's tooltip description_tooltip; 8 renamed it tooltip.
+_TOOLTIP = "tooltip" if int(w.__version__.split(".")[0]) >= 8 else "description_tooltip"
 
 
 def _classed(widget, name: str):
@@ -102,7 +104,7 @@ def make_outputs() -> dict:
             # 3.0) cannot create its view and the figure never shows. Its title says what it is.
             widget = w.Image(format="png")
         else:
-            widget = w.HTML(description="", tooltip=_output_title(name))
+            widget = w.HTML(description="", **{_TOOLTIP: _output_title(name)})
         outputs[name] = _classed(widget, name)
     return outputs
 
