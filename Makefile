@@ -33,7 +33,7 @@ SUBMISSIONS ?= submissions
 # CPU-kernel numerics: they run in `make test` only.
 PORTABILITY ?= default:1 avx2:2
 
-.PHONY: setup lab test check test-portability notebooks execute grade doctor bench clean
+.PHONY: setup lab test check test-portability notebooks execute handout grade doctor bench clean
 
 setup: $(READY)
 
@@ -102,6 +102,12 @@ execute: setup
 	LABS_LANG=en $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=600 solutions/en/*.ipynb
 	$(MAKE) notebooks
+
+# `make handout [EDITION=zh|en|both] [HANDOUT=handout]`: what students get (grader/handout.py):
+# the student notebooks regenerated first, labs/, the README's student part; no solutions/.
+HANDOUT ?= handout
+handout: notebooks
+	$(BIN)/python -m grader.handout --out $(HANDOUT) --edition $(if $(filter command line,$(origin EDITION)),$(EDITION),both)
 
 grade: setup
 	$(BIN)/python -m grader $(SUBMISSIONS) --out grades $(if $(JOBS),--jobs $(JOBS)) \

@@ -53,6 +53,9 @@ MESSAGES = {
                  "en": "/tmp and /dev/shm (no sandbox: only one file's size is bounded, RLIMIT_FSIZE)"},
     "weak_processes": {"zh": "进程数（无法创建 pids cgroup：只按每 0.25 秒的计数限制，快速的 fork 循环可能在被结束前超出）",
                        "en": "processes (no pids cgroup: counted every 0.25 s; a fast fork loop may overshoot before it is stopped)"},
+    "handout_written": {"zh": "学生材料：{folder}（{files} 个文件；不含 solutions/ 和 grader/）",
+                        "en": "handout: {folder} ({files} files; no solutions/, no grader/)"},
+    "handout_archive": {"zh": "压缩包：{archive}", "en": "archive: {archive}"},
     "worker_failed": {"zh": "评分进程出错：{error}", "en": "the grading process failed: {error}"},
     "faults": {"zh": "{count} 道练习因超时或崩溃得 0 分（超时 {timeouts}，崩溃 {deaths}）",
                "en": "{count} exercise(s) scored 0 for a timeout or a crash (timeouts "
