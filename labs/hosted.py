@@ -14,7 +14,7 @@ language literal) therefore works before ``labs`` exists:
 :func:`bootstrap` installs only the course's requirements that the runtime lacks, with the
 runtime's torch, numpy and ipywidgets pinned as constraints (pip fails rather than replace them),
 and says in one line what it kept and installed, with a note when the runtime's torch is not the
-tested one (``labs doctor``'s range).
+tested one (``labs doctor``'s range) and a line per torch API a notebook uses that it lacks.
 
 The repository's address is not known yet: :data:`REPOSITORY` is the one place to set it; the cell
 tool copies :data:`ARCHIVE` into every notebook (tests/course/test_hosted.py checks they agree).
@@ -36,7 +36,7 @@ import sys
 import tempfile
 
 from labs.messages import language, text
-from labs.runtime.doctor import PINNED_TORCH, TORCH_RANGE, torch_support
+from labs.runtime.doctor import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
 
 __all__ = ["REPOSITORY", "ARCHIVE", "SOURCE_ENV", "CELL_ID", "CELL_TAG", "KEPT", "DISTRIBUTION",
            "FONT_PACKAGE", "runtime", "is_hosted_cell", "requirements", "missing", "constraints",
@@ -118,18 +118,23 @@ def constraints(installed=_installed) -> list[str]:
     return [f"{name}=={version}" for name in KEPT if (version := installed(name))]
 
 
-def _torch_note(version: str | None) -> str | None:
+def _torch_notes(version: str | None, missing_apis=missing_torch_apis) -> list[str]:
+    """What to say of the runtime's torch: nothing for the tested one; a note in the range, a
+    warning outside it, and one line per API a notebook uses that it lacks (imports torch)."""
     if version is None:
-        return text("hosted.torch_missing")
+        return [text("hosted.torch_missing")]
     low, high = (".".join(map(str, v)) for v in TORCH_RANGE)
     support = torch_support(version)
     if support == "tested":
-        return None
+        return []
     key = "hosted.torch_untested" if support == "in_range" else "hosted.torch_outside"
-    return text(key, version=version, low=low, high=high, tested=PINNED_TORCH)
+    return [text(key, version=version, low=low, high=high, tested=PINNED_TORCH)] + [
+        text("hosted.torch_api_missing", version=version, name=name, notebooks=notebooks)
+        for name, notebooks in missing_apis()]
 
 
-def bootstrap(*, run=subprocess.run, installed=_installed, out=None) -> dict:
+def bootstrap(*, run=subprocess.run, installed=_installed, missing_apis=missing_torch_apis,
+              out=None) -> dict:
     """Install what the course needs and the runtime lacks (never over :data:`KEPT`), print one
     line (and a torch note when not the tested version). Returns ``{"runtime", "installed",
     "kept", "returncode"}``; called by the notebook's first cell on a hosted runtime."""
@@ -155,7 +160,6 @@ def bootstrap(*, run=subprocess.run, installed=_installed, out=None) -> dict:
     print(text("hosted.ready", runtime=_RUNTIMES.get(name, name or "local"),
                distribution=DISTRIBUTION, version=installed(DISTRIBUTION) or "?", kept=kept,
                installed=", ".join(needed) or text("hosted.nothing_new")), file=out)
-    note = _torch_note(installed("torch"))
-    if note:
+    for note in _torch_notes(installed("torch"), missing_apis):
         print(note, file=out)
     return {"runtime": name, "installed": needed, "kept": pins, "returncode": code}

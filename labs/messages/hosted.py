@@ -36,6 +36,12 @@ MESSAGES = {
         "en": "warning: this runtime's torch {version} is outside the course's range "
               "(>= {low}, < {high}); run python -m labs doctor to see which sections break",
     },
+    "torch_api_missing": {
+        "zh": "这里的 torch {version} 没有 {name}：笔记本 {notebooks} 中用到它的小节在这个运行时上会出错"
+              "（课程不替换运行时的 torch）",
+        "en": "this runtime's torch {version} has no {name}: the sections of notebook(s) {notebooks} "
+              "that use it fail on this runtime (the course does not replace the runtime's torch)",
+    },
     "torch_missing": {
         "zh": "这个运行时没有 torch：课程不会替运行时安装 torch；请换一个带 PyTorch 的运行时",
         "en": "this runtime has no torch: the course does not install one over the runtime's; "

@@ -94,7 +94,7 @@ def test_bootstrap_installs_under_constraints_and_says_so(monkeypatch, capsys, l
         calls.append((command, Path(constraints).read_text().split()))
         return types.SimpleNamespace(returncode=0)
 
-    result = hosted.bootstrap(run=run, installed=COLAB.get)
+    result = hosted.bootstrap(run=run, installed=COLAB.get, missing_apis=list)
     (command, pins), = calls
     assert command[:4] == [sys.executable, "-m", "pip", "install"]
     wanted = ["cloudpickle>=2.2"] + ([hosted.FONT_PACKAGE] if lang == "zh" else [])
@@ -117,11 +117,13 @@ def test_bootstrap_with_nothing_missing_runs_no_pip_and_a_failed_pip_is_said(mon
     assert catalog("hosted")["torch_untested"]["en"].split("{")[0] not in said  # the tested one
     monkeypatch.setattr(hosted, "requirements", lambda: ["cloudpickle"])
     failed = hosted.bootstrap(run=lambda *a, **k: types.SimpleNamespace(returncode=1),
-                              installed=dict(COLAB, torch="2.1.0").get)
+                              installed=dict(COLAB, torch="2.1.0").get,
+                              missing_apis=lambda: [("torch.distributed.fsdp.fully_shard", "2.4")])
     said = capsys.readouterr().out
     assert failed["returncode"] == 1
     assert catalog("hosted")["install_failed"]["en"].split("{")[0] in said
     assert catalog("hosted")["torch_outside"]["en"].split("{")[0] in said
+    assert "torch.distributed.fsdp.fully_shard" in said and "2.4" in said  # what breaks, where
 
 
 def test_labs_hosted_imports_neither_torch_nor_numpy_nor_ipywidgets():
