@@ -4,7 +4,7 @@ Each planted answer below gives the right sum (or the right formula) and got ful
 each now gets 0 of the exercise's points, with the reason: every route to a ready-made
 collective is refused (dist, distributed_c10d, ProcessGroup methods, torch.ops.c10d, the
 functional collectives), the ring talks to its two neighbours only and sends 2(N-1)/N·S bytes
-per rank (counted on every rank), the tensor is summed in place, and 练习 3 may not call the
+per rank (counted on every rank), the tensor is summed in place, and exercise 3 may not call the
 course's formula.
 """
 
@@ -16,6 +16,27 @@ import torch.distributed as dist
 
 from labs.exercises import collectives_checks as checks
 from labs.exercises.checks import ExerciseFailed
+from labs.messages import text
+from tests.support.messages import pattern, said
+
+ALL_CASES = checks.ALL_REDUCE_CASES  # before a test keeps only some of them
+
+
+def reason(error) -> str:
+    """What a failed 2.0 check says, without the rank and the case it names first."""
+    first = str(error).splitlines()[0]
+    for case in ALL_CASES:
+        for key in ("checks.rank_check_failed_in_case", "checks.case_failed"):
+            found = pattern(key, case=str(case.label)).fullmatch(first)
+            if found:
+                return found["message"]
+    raise AssertionError(f"no case named: {first!r}")
+
+
+def failed(exercise: int, points: int) -> str:
+    """How the verdict of a failed check starts."""
+    return text("checks.verdict_failed", exercise=text("exercises.label", number=exercise),
+                points=points, message="")
 
 def solution(tensor):
     rank, n = dist.get_rank(), dist.get_world_size()
@@ -107,16 +128,17 @@ def reloaded_lab_ring(tensor):
     return tensor
 
 
-RING = [  # (plant, what the verdict says); each: 0/3 instead of 3/3
-    (reloaded_lab_ring, "不能调用 labs.collectives"),
-    (c10d, "不能调用 distributed_c10d.all_reduce"),
-    (pgm, "不能调用 ProcessGroup.allreduce"),
-    (c10d_op, "不能调用 torch.ops.c10d.allreduce_"),
-    (funct, "不能调用 torch.distributed._functional_collectives.all_reduce"),
-    (everyone, "rank 0 与 rank 2 通信了"),
-    (gather0, "rank 0 与 rank 2 通信了"),
-    (whole_ring, "rank 0 发送了 96 字节，ring all-reduce 每个 rank 应发送约 2(N-1)/N·S = 48 字节"),
-    (on_clone, "rank 0 的输入张量没有被原地改成总和"),
+RING = [  # (plant, the verdict's message and its fields); each: 0/3 instead of 3/3
+    (reloaded_lab_ring, "checks_2_0.forbidden_call", dict(shown="labs.collectives")),
+    (c10d, "checks_2_0.forbidden_call", dict(shown="distributed_c10d.all_reduce")),
+    (pgm, "checks_2_0.forbidden_call", dict(shown="ProcessGroup.allreduce")),
+    (c10d_op, "checks_2_0.forbidden_call", dict(shown="torch.ops.c10d.allreduce_")),
+    (funct, "checks_2_0.forbidden_call",
+     dict(shown="torch.distributed._functional_collectives.all_reduce")),
+    (everyone, "checks_2_0.not_a_ring", dict(rank=0, peers=2, left=3, right=1)),
+    (gather0, "checks_2_0.not_a_ring", dict(rank=0, peers=2, left=3, right=1)),
+    (whole_ring, "checks_2_0.ring_bytes_off", dict(rank=0, sent=96, expected=48, size=32, n=4)),
+    (on_clone, "checks_2_0.not_in_place", dict(rank=0)),
 ]
 
 
@@ -132,39 +154,46 @@ def test_the_solution_still_scores_full_marks(first_cases, capsys):
     checks.check_all_reduce_from_rs_ag(rs_ag_solution)
     checks.check_ring_bytes(bytes_ok)
     assert capsys.readouterr().out.splitlines()[-3:] == [
-        "✅ 练习 1 通过：3/3 分", "✅ 练习 2 通过：2/2 分", "✅ 练习 3 通过：1/1 分"]
+        text("checks.verdict_passed", exercise=text("exercises.label", number=n), points=points)
+        for n, points in ((1, 3), (2, 2), (3, 1))]
 
 
-@pytest.mark.parametrize("plant, reason", RING, ids=[p.__name__ for p, _ in RING])
-def test_a_ring_that_is_not_one_scores_zero(first_cases, capsys, plant, reason):
-    with pytest.raises(ExerciseFailed, match=reason.replace("(", r"\(").replace(")", r"\)")):
+@pytest.mark.parametrize("plant, key, fields", RING, ids=[p.__name__ for p, _, _ in RING])
+def test_a_ring_that_is_not_one_scores_zero(first_cases, capsys, plant, key, fields):
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_all_reduce(plant)
-    assert capsys.readouterr().out.startswith("❌ 练习 1 未通过（0/3 分）")
+    if key == "checks_2_0.forbidden_call":
+        fields = dict(fields, why=text("checks_2_0.why_ring"))
+    said(reason(info.value), key, **fields)
+    assert capsys.readouterr().out.startswith(failed(1, 3))
 
 
 def test_rs_ag_decoys_and_copies_score_zero(first_cases, capsys):
-    with pytest.raises(ExerciseFailed, match="不能调用 distributed_c10d.all_reduce"):
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_all_reduce_from_rs_ag(rs_ag_decoy)
-    with pytest.raises(ExerciseFailed, match="输入张量没有被原地改成总和"):
+    assert reason(info.value) == text("checks_2_0.forbidden_call", shown="distributed_c10d.all_reduce",
+                                      why=text("checks_2_0.why_rs_ag"))
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_all_reduce_from_rs_ag(rs_ag_copy)
+    said(reason(info.value), "checks_2_0.not_in_place")
     out = capsys.readouterr().out
-    assert out.count("❌ 练习 2 未通过（0/2 分）") == 2
+    assert out.count(failed(2, 2)) == 2
 
 
 def test_calling_the_course_formula_scores_zero(capsys):
-    with pytest.raises(ExerciseFailed, match="不能调用 ring_all_reduce_bytes_per_rank"):
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_bytes(bytes_call)
-    assert capsys.readouterr().out.startswith("❌ 练习 3 未通过（0/1 分）")
+    assert str(info.value) == text("checks_2_0.forbidden_call", shown="ring_all_reduce_bytes_per_rank",
+                                   why=text("checks_2_0.why_formula"))
+    assert capsys.readouterr().out.startswith(failed(3, 1))
 
 
 def test_the_mechanism_messages_speak_english(first_cases, capsys, monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")
-    with pytest.raises(ExerciseFailed, match="exchanged data with rank 2: in a ring"):
-        checks.check_ring_all_reduce(everyone)
-    with pytest.raises(ExerciseFailed, match="was not changed in place"):
-        checks.check_ring_all_reduce(on_clone)
-    with pytest.raises(ExerciseFailed, match="sends about 2\\(N-1\\)/N·S = 48 bytes"):
-        checks.check_ring_all_reduce(whole_ring)
+    for plant, key, fields in RING[5:]:  # the ring's, the bytes' and the in-place message
+        with pytest.raises(ExerciseFailed) as info:
+            checks.check_ring_all_reduce(plant)
+        said(reason(info.value), key, lang="en", **fields)
 
 
 def float32_buffer(tensor):
@@ -185,6 +214,8 @@ def float32_buffer(tensor):
 def test_a_receive_buffer_of_another_dtype_is_named_not_a_crash(monkeypatch, capsys):
     # issue 31: gloo aborts the rank on it ("exited without a Python exception"); now: dtype
     monkeypatch.setattr(checks, "ALL_REDUCE_CASES", (checks.ALL_REDUCE_CASES[3],))  # float64
-    with pytest.raises(ExerciseFailed, match="recv 的张量是 torch.float32，而输入是 torch.float64"):
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_ring_all_reduce(float32_buffer)
+    said(reason(info.value), "checks_2_0.p2p_dtype", kind="recv", got="torch.float32",
+         dtype="torch.float64")
     capsys.readouterr()
