@@ -103,7 +103,8 @@ execute: setup
 		--ExecutePreprocessor.timeout=600 solutions/en/*.ipynb
 	$(MAKE) notebooks
 
-# `make handout [EDITION=zh|en|both] [HANDOUT=handout]`: what students get (grader/handout.py):
+# `make handout [EDITION=zh|en] [HANDOUT=handout]`: what students get, both editions unless
+# EDITION is given (grader/handout.py):
 # the student notebooks regenerated first, labs/, the README's student part; no solutions/.
 HANDOUT ?= handout
 handout: notebooks

@@ -40,7 +40,9 @@ with a private copy of the course code; the report records which. Results
 (:mod:`grader.results`): ``DIR/submissions/<name>.json`` per submission, written atomically as
 each is graded (never through a symlink), then ``DIR/grades.csv`` and ``DIR/grades.json``
 rebuilt from them; a rerun keeps the results whose notebook and source are unchanged
-(``--fresh`` regrades all). Flags for review (:mod:`grader.copying`) go to the report.
+(``--fresh`` regrades all), and ``DIR/gradebook.csv`` (one row per student across notebooks)
+and ``DIR/lms.csv`` (:mod:`grader.gradebook`). Flags for review (:mod:`grader.copying`) go to
+the report.
 The exit code is 0 whatever the students scored; 2 on misuse (nothing to grade, no solutions,
 an output folder that is a symlink).
 
@@ -67,7 +69,7 @@ from pathlib import Path
 from labs.exercises import secret as secret_module
 from labs.messages import text
 
-from grader import limits, resources, sandbox
+from grader import gradebook, limits, resources, sandbox
 from grader.results import (GraderError, SubmissionResult, check_out_folder,
                             read_result, summary_table, write_reports, write_result)
 from grader.results import number as _num
@@ -228,6 +230,8 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     log(summary_table(ordered), flush=True)
     log("\n" + text("grade.written", csv=csv_path, json=json_path,
                      folder=out / "submissions"), flush=True)
+    book_path, lms_path = gradebook.write(ordered, out)
+    log(text("grade.gradebook_written", gradebook=book_path, lms=lms_path), flush=True)
     return ordered
 
 

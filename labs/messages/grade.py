@@ -56,6 +56,9 @@ MESSAGES = {
     "handout_written": {"zh": "学生材料：{folder}（{files} 个文件；不含 solutions/ 和 grader/）",
                         "en": "handout: {folder} ({files} files; no solutions/, no grader/)"},
     "handout_archive": {"zh": "压缩包：{archive}", "en": "archive: {archive}"},
+    "gradebook_twice": {"zh": "{notebook} 交了两份，按分数高的一份计", "en": "{notebook} handed in twice; the better score counts"},
+    "gradebook_written": {"zh": "成绩册：{gradebook}（每个学生一行）；LMS 导入：{lms}",
+                          "en": "gradebook: {gradebook} (one row per student); LMS import: {lms}"},
     "worker_failed": {"zh": "评分进程出错：{error}", "en": "the grading process failed: {error}"},
     "faults": {"zh": "{count} 道练习因超时或崩溃得 0 分（超时 {timeouts}，崩溃 {deaths}）",
                "en": "{count} exercise(s) scored 0 for a timeout or a crash (timeouts "

@@ -1,0 +1,159 @@
+"""The class's gradebook and exports, next to ``grades.csv`` (one row per submission):
+
+- ``gradebook.csv``: one row per student across all notebooks -- a column per notebook (its
+  score; the header gives its maximum), the total and its maximum, and the flags for review
+  (``notebook/grade_id``) and notes (errors, limits, a notebook handed in twice: the better
+  score counts);
+- ``lms.csv``: what an LMS imports -- student id, score, max (the class's maximum: a notebook not
+  handed in counts 0 of its points);
+- ``python -m grader.gradebook DIR --gradescope results.json [--student ID]``: one student's
+  results as Gradescope reads them (``score``, and ``tests`` with ``name``, ``score``,
+  ``max_score``, ``output``); ``scripts/gradescope/run_autograder`` is an example wrapper.
+
+A student is the first folder of a submission's path (``alice/2.0_collectives.ipynb``), else the
+file name less the notebook's (``alice_2.0_collectives.ipynb``). The two editions of a notebook
+share its column (``en/2.0_collectives.ipynb`` is ``2.0_collectives.ipynb``).
+
+Owns: grouping results by student and writing these three files. Must not: grade, judge, or
+change ``grades.csv`` / ``grades.json`` (:mod:`grader.results`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from pathlib import Path, PurePosixPath
+
+from labs.messages import text
+
+from grader.results import SubmissionResult, number
+from grader.results import _write_atomic  # the one atomic, symlink-proof writer
+
+__all__ = ["student_of", "book", "write", "gradescope", "main"]
+
+
+def _column(notebook: str | None) -> str:
+    return PurePosixPath(notebook).name if notebook else ""
+
+
+def student_of(result: SubmissionResult) -> str:
+    """The student a submission belongs to (see the module's docstring)."""
+    parts = PurePosixPath(result.submission.replace("\\", "/")).parts
+    if len(parts) > 1:
+        return parts[0]
+    stem = PurePosixPath(parts[0] if parts else "").name
+    name = _column(result.notebook)
+    if name and stem.endswith(name) and len(stem) > len(name):
+        return stem[:-len(name)].rstrip("_-. ") or stem
+    return stem.removesuffix(".ipynb")
+
+
+def book(results: list[SubmissionResult], who=student_of
+         ) -> tuple[dict[str, float], dict[str, dict]]:
+    """(``{notebook column: max points}``, ``{student: {"scores": {column: points}, "flags",
+    "notes", "results": {column: SubmissionResult}}}``), students (``who(result)``) and columns
+    in first-seen order."""
+    maxima: dict[str, float] = {}
+    students: dict[str, dict] = {}
+    for r in results:
+        column = _column(r.notebook)
+        if column:
+            maxima[column] = max(maxima.get(column, 0.0), r.max_total)
+        row = students.setdefault(who(r), {"scores": {}, "flags": [], "notes": [],
+                                                  "results": {}})
+        if not column:
+            row["notes"].append(f"{r.submission}: {r.error or ''}".strip())
+            continue
+        kept = row["results"].get(column)
+        if kept is not None:
+            row["notes"].append(text("grade.gradebook_twice", notebook=column))
+            if kept.total >= r.total:
+                continue
+        row["results"][column] = r
+    for row in students.values():
+        for column, r in row["results"].items():
+            row["scores"][column] = r.total
+            row["flags"] += [f"{column}/{flag}" for flag in r.flags]
+            if r.error:
+                row["notes"].append(f"{column}: {r.error}")
+    return maxima, students
+
+
+def write(results: list[SubmissionResult], out: Path) -> tuple[Path, Path]:
+    """Write ``out/gradebook.csv`` and ``out/lms.csv``; their paths."""
+    maxima, students = book(results)
+    columns = list(maxima)
+    class_max = sum(maxima.values())
+    buffer = io.StringIO(newline="")
+    w = csv.writer(buffer)
+    w.writerow(["student", *(f"{c} (/{number(maxima[c])})" for c in columns), "total",
+                "max_total", "flags", "notes"])
+    lms = io.StringIO(newline="")
+    wl = csv.writer(lms)
+    wl.writerow(["student_id", "score", "max"])
+    for student, row in students.items():
+        total = sum(row["scores"].values())
+        w.writerow([student, *(number(row["scores"][c]) if c in row["scores"] else ""
+                               for c in columns),
+                    number(total), number(class_max), " | ".join(row["flags"]),
+                    " | ".join(row["notes"])])
+        wl.writerow([student, number(total), number(class_max)])
+    out = Path(out)
+    paths = []
+    for name, body in (("gradebook.csv", buffer.getvalue()), ("lms.csv", lms.getvalue())):
+        # utf-8-sig: spreadsheet programs then read the Chinese notes correctly
+        paths.append(_write_atomic(out, name, body.encode("utf-8-sig")))
+    return paths[0], paths[1]
+
+
+def gradescope(results: list[SubmissionResult], student: str | None = None) -> dict:
+    """One student's results as Gradescope's ``results.json``: ``student``'s, or, without
+    ``student``, all the results as one student's (Gradescope grades one student per run)."""
+    _, students = book(results, who=(lambda r: "") if student is None else student_of)
+    student = "" if student is None else student
+    if student not in students:
+        raise ValueError(f"no student {student!r} in the results")
+    row = students[student]
+    tests = []
+    for column, r in row["results"].items():
+        for e in r.exercises:
+            tests.append({"name": f"{column} {e.grade_id}", "score": e.points,
+                          "max_score": e.max_points,
+                          "output": "\n".join([e.message, *e.flags]).strip()})
+    return {"score": sum(t["score"] for t in tests), "tests": tests,
+            "output": "\n".join(row["notes"])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m grader.gradebook",
+        description="Rebuild gradebook.csv and lms.csv from a grading run's grades.json; "
+                    "optionally write one student's Gradescope results.json.")
+    parser.add_argument("grades", type=Path, help="the grader's output folder (--out)")
+    parser.add_argument("--gradescope", type=Path, default=None,
+                        help="write one student's results as Gradescope's results.json here")
+    parser.add_argument("--student", default=None,
+                        help="the student for --gradescope (default: every result in the "
+                        "folder, as one student's)")
+    args = parser.parse_args(argv)
+    try:
+        data = json.loads((args.grades / "grades.json").read_text(encoding="utf-8"))
+        results = [SubmissionResult.from_dict(s) for s in data["submissions"]]
+        gradebook_path, lms_path = write(results, args.grades)
+        print(text("grade.gradebook_written", gradebook=gradebook_path, lms=lms_path))
+        if args.gradescope is not None:
+            args.gradescope.parent.mkdir(parents=True, exist_ok=True)
+            args.gradescope.write_text(json.dumps(gradescope(results, args.student),
+                                                  ensure_ascii=False, indent=1) + "\n",
+                                       encoding="utf-8")
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

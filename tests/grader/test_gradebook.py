@@ -1,0 +1,108 @@
+"""The gradebook (one row per student across notebooks), the LMS CSV and Gradescope's
+results.json, read back from the files; and the example ``run_autograder`` end to end."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.support import grader_plants as gp
+from grader import gradebook
+from grader.results import ExerciseResult, SubmissionResult, write_reports
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _result(label, notebook, points, *, flags=(), error=None):
+    exercises = [ExerciseResult(f"ex{k}", p, m, f"message {k}", list(flags) if k == 0 else [])
+                 for k, (p, m) in enumerate(points)]
+    return SubmissionResult(submission=label, notebook=notebook, exercises=exercises,
+                            error=error)
+
+
+CLASS = [
+    _result("alice/2.0_collectives.ipynb", "2.0_collectives.ipynb", [(1, 1), (3, 3)]),
+    _result("alice/2.1_data_parallel.ipynb", "2.1_data_parallel.ipynb", [(0, 2), (4, 4)],
+            flags=["review: copied"]),
+    _result("bob/en/2.0_collectives.ipynb", "en/2.0_collectives.ipynb", [(1, 1), (0, 3)],
+            error="memory limit 300 MiB exceeded in exercise ex1"),
+    _result("carol_2.1_data_parallel.ipynb", "2.1_data_parallel.ipynb", [(2, 2), (4, 4)]),
+    _result("carol/2.1_data_parallel.ipynb", "2.1_data_parallel.ipynb", [(2, 2), (0, 4)]),
+]
+
+
+def _read_csv(path: Path) -> list[list[str]]:
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        return list(csv.reader(f))
+
+
+def test_students_are_found_by_folder_or_by_file_name():
+    assert [gradebook.student_of(r) for r in CLASS] == ["alice", "alice", "bob", "carol",
+                                                         "carol"]
+
+
+def test_the_gradebook_and_the_lms_file_read_back(tmp_path):
+    book_path, lms_path = gradebook.write(CLASS, tmp_path)
+    rows = _read_csv(book_path)
+    assert rows[0] == ["student", "2.0_collectives.ipynb (/4)", "2.1_data_parallel.ipynb (/6)",
+                       "total", "max_total", "flags", "notes"]
+    by = {row[0]: row for row in rows[1:]}
+    assert list(by) == ["alice", "bob", "carol"]
+    assert by["alice"][1:5] == ["4", "4", "8", "10"]
+    assert by["alice"][5] == "2.1_data_parallel.ipynb/ex0: review: copied"
+    assert by["bob"][1:5] == ["1", "", "1", "10"]  # the English edition shares the column
+    assert "memory limit" in by["bob"][6]
+    assert by["carol"][1:5] == ["", "6", "6", "10"]  # handed in twice: the better one
+    assert "2.1_data_parallel.ipynb" in by["carol"][6]
+    assert _read_csv(lms_path) == [["student_id", "score", "max"], ["alice", "8", "10"],
+                                   ["bob", "1", "10"], ["carol", "6", "10"]]
+
+
+def test_gradescope_results_read_back(tmp_path):
+    write_reports(CLASS, tmp_path)
+    target = tmp_path / "gs" / "results.json"
+    assert gradebook.main([str(tmp_path), "--gradescope", str(target), "--student", "alice"]) == 0
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert data["score"] == 8
+    assert [(t["name"], t["score"], t["max_score"]) for t in data["tests"]] == [
+        ("2.0_collectives.ipynb ex0", 1, 1), ("2.0_collectives.ipynb ex1", 3, 3),
+        ("2.1_data_parallel.ipynb ex0", 0, 2), ("2.1_data_parallel.ipynb ex1", 4, 4)]
+    assert data["tests"][2]["output"] == "message 0\nreview: copied"
+    assert (tmp_path / "gradebook.csv").is_file() and (tmp_path / "lms.csv").is_file()
+    assert gradebook.main([str(tmp_path), "--gradescope", str(target), "--student", "nobody"]) == 2
+    one = gradebook.gradescope(CLASS[:2])  # no --student: everything, as one student's
+    assert one["score"] == 8 and len(one["tests"]) == 4
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_run_autograder_example_grades_one_student(tmp_path):
+    """Gradescope's layout: the student's notebook in submission/, the course in source/."""
+    course = tmp_path / "source"
+    gp.write_course(course)
+    (course / "grader").symlink_to(ROOT / "grader")
+    (course / "labs").symlink_to(ROOT / "labs")
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    nbformat.write(gp.edit(course, "def reverse", "def reverse(xs):\n    return xs",
+                           prepend=False), str(submission / gp.NAME))
+    results = tmp_path / "results" / "results.json"
+    script = ROOT / "scripts" / "gradescope" / "run_autograder"
+    proc = subprocess.run(
+        ["bash", str(script)], capture_output=True, text=True, timeout=280,
+        env={**os.environ, "AUTOGRADER_SOURCE": str(course),
+             "AUTOGRADER_SUBMISSION": str(submission), "AUTOGRADER_RESULTS": str(results),
+             "PYTHON": sys.executable, "LABS_GRADE_EXTRA_ARGS": "--sandbox none"})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    data = json.loads(results.read_text(encoding="utf-8"))
+    assert {t["name"]: t["score"] for t in data["tests"]} == {
+        "quick.ipynb ex_a": 1, "quick.ipynb ex_b": 0, "quick.ipynb ex_c": 3}
+    assert data["score"] == 4 and all(t["max_score"] == gp.POINTS[t["name"].split()[1]]
+                                      for t in data["tests"])
