@@ -171,7 +171,7 @@ def _student_error(exc: BaseException, case_name: str | None = None) -> Exercise
     message, in_student_code = feedback.describe(exc, case_name)
     kind = "error"
     original = getattr(feedback.rank_error(exc), "original", None)
-    if isinstance(original, ExerciseFailed) and not in_student_code:
+    if isinstance(original, ExerciseFailed) and (not in_student_code or "kind" in vars(original)):
         kind = vars(original).get("kind", "wrong")  # a check's own test on the rank
     return _failure(message, kind=kind, full_traceback=feedback.full_traceback(exc))
 

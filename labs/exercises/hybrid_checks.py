@@ -109,6 +109,42 @@ def states_per_gpu(n_params: float, tp: int, pp: int, dp: int, zero_stage: int) 
                                             optimizer="adam", precision="mixed").total
 
 
+GIB = 2**30
+
+#: The parts of the model states a student sums (mixed precision, Adam): fp16 weights, fp16
+#: gradients, and the optimizer's fp32 master weights + two moments (ZeRO shards each in turn).
+_PARTS = (("params",), ("grads",), ("master_params", "optimizer_states"))
+_PART_KEYS = ("checks_2_4.part_weights", "checks_2_4.part_grads", "checks_2_4.part_optimizer")
+
+
+def _explain_states(args, got) -> None:
+    """A wrong total in GiB, split into the three parts, and the part that alone explains the
+    difference (it is 0, dp, 1/dp, tp·pp, 1/(tp·pp), 2, 1/2 or 2/3 -- no master weights --
+    times what it should be)."""
+    n, tp, pp, dp, z = args
+    try:
+        got = float(got)
+    except (TypeError, ValueError):
+        return  # assert_close has said what the value is
+    states = memory.model_state_bytes_per_gpu(n, tp=tp, pp=pp, dp=dp, zero_stage=z,
+                                              optimizer="adam", precision="mixed").as_dict()
+    parts = [sum(states[k] for k in keys) for keys in _PARTS]
+    total = sum(parts)
+    which = ""
+    for key, part in zip(_PART_KEYS, parts):
+        implied = got - (total - part)  # this part, if the other two are right
+        for factor in (0.0, dp, 1 / dp, tp * pp, 1 / (tp * pp), 2.0, 0.5, 2 / 3):
+            if factor != 1 and part and abs(implied - factor * part) <= 1e-6 * total:
+                which = text("checks_2_4.states_part_off", part=text(key),
+                             got_gib=implied / GIB, want_gib=part / GIB)
+                break
+        if which:
+            break
+    raise ExerciseFailed(text("checks_2_4.states_wrong", want_gib=total / GIB, got_gib=got / GIB,
+                              weights_gib=parts[0] / GIB, grads_gib=parts[1] / GIB,
+                              optimizer_gib=parts[2] / GIB, which=which))
+
+
 @graded("ex2_4_memory")
 def check_states_per_gpu(student_fn):
     """student_fn(n_params, tp, pp, dp, zero_stage) -> bytes per GPU (mixed precision, Adam)."""
@@ -124,8 +160,13 @@ def check_states_per_gpu(student_fn):
                  else text("checks.case_call",
                            call=f"N={n:.3g}, tp={tp}, pp={pp}, dp={dp}, ZeRO-{z}"))
         with case(label, hidden=is_hidden):
-            assert_close(states_per_gpu(*args), student_fn(*args),
-                         what=text("checks_2_4.what_state_bytes"), dtype="float64")
+            got = student_fn(*args)
+            try:
+                assert_close(states_per_gpu(*args), got,
+                             what=text("checks_2_4.what_state_bytes"), dtype="float64")
+            except ExerciseFailed:
+                _explain_states(args, got)
+                raise
 
 
 def choose_layout(n_params: float, n_layers: int, n_heads: int, n_gpus: int, gpus_per_node: int,
@@ -214,6 +255,9 @@ def check_choose_layout(student_fn):
                 assert_equal(expected, got, what=text("checks_2_4.what_layout_none"))
                 continue
             got = _as_ints(got, 3, text("checks_2_4.what_layout"))
+            if got != expected and got == tuple(reversed(expected)):
+                raise ExerciseFailed(text("checks_2_4.layout_reversed", expected=expected,
+                                          got=got))
             if got != expected:
                 dp, pp, tp = got
                 if dp * pp * tp != gpus:

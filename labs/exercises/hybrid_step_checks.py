@@ -41,10 +41,12 @@ _READY_MADE_CLASSES = (("labs.tensor_parallel.layers", "ColumnParallelLinear"),
 
 class _guarded:
     """Inside a rank: the ready-made groups and layers raise; every ``dist.new_group`` call is
-    recorded (the ranks it was given) and passed on."""
+    recorded (the ranks it was given) and passed on, and so is every ``dist.all_reduce`` (its
+    tensor's shape and its group's members: which group served as TP and which as DP)."""
 
-    def __init__(self, calls: list):
+    def __init__(self, calls: list, reduced: list | None = None):
         self.calls = calls
+        self.reduced = [] if reduced is None else reduced  # (shape, group members) per all-reduce
 
     def __enter__(self):
         import importlib
@@ -81,11 +83,23 @@ class _guarded:
             dist.all_gather_object(everyone, mine)
             other = next((r for r, g in enumerate(everyone) if g != everyone[0]), None)
             if other is not None:
-                raise ExerciseFailed(text("checks_2_4.new_group_differs", call=len(calls),
-                                          first=everyone[0], other=other, theirs=everyone[other]))
+                failed = ExerciseFailed(text("checks_2_4.new_group_differs", call=len(calls),
+                                             first=everyone[0], other=other,
+                                             theirs=everyone[other]))
+                failed.kind = "wrong"  # a rule of hint 1, not an error in the student's code
+                raise failed
             return new_group(ranks, *args, **kwargs)
         self.saved.append((dist, "new_group", new_group))
         dist.new_group = recording_new_group
+        all_reduce, reduced = dist.all_reduce, self.reduced
+
+        def recording_all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
+            members = (list(range(dist.get_world_size())) if group is None
+                       else sorted(dist.get_process_group_ranks(group)))
+            reduced.append((tuple(tensor.shape), members))
+            return all_reduce(tensor, op, group, async_op)
+        self.saved.append((dist, "all_reduce", all_reduce))
+        dist.all_reduce = recording_all_reduce
         return self
 
     def __exit__(self, *exc):
@@ -152,12 +166,35 @@ def _hybrid_on_rank(student_fn, dp, tp, sizes, batch, seed):
     the batch that reached a matrix product."""
     w1, w2, x, y = _mlp_case(sizes, batch, seed)
     calls: list = []
+    reduced: list = []
     rows: set = set()
-    with _guarded(calls), _rows_mode(x, rows):
+    with _guarded(calls, reduced), _rows_mode(x, rows):
         got = student_fn(dp, tp, w1.clone(), w2.clone(), x.clone(), y.clone())
     if isinstance(got, (list, tuple)):
         got = [g.detach().clone() if hasattr(g, "detach") else g for g in got]
-    return dict(grads=got, calls=calls, rows=sorted(rows))
+    return dict(grads=got, calls=calls, rows=sorted(rows), reduced=reduced)
+
+
+def _check_memberships(shape, sizes, results) -> None:
+    """Every all-reduce of a gradient shard ran in the rank's DP group, every other one (the
+    activations: g's forward, f's backward) in its TP group; a group of the wrong layout (TP
+    strided, DP consecutive: the two swapped) is named with its members."""
+    d_in, hidden, d_out = sizes
+    tp = shape.tp
+    grad_shapes = {(hidden // tp, d_in), (d_out, hidden // tp)}
+    for rank, result in enumerate(results):
+        tp_members = next(g for g in shape.group_ranks("tp") if rank in g)
+        dp_members = next(g for g in shape.group_ranks("dp") if rank in g)
+        for tensor_shape, members in result.get("reduced", ()):
+            role, want = (("dp", dp_members) if tuple(tensor_shape) in grad_shapes
+                          else ("tp", tp_members))
+            if len(members) == 1 and len(want) == 1 or members == want:
+                continue
+            other = dp_members if role == "tp" else tp_members
+            key = ("checks_2_4.groups_swapped" if members == other
+                   else "checks_2_4.group_membership_wrong")
+            raise ExerciseFailed(text(key, rank=rank, role=role.upper(), got=members, want=want,
+                                      tp=tp))
 
 
 def _shard_of(tensor, tp, dim, grads, rank):
@@ -190,6 +227,7 @@ def _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed):
         if calls != first:
             raise ExerciseFailed(text("checks_2_4.new_group_order", rank=rank, first=first,
                                       calls=calls))
+    _check_memberships(shape, sizes, results)
     for rank, result in enumerate(results):  # each DP replica on its own share of the batch
         d = shape.coords(rank)[0]
         share = list(range(batch))[d * (batch // dp):(d + 1) * (batch // dp)]

@@ -69,7 +69,40 @@ MESSAGES = {
         "en": "wrong {dim} groups: there should be {count} groups of {size} ranks each, e.g. "
               "rank 0's group is {example}; got {got}",
     },
+    # --- exercise 3: model states per GPU ---------------------------------------------------
+    "states_wrong": {
+        "zh": "每张卡的模型状态应为 {want_gib:.2f} GiB（权重 {weights_gib:.2f} + 梯度 {grads_gib:.2f} + "
+              "优化器状态 {optimizer_gib:.2f} GiB），你的结果是 {got_gib:.2f} GiB。{which}",
+        "en": "the model states per GPU should be {want_gib:.2f} GiB (weights {weights_gib:.2f} + "
+              "gradients {grads_gib:.2f} + optimizer states {optimizer_gib:.2f} GiB), yours are "
+              "{got_gib:.2f} GiB. {which}",
+    },
+    "states_part_off": {
+        "zh": "差别正好出在{part}上：按你的结果它是 {got_gib:.2f} GiB，应为 {want_gib:.2f} GiB"
+              "（先看它该不该除以 tp·pp，再看这一级 ZeRO 是否把它按 dp 切开）。",
+        "en": "The whole difference is in the {part}: by your result they are {got_gib:.2f} GiB, "
+              "they should be {want_gib:.2f} GiB (check whether they are divided by tp·pp, then "
+              "whether this ZeRO stage shards them over dp).",
+    },
+    "part_weights": {
+        "zh": "权重（fp16，2 B/参数）",
+        "en": "weights (fp16, 2 B/parameter)",
+    },
+    "part_grads": {
+        "zh": "梯度（fp16，2 B/参数）",
+        "en": "gradients (fp16, 2 B/parameter)",
+    },
+    "part_optimizer": {
+        "zh": "优化器状态（fp32 主权重和 Adam 的两个矩，12 B/参数）",
+        "en": "optimizer states (fp32 master weights and Adam's two moments, 12 B/parameter)",
+    },
     # --- exercise 4: choose a layout --------------------------------------------------------
+    "layout_reversed": {
+        "zh": "返回值的顺序反了：期望 (dp, pp, tp) = {expected}，你返回的 {got} 正是它倒过来的 "
+              "(tp, pp, dp)。按 (dp, pp, tp) 的顺序返回",
+        "en": "the order is reversed: expected (dp, pp, tp) = {expected}; your {got} is exactly "
+              "that reversed, (tp, pp, dp). Return them in the order (dp, pp, tp)",
+    },
     "layout_gpu_count": {
         "zh": "dp·pp·tp = {product}，不等于 {gpus} 张卡",
         "en": "dp·pp·tp = {product}, not the {gpus} GPUs",
@@ -119,6 +152,21 @@ MESSAGES = {
         "en": "rank {rank} called dist.new_group with other groups or in another order than "
               "rank 0 (rank 0: {first}; rank {rank}: {calls}): every rank must create all the "
               "groups in the same order (see hint 1)",
+    },
+    "groups_swapped": {
+        "zh": "rank {rank} 在 {role} 组里的 all-reduce 用的是 {got}，那是它的另一个组；{role} 组应是 {want}："
+              "TP 组和 DP 组用反了。TP 组是连续的 tp 个 rank，DP 组里的 rank 相隔 tp={tp}（看提示 1）",
+        "en": "on rank {rank}, the all-reduce of the {role} group ran over {got}, which is the "
+              "rank's other group; the {role} group is {want}: the TP and DP groups are swapped. "
+              "A TP group is tp consecutive ranks, a DP group's ranks are tp={tp} apart "
+              "(see hint 1)",
+    },
+    "group_membership_wrong": {
+        "zh": "rank {rank} 在 {role} 组里的 all-reduce 用的是 {got}，应是 {want}：TP 组是连续的 tp 个 "
+              "rank，DP 组里的 rank 相隔 tp={tp}（看提示 1）",
+        "en": "on rank {rank}, the all-reduce of the {role} group ran over {got}; it should be "
+              "{want}: a TP group is tp consecutive ranks, a DP group's ranks are tp={tp} apart "
+              "(see hint 1)",
     },
     "not_two_tensors": {
         "zh": "rank {rank} 应该返回两个张量 (w1 的梯度分片, w2 的梯度分片)，实际得到 {got!r}（看提示 2）",

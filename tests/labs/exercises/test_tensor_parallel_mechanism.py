@@ -19,6 +19,8 @@ import torch.nn.functional as F
 from labs.exercises import sequence_parallel_checks as sp_checks
 from labs.exercises import tensor_parallel_checks as tp_checks
 from labs.exercises.checks import ExerciseFailed
+from labs.exercises.sequence_parallel_checks import check_sequence_parallel_mlp
+from labs.exercises.tensor_parallel_checks import check_parallel_mlp, check_row_parallel
 from labs.messages import text
 from labs.tensor_parallel import comm
 from tests.support.exercise_cells import cell_source, define, replaced
@@ -66,7 +68,7 @@ def _zero(capsys, number: int, points: int) -> str:
 def test_all_gather_without_group_scores_zero_and_names_the_likely_cause(two_sp_cases, capsys):
     plant = _sp("dist.all_gather_single(full, mine, group=group)", "dist.all_gather_single(full, mine)")
     with pytest.raises(ExerciseFailed) as info:
-        sp_checks.check_sequence_parallel_mlp(*plant)
+        check_sequence_parallel_mlp(*plant)
     message = str(info.value)
     assert str(TWO_GROUPS[0]) in message  # the hidden case says what it is
     assert _tail("checks_2_2.likely_missing_group") in message
@@ -79,7 +81,7 @@ def test_all_reduce_and_slice_is_not_the_structure_asked(two_sp_cases, capsys):
                 "dist.all_reduce(full, group=group)\n"
                 "        return full.chunk(t)[dist.get_rank(group)].movedim(0, 1)")
     with pytest.raises(ExerciseFailed) as info:
-        sp_checks.check_sequence_parallel_mlp(*plant)
+        check_sequence_parallel_mlp(*plant)
     assert text("checks_2_2.sp_forbidden_call", shown="dist.all_reduce") in str(info.value)
     _zero(capsys, 7, 4)
 
@@ -89,7 +91,7 @@ def test_a_functional_collective_is_refused(two_sp_cases, capsys):
                 "import torch.distributed._functional_collectives as fc\n"
                 "        full.copy_(fc.all_gather_tensor(mine, 0, group))")
     with pytest.raises(ExerciseFailed) as info:
-        sp_checks.check_sequence_parallel_mlp(*plant)
+        check_sequence_parallel_mlp(*plant)
     assert text("checks_2_2.sp_forbidden_call",
                 shown="torch.distributed._functional_collectives.all_gather_tensor") in str(info.value)
     _zero(capsys, 7, 4)
@@ -100,7 +102,7 @@ def test_the_courses_operator_from_a_reloaded_module_is_refused(two_sp_cases, ca
                 "import importlib, labs.tensor_parallel.comm as c\n"
                 "    x = importlib.reload(c).gather_from_sequence_parallel_region(x_shard, group=group)")
     with pytest.raises(ExerciseFailed) as info:
-        sp_checks.check_sequence_parallel_mlp(*plant)
+        check_sequence_parallel_mlp(*plant)
     assert _tail("checks_2_2.ready_made_sp", shown="")[:8] in str(info.value)
     _zero(capsys, 7, 4)
 
@@ -109,7 +111,7 @@ def test_a_right_answer_with_the_deprecated_names_passes_without_warnings(two_sp
     source = cell_source(NAME, "ex2_2_sequence_parallel_mlp_solution")
     source = source.replace("dist.all_gather_single(", "dist.all_gather_into_tensor(")
     source = source.replace("dist.reduce_scatter_single(", "dist.reduce_scatter_tensor(")
-    sp_checks.check_sequence_parallel_mlp(*define(source, SP_NAMES, "sp_old_names", torch=torch,
+    check_sequence_parallel_mlp(*define(source, SP_NAMES, "sp_old_names", torch=torch,
                                                   dist=dist, F=F, comm=comm))
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0].endswith("4/4 分"), captured.out
@@ -121,7 +123,7 @@ def test_row_parallel_without_group_names_the_likely_cause(capsys):
                 "reduce_from_tensor_parallel_region(partial, group=group)",
                 "reduce_from_tensor_parallel_region(partial)")
     with pytest.raises(ExerciseFailed) as info:
-        tp_checks.check_row_parallel(plant)
+        check_row_parallel(plant)
     message = str(info.value)
     assert str(tp_checks.CASES[2][0]) in message and \
         _tail("checks_2_2.likely_missing_group") in message
@@ -137,6 +139,6 @@ def test_swapped_f_and_g_get_their_own_message(capsys):
     plant, = define(source, ("parallel_mlp_forward",), "mlp_swapped", torch=torch, dist=dist,
                     F=F, comm=comm)
     with pytest.raises(ExerciseFailed) as info:
-        tp_checks.check_parallel_mlp(plant)
+        check_parallel_mlp(plant)
     assert text("checks_2_2.f_g_swapped", rank=0) in str(info.value)
     _zero(capsys, 4, 2)
