@@ -1,12 +1,12 @@
-"""2.1's 练习 1-4 enforce what their statements say (issue 30, item 1). Each planted answer
+"""2.1's exercises 1-4 enforce what their statements say (issue 30, item 1). Each planted answer
 below got full marks before and now gets 0 of its points, with the reason:
 
-- 练习 1 (3 pts): ignoring ``group`` (a hidden case with two groups {0, 1}, {2, 3}), replacing
+- exercise 1 (3 pts): ignoring ``group`` (a hidden case with two groups {0, 1}, {2, 3}), replacing
   p.grad by a new tensor (not in place), all_gather plus a local mean, calling the course's
   allreduce_gradients;
-- 练习 2 (2 pts): greedy from the front, then flipped ([[2], [1, 0]] for ([4, 4, 4], 8));
-- 练习 3 (2 pts): calling labs.memory, which the statement forbids;
-- 练习 4 (2 pts): integer division of the batch ratio (a hidden 1.5 and 0.75).
+- exercise 2 (2 pts): greedy from the front, then flipped ([[2], [1, 0]] for ([4, 4, 4], 8));
+- exercise 3 (2 pts): calling labs.memory, which the statement forbids;
+- exercise 4 (2 pts): integer division of the batch ratio (a hidden 1.5 and 0.75).
 """
 from __future__ import annotations
 
@@ -16,6 +16,32 @@ import torch.distributed as dist
 
 from labs.exercises import data_parallel_checks as checks
 from labs.exercises.checks import ExerciseFailed
+from labs.messages import text
+from tests.support.messages import pattern, said
+
+
+def case_1() -> str:
+    return text("checks_2_1.case_grads", n=1, world_size=2, sizes=[8, 16, 4], batch=8)
+
+
+def hidden_groups() -> str:
+    return text("checks_2_1.case_hidden_groups", n=3)
+
+
+def reason(error, case: str) -> str:
+    """What a failed check says about ``case``, without the rank and the case it names first."""
+    first = str(error).splitlines()[0]
+    for key in ("checks.rank_check_failed_in_case", "checks.case_failed"):
+        found = pattern(key, case=case).fullmatch(first)
+        if found:
+            return found["message"]
+    raise AssertionError(f"not about {case!r}: {first!r}")
+
+
+def failed(exercise: int, points: int) -> str:
+    """How the verdict of a failed check starts."""
+    return text("checks.verdict_failed", exercise=text("exercises.label", number=exercise),
+                points=points, message="")
 
 
 def average(model, group=None):
@@ -82,41 +108,46 @@ def lr_integer_ratio(step, *, base_lr, base_batch, batch, warmup_steps):
 
 def test_the_right_average_still_scores_full_marks(capsys):
     checks.check_average_gradients(average)
-    assert "✅ 练习 1 通过：3/3 分" in capsys.readouterr().out
+    assert text("checks.verdict_passed", exercise=text("exercises.label", number=1),
+                points=3) in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("plant, reason", [
-    (average_ignoring_group, "是全部 4 个 rank 的平均，而不是它所在进程组的平均"),
-    (average_not_in_place, "的 .grad 换成了一个新张量"),
-    (average_by_all_gather, "不能调用 dist.all_gather"),
-    (average_by_the_course, "不能调用 labs.data_parallel.ddp"),
+@pytest.mark.parametrize("plant, case, key, fields", [
+    (average_ignoring_group, hidden_groups, "checks_2_1.group_ignored", {}),
+    (average_not_in_place, case_1, "checks_2_1.grad_not_in_place", {}),
+    (average_by_all_gather, case_1, "checks_2_1.average_refused", dict(shown="dist.all_gather")),
+    (average_by_the_course, case_1, "checks_2_1.average_refused",
+     dict(shown="labs.data_parallel.ddp")),
 ], ids=["ignores_group", "not_in_place", "all_gather", "course"])
-def test_wrong_averages_score_zero(capsys, plant, reason):
+def test_wrong_averages_score_zero(capsys, plant, case, key, fields):
     with pytest.raises(ExerciseFailed) as info:
         checks.check_average_gradients(plant)
-    assert reason in str(info.value), str(info.value)
-    assert capsys.readouterr().out.startswith("❌ 练习 1 未通过（0/3 分）")
+    said(reason(info.value, case()), key, **fields)
+    assert capsys.readouterr().out.startswith(failed(1, 3))
 
 
 def test_buckets_from_the_front_flipped_score_zero(capsys):
     assert buckets_flipped([4, 4, 4, 4], 8) == [[3, 2], [1, 0]]  # the shown cases pass
     with pytest.raises(ExerciseFailed) as info:
         checks.check_buckets(buckets_flipped)
-    assert str(info.value).startswith("隐藏用例 1"), str(info.value)
-    assert capsys.readouterr().out.startswith("❌ 练习 2 未通过（0/2 分）")
+    said(info.value, "checks.case_failed", case=text("checks.case_hidden", n=1))
+    assert capsys.readouterr().out.startswith(failed(2, 2))
 
 
 def test_calling_labs_memory_scores_zero(capsys):
-    with pytest.raises(ExerciseFailed, match="不能调用 labs.memory"):
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_model_state_bytes(bytes_by_the_course)
-    assert capsys.readouterr().out.startswith("❌ 练习 3 未通过（0/2 分）")
+    assert str(info.value) == text("checks_2_1.memory_refused", shown="labs.memory")
+    assert capsys.readouterr().out.startswith(failed(3, 2))
 
 
 def test_an_integer_batch_ratio_scores_zero(capsys):
     with pytest.raises(ExerciseFailed) as info:
         checks.check_warmup_lr(lr_integer_ratio)
-    assert "隐藏用例 9" in str(info.value), str(info.value)  # the first non-integer ratio
-    assert capsys.readouterr().out.startswith("❌ 练习 4 未通过（0/2 分）")
+    wrong = said(info.value, "checks.case_failed",
+                 case=text("checks.case_hidden", n=9))["message"]  # the first non-integer ratio
+    said(wrong, "checks.wrong_value", where=text("checks_2_1.what_lr"), got=0.1)
+    assert capsys.readouterr().out.startswith(failed(4, 2))
 
 
 def sum_not_divided(model, group=None):
@@ -125,6 +156,7 @@ def sum_not_divided(model, group=None):
 
 
 def test_a_sum_not_divided_is_named(capsys):
-    with pytest.raises(ExerciseFailed, match="的梯度正好是正确值的 2 倍：all_reduce 求的是和"):
+    with pytest.raises(ExerciseFailed) as info:
         checks.check_average_gradients(sum_not_divided)
+    said(reason(info.value, case_1()), "checks_2_1.grad_times_world_size", n=2)
     capsys.readouterr()
