@@ -149,7 +149,8 @@ def prepare(submission, source) -> tuple[nbformat.NotebookNode, dict[str, int]]:
     """
     nb = copy.deepcopy(submission)
     reference = graded_cells(source)
-    by_cell_id = {cell.get("id"): grade_id for grade_id, cell in reference.items() if cell.get("id")}
+    by_cell_id = {_cell_id(cell): grade_id for grade_id, cell in reference.items()
+                  if _cell_id(cell)}
     positions: dict[str, int] = {}
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "code":
@@ -157,7 +158,7 @@ def prepare(submission, source) -> tuple[nbformat.NotebookNode, dict[str, int]]:
         if is_graded(cell):
             grade_id = cell.metadata["nbgrader"].get("grade_id")
         elif cell.cell_type == "code":  # a check whose metadata was lost: known by its cell id
-            grade_id = by_cell_id.get(cell.get("id"))
+            grade_id = by_cell_id.get(_cell_id(cell))
         else:
             continue
         if grade_id in reference and grade_id not in positions:
@@ -193,7 +194,7 @@ def plan(nb, positions: dict[str, int], source) -> dict:
     checks = sorted((i, gid) for gid, i in positions.items())
     if not checks:
         return {"setup": setup, "exercises": [], "judge_setup": judge_setup}
-    sol_ids = {c.get("id") for c in source.cells if c.cell_type == "code"
+    sol_ids = {_cell_id(c) for c in source.cells if c.cell_type == "code"
                and c.metadata.get("nbgrader", {}).get("solution")
                and not c.metadata.get("nbgrader", {}).get("grade")}
     sol_gids = {c.metadata["nbgrader"].get("grade_id") for c in source.cells
@@ -203,7 +204,7 @@ def plan(nb, positions: dict[str, int], source) -> dict:
         if cell.cell_type != "code" or i in setup:
             continue
         grader = cell.metadata.get("nbgrader", {})
-        if (cell.get("id") in sol_ids and cell.get("id")) or grader.get("grade_id") in sol_gids \
+        if (_cell_id(cell) in sol_ids and _cell_id(cell)) or grader.get("grade_id") in sol_gids \
                 or grader.get("solution"):
             first = i
             break

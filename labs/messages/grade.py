@@ -27,9 +27,9 @@ MESSAGES = {
     "overall": {"zh": "超过总时间限制 {seconds} 秒，练习 {grade_id} 没有运行完",
                 "en": "over the total time limit of {seconds} s; exercise {grade_id} did not "
                       "finish"},
-    "setup_failed": {"zh": "环境单元格（第一个代码单元格）没有运行成功（{why}），练习 {grade_id} "
+    "setup_failed": {"zh": "环境单元格没有运行成功（{why}），练习 {grade_id} "
                            "无法评分",
-                     "en": "the setup cell (the first code cell) did not run ({why}); "
+                     "en": "the setup cell did not run ({why}); "
                            "exercise {grade_id} cannot be graded"},
     "limit_memory": {"zh": "练习 {grade_id} 超出内存限制 {limit}：只有这道练习得 0 分，内核已重启，评分继续",
                      "en": "memory limit {limit} exceeded in exercise {grade_id}: only this exercise scores 0; the kernel was restarted and grading went on"},

@@ -8,7 +8,9 @@ time per exercise, outputs kept.
   (tests/support/grader_plants.py; small limits: 300 MiB memory, 64 MiB /tmp, 50 processes, 2 s
   CPU, 1 MiB output): each plant scores 0 on its exercise with the limit as the reason (by message
   key), its other exercises and the honest submission in the same ``--jobs 2`` run full marks,
-  and the report says which limits did not hold.
+  and the report says which limits did not hold. The fallback's run also grades the honest
+  answers moved around (a cell above the setup, an exercise's cells reordered, a Colab save):
+  full marks.
 """
 
 from __future__ import annotations
@@ -150,6 +152,11 @@ def _grade(tmp: Path, mode: str) -> dict:
         nb = gp.edit(folder, "def reverse", code) if code else gp.honest(folder)
         (subs / who).mkdir(parents=True)
         nbformat.write(nb, str(subs / who / gp.NAME))
+    if mode == "none":  # honest answers moved around (tests/grader/test_cell_finding.py)
+        for who, build in gp.MOVED.items():
+            (subs / who).mkdir(parents=True)
+            gp.write_raw(build(folder), subs / who / gp.NAME)
+            chosen[who] = (None, "")
     out = folder / "grades"
     proc = subprocess.run(
         [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",

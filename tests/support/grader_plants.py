@@ -175,3 +175,48 @@ def alive_with(marker: str) -> list[int]:
         except OSError:
             pass
     return found
+
+
+# --- the same honest answers, moved around (cells are found by ids and metadata) -------------
+
+def above_setup(folder: Path):
+    """A cell inserted above the setup cell (it may even fail)."""
+    nb = honest(folder)
+    nb.cells.insert(1, new_code_cell("print('my notes')\nraise ValueError('not part of it')"))
+    return nb
+
+
+def reordered(folder: Path):
+    """Exercise ex_c split in two cells whose order is swapped: the helper it calls comes after
+    the function, and an extra cell sits between them."""
+    nb = honest(folder)
+    c = cell(nb, "def running_max")
+    c.source = "def running_max(xs):\n    return _helper(xs)"
+    at = nb.cells.index(c)
+    nb.cells.insert(at + 1, new_code_cell("NOTE = 'scratch'"))
+    nb.cells.insert(at + 2, new_code_cell(
+        "import itertools\n\ndef _helper(xs):\n    return list(itertools.accumulate(xs, max))"))
+    return nb
+
+
+def colab(folder: Path):
+    """As Colab saves it: nbformat 4.0, each cell's id in ``metadata.id``, and (harder) the
+    checks' nbgrader metadata gone: only the ids say which cell is which."""
+    nb = honest(folder)
+    nb.nbformat_minor = 0
+    for c in nb.cells:
+        cid = c.pop("id", None)
+        if cid:
+            c.metadata["id"] = cid
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade"):
+            del c.metadata["nbgrader"]
+    nb.metadata["colab"] = {"provenance": []}
+    return nb
+
+
+def write_raw(nb, path: Path) -> None:
+    """Write ``nb`` as it is (nbformat.write would validate and add ids back)."""
+    path.write_text(json.dumps(nb, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+MOVED = {"above_setup": above_setup, "reordered": reordered, "colab": colab}
