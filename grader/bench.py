@@ -6,11 +6,15 @@
 The class (built in a temporary folder) mixes these kinds of submission: the solution
 (correct), the untouched student version, a wrong answer (the first exercise cell raises), a
 cheat (hides that error with ``set_custom_exc``), a crash (``os._exit`` in the first exercise
-cell: the kernel dies) and a hang (an infinite loop there, which costs that exercise's time
-limit). ``--mix class`` is the class of the grader's issue, per 30 students: 1 hang, 1 crash,
-3 cheats, 5 wrong, 5 untouched, 15 correct; ``--mix even`` cycles through the six kinds (5
-hangs in 30: a harsh case). Time limits are the grader's default (derived from the source's own
-run time) unless ``--cell-timeout`` is given. Prints, per notebook, the total, the seconds per
+cell: the kernel dies), a hang (an infinite loop there, which costs that exercise's time
+limit), a /tmp filler (writes until the sandbox's /tmp is full, at most 2 GiB) and a fork loop
+(up to 2,000 sleeping children): the last two are stopped by the grader's resource limits
+(:mod:`grader.resources`, its defaults unless ``--grader-args`` says otherwise).
+``--mix class`` is the class of the grader's issue, per 30 students: 1 hang, 1 crash, 1 /tmp
+filler, 1 fork loop, 3 cheats, 5 wrong, 5 untouched, 13 correct; ``--mix even`` cycles through
+the eight kinds (4 hangs in 30: a harsh case). Time limits are the grader's default (derived
+from the source's own run time) unless ``--cell-timeout`` is given. Prints the grader's sandbox
+and limits lines, then, per notebook, the total, the seconds per
 submission, each kind's seconds (its own grading, while ``--jobs`` ran at once) and the
 projection for 30 students x 4 notebooks at the mean rate of the notebooks measured.
 Target: under 15 minutes on 2 cores.
@@ -52,15 +56,23 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-KINDS = ("correct", "untouched", "wrong", "cheat", "crash", "hang")
-# the class of the issue, per 30 students: three try to cheat and one notebook hangs
-CLASS_MIX = ("correct",) * 15 + ("untouched",) * 5 + ("wrong",) * 5 + ("cheat",) * 3 + (
-    "crash", "hang")
+KINDS = ("correct", "untouched", "wrong", "cheat", "crash", "hang", "fill", "fork")
+# the class of the issue, per 30 students: three try to cheat, one notebook hangs, one fills
+# the disk and one forks without end
+CLASS_MIX = ("correct",) * 13 + ("untouched",) * 5 + ("wrong",) * 5 + ("cheat",) * 3 + (
+    "crash", "hang", "fill", "fork")
 PLANTS = {"wrong": "raise ValueError('wrong')",
           "cheat": "get_ipython().set_custom_exc((Exception,), lambda *a, **k: None)\n"
                    "raise ValueError('wrong')",
           "crash": "import os\nos._exit(1)",
-          "hang": "while True:\n    pass"}
+          "hang": "while True:\n    pass",
+          # bounded even without limits: 2 GiB at most, removed again; 2,000 children at most
+          "fill": "import os\n_p = '/tmp/bench-fill-%d' % os.getpid()\ntry:\n"
+                  "    with open(_p, 'wb') as _f:\n        for _ in range(256):\n"
+                  "            _f.write(b'x' * 2**23); _f.flush()\n"
+                  "finally:\n    os.path.exists(_p) and os.remove(_p)",
+          "fork": "import os, time\nfor _ in range(2000):\n    if os.fork() == 0:\n"
+                  "        time.sleep(60); os._exit(0)"}
 
 
 def kinds(students: int, mix: str) -> list[str]:
@@ -118,6 +130,7 @@ def _grade(notebook: str, args) -> dict:
             cmd += ["--cell-timeout", str(args.cell_timeout)]
         if args.jobs:
             cmd += ["--jobs", str(args.jobs)]
+        cmd += args.grader_args.split()
         load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         cpu_before = _children_cpu()
         start = time.perf_counter()
@@ -133,7 +146,10 @@ def _grade(notebook: str, args) -> dict:
         kind = sub["submission"].split("/")[0].split("_", 1)[1]
         by_kind.setdefault(kind, []).append(sub["seconds"])
     return {"seconds": seconds, "cpu": cpu, "load": (load_before, load_after),
-            "sandbox": report["sandbox"], "by_kind": by_kind}
+            "sandbox": report["sandbox"], "by_kind": by_kind,
+            "lines": proc.stdout.splitlines()[:3], "limited": [
+                s["submission"].split("/")[0] for s in report["submissions"]
+                if any(k in (s["error"] or "") for k in ("limit", "限制"))]}
 
 
 def main(argv=None) -> int:
@@ -147,6 +163,9 @@ def main(argv=None) -> int:
     parser.add_argument("--cell-timeout", type=float, default=None,
                         help="a fixed limit per exercise (default: the grader's, derived)")
     parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--grader-args", default="",
+                        help="more options for python -m grader, e.g. \"--memory-limit 2G "
+                        "--process-limit 512\" (default: none: the grader's default limits)")
     args = parser.parse_args(argv)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     limit = f"{args.cell_timeout:g} s" if args.cell_timeout else "derived from the source"
@@ -161,6 +180,9 @@ def main(argv=None) -> int:
         rates.append(per)
         print(f"notebook {notebook}, {args.students} submissions (mix {args.mix}), cell limit "
               f"{limit}, {cores} cores, sandbox {got['sandbox']}, jobs {args.jobs or 'default'}")
+        for line in got["lines"]:
+            print(f"  grader: {line}")
+        print(f"  stopped at a resource limit: {', '.join(got['limited']) or 'none'}")
         print(f"  load average {got['load'][0]:.1f} before, {got['load'][1]:.1f} after (other "
               f"work on the machine slows the grader down)")
         print(f"  total {got['seconds']:.1f} s, {per:.2f} s per submission; CPU time of the "
