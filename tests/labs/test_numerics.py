@@ -19,7 +19,9 @@ from labs import numerics
 from labs.runtime import rank as _rank
 from labs.exercises import checks
 from labs.exercises.checks import ExerciseFailed
+from labs.messages import text
 from labs.numerics import assert_close, is_close, tolerances
+from tests.support.messages import said
 
 pytestmark = pytest.mark.numerics
 
@@ -109,12 +111,17 @@ def test_nested_structures_name_the_element_that_differs(monkeypatch):
     got["w"] = (torch.ones(2), torch.tensor([0.0, 0.5, 0.0]))
     with pytest.raises(AssertionError, match=r"^run 1: \['w'\]\[1\]: Tensor-likes are not close"):
         assert_close(got, expected, msg="run 1")
-    with pytest.raises(AssertionError, match=r"\['loss'\]: length 1, expected 2"):
+    with pytest.raises(AssertionError) as info:
         assert_close({**expected, "loss": [1.0]}, expected)
-    with pytest.raises(AssertionError, match="keys differ"):
+    assert str(info.value) == text("models.length_differs", actual=1, expected=2,
+                                   where=text("models.at_path", path="['loss']"))
+    with pytest.raises(AssertionError) as info:
         assert_close({"loss": [1.0, 2.0]}, expected)
-    with pytest.raises(AssertionError, match=r"\[0\]: expected Tensor, got float"):
+    said(info.value, "models.keys_differ", where="")
+    with pytest.raises(AssertionError) as info:
         assert_close([1.0], [torch.tensor(1.0)])
+    assert str(info.value) == text("models.expected_type", expected="Tensor", actual="float",
+                                   where=text("models.at_path", path="[0]"))
     with pytest.raises(AssertionError, match="dtype"):
         assert_close(torch.ones(2), torch.ones(2, dtype=torch.float64))
 
@@ -127,30 +134,40 @@ def test_nan_inf_and_explicit_tolerances(monkeypatch):
     assert_close([nan, inf], [nan, inf], equal_nan=True)
     assert not is_close(-inf, inf)
     assert_close(1.5, 1.0, rtol=0.0, atol=0.5)
-    with pytest.raises(AssertionError, match="rtol=0, atol=0.4"):
+    with pytest.raises(AssertionError) as info:
         assert_close(1.5, 1.0, rtol=0.0, atol=0.4)
-    with pytest.raises(ValueError, match="no tolerance for dtype"):
+    said(info.value, "models.float_differs", rtol=0, atol=0.4)
+    with pytest.raises(ValueError) as info:
         tolerances("float8")
+    said(info.value, "models.no_tolerance", dtype="float8")
 
 
 def test_mismatches_are_told_in_the_notebook_language(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "zh")
-    with pytest.raises(AssertionError, match=r"^第 2 次：\['loss'\]：长度为 1，期望 2$"):
-        assert_close({"loss": [1.0]}, {"loss": [1.0, 2.0]}, msg="第 2 次")
-    with pytest.raises(AssertionError, match=r"期望 1\.0，实际是 1\.5：\|差值\| 0\.5 > 允许的 0\.4"
-                                             r"（float32：rtol=0，atol=0\.4）"):
+    with pytest.raises(AssertionError) as info:
+        assert_close({"loss": [1.0]}, {"loss": [1.0, 2.0]}, msg="run 2")
+    assert str(info.value) == text("models.with_context", lang="zh", msg="run 2", why=text(
+        "models.length_differs", lang="zh", where=text("models.at_path", lang="zh", path="['loss']"),
+        actual=1, expected=2))
+    with pytest.raises(AssertionError) as info:
         assert_close(1.5, 1.0, rtol=0.0, atol=0.4)
-    with pytest.raises(ValueError, match="dtype 'float8' 没有对应的容差"):
+    assert str(info.value) == text("models.float_differs", lang="zh", where="", expected=1.0,
+                                   actual=1.5, difference=0.5, allowed=0.4, dtype="float32",
+                                   rtol=0, atol=0.4)
+    with pytest.raises(ValueError) as info:
         tolerances("float8")
+    said(info.value, "models.no_tolerance", lang="zh", dtype="float8")
 
 
 # --- the exercise checks take their defaults from the policy --------------------------------------
 
 def test_checks_compare_python_floats_as_float32_unless_told_otherwise():
     checks.assert_close(REFERENCE_LOSS, PARALLEL_LOSS, what="loss")
-    checks.assert_close(0.0, 3e-6, what="梯度")  # float32: absolute tolerance near zero
-    with pytest.raises(ExerciseFailed, match="气泡占比不对：期望 0.0，实际 3e-06"):
-        checks.assert_close(0.0, 3e-6, what="气泡占比", dtype="float64")
+    checks.assert_close(0.0, 3e-6, what="gradient")  # float32: absolute tolerance near zero
+    with pytest.raises(ExerciseFailed) as info:
+        checks.assert_close(0.0, 3e-6, what="bubble share", dtype="float64")
+    assert str(info.value) == text("checks.wrong_value", where="bubble share", expected="0.0",
+                                   got="3e-06")
     with pytest.raises(ExerciseFailed):
         checks.assert_close([REFERENCE_LOSS], [PARALLEL_LOSS], what="loss", dtype=torch.float64)
 
@@ -158,13 +175,14 @@ def test_checks_compare_python_floats_as_float32_unless_told_otherwise():
 def test_checks_take_their_tolerances_from_labs_numerics(monkeypatch):
     x = torch.linspace(1, 2, 5)
     one_ulp = torch.nextafter(x, torch.full_like(x, 3.0))
-    checks.compare_tensors(x, one_ulp, what="结果")
-    checks.assert_close(1.0, 1.0 + 1e-7, what="结果")
+    checks.compare_tensors(x, one_ulp, what="result")
+    checks.assert_close(1.0, 1.0 + 1e-7, what="result")
     monkeypatch.setitem(numerics.TOLERANCES, "float32", (0.0, 0.0))
-    with pytest.raises(ExerciseFailed, match="atol=0，rtol=0"):
-        checks.compare_tensors(x, one_ulp, what="结果")
+    with pytest.raises(ExerciseFailed) as info:
+        checks.compare_tensors(x, one_ulp, what="result")
+    said(info.value, "checks.wrong_elements", where="result", atol=0, rtol=0)
     with pytest.raises(ExerciseFailed):
-        checks.assert_close(1.0, 1.0 + 1e-7, what="结果")
+        checks.assert_close(1.0, 1.0 + 1e-7, what="result")
 
 
 # --- threads per rank -----------------------------------------------------------------------------
@@ -178,12 +196,13 @@ def test_threads_per_rank_override(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")
     for bad in ("0", "-1", "two", "1.5"):
         monkeypatch.setenv("LABS_THREADS_PER_RANK", bad)
-        with pytest.raises(ValueError, match=f"LABS_THREADS_PER_RANK='{bad}' is not a positive "
-                                             "integer: set it to the number of intra-op threads"):
+        with pytest.raises(ValueError) as info:
             _rank.threads_per_rank(2)
+        assert str(info.value) == text("runtime.threads_per_rank_invalid", lang="en", value=bad)
     monkeypatch.setenv("LABS_LANG", "zh")
-    with pytest.raises(ValueError, match="LABS_THREADS_PER_RANK='1.5' 不是正整数：把它设为每个 rank"):
+    with pytest.raises(ValueError) as info:
         _rank.threads_per_rank(2)
+    assert str(info.value) == text("runtime.threads_per_rank_invalid", lang="zh", value="1.5")
 
 
 def _threads_of_rank():
