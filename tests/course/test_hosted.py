@@ -205,3 +205,11 @@ def test_the_student_notebook_keeps_the_cell_and_the_grader_skips_it():
     assert nb.cells[steps["setup"][0]].source == setup
     assert all(1 not in e["cells"] for e in steps["exercises"])
     assert steps["judge_setup"] == setup
+
+
+@pytest.mark.parametrize("readme", ["README.md", "README.en.md"])
+def test_both_readmes_say_where_the_address_is_set_and_what_was_tested(readme):
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    for needed in ("`REPOSITORY`", "`labs/hosted.py`", "labs.exercises.hosted_cell",
+                   hosted.SOURCE_ENV, "tests/course/test_hosted_runtime.py", "ipywidgets 7.7.1"):
+        assert needed in text, (readme, needed)
