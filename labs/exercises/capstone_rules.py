@@ -17,13 +17,24 @@ the planner widget (labs.planner.widgets, labs.planner.view).
 """
 from __future__ import annotations
 
+import functools
+
 from labs import planner as pl
 from labs.exercises.checks import ExerciseFailed
 from labs.messages import lazy, text
 from labs.planner.types import GiB
 
-__all__ = ["DECIDING", "RUNNER_UP_TOLERANCE", "step_parts", "fitting", "runner_up", "deciding",
+__all__ = ["LAYOUT_KEYS", "layout_of", "DECIDING", "RUNNER_UP_TOLERANCE", "step_parts", "fitting", "runner_up", "deciding",
            "unit_mistake", "check_runner_up", "check_deciding"]
+
+#: The keys of a layout in an answer: Config's fields, recomputation included (it is searched).
+LAYOUT_KEYS = ("tp", "pp", "dp", "micro_batch", "v", "zero_stage", "recompute")
+
+
+def layout_of(config: pl.Config) -> dict:
+    """``config`` as an answer's layout dict (the keys of ``LAYOUT_KEYS``)."""
+    return {k: getattr(config, k) for k in LAYOUT_KEYS}
+
 
 #: What may decide between the chosen layout and its runner-up: a part of the step time
 #: (:func:`step_parts`), or "memory" (no layout of another family fits).
@@ -48,10 +59,11 @@ def step_parts(est: pl.Estimate) -> dict:
     return parts
 
 
-def fitting(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> list:
+@functools.lru_cache(maxsize=16)  # one search per scenario, shared by reference and grading
+def fitting(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> tuple:
     """Every fitting layout with TP inside a node, fastest first."""
-    return [e for e in pl.plan(model, cluster, train, top=10**6)
-            if e.config.tp <= cluster.gpus_per_node]
+    return tuple(e for e in pl.plan(model, cluster, train, top=10**6)
+                 if e.config.tp <= cluster.gpus_per_node)
 
 
 def runner_up(plans: list, config: pl.Config) -> pl.Estimate | None:

@@ -20,24 +20,23 @@ from __future__ import annotations
 
 import random
 
-from labs.exercises.capstone_rules import (check_deciding, check_runner_up, deciding, fitting,
-                                           runner_up, unit_mistake)
+from labs.exercises.capstone_rules import (LAYOUT_KEYS, check_deciding, check_runner_up,
+                                           deciding, fitting, layout_of, runner_up, unit_mistake)
 from labs.exercises.checks import ExerciseFailed, case, graded
 from labs.exercises.secret import active, hidden_int, hidden_seed
 from labs import planner as pl
+from labs.memory import RECOMPUTE
 from labs.planner.types import GiB
 from labs.messages import lazy, text
 
-__all__ = ["Scenario", "shown_scenarios", "plan_training", "LAYOUT_KEYS", "check_capstone", "diagnose",
+__all__ = ["Scenario", "shown_scenarios", "plan_training", "check_capstone", "diagnose",
            "check_diagnose", "diagnose_scenarios", "KEYS", "REASONS",
            "SPEED_TOLERANCE", "NUMBER_TOLERANCE", "training_days", "check_training_days"]
 
 #: The domain of this module's hidden seeds and numbers (labs.exercises.secret).
 _TAG = "2.5"
 
-KEYS = ("tp", "pp", "dp", "micro_batch", "v", "zero_stage", "memory_gib", "step_time_s",
-        "runner_up", "deciding")
-LAYOUT_KEYS = KEYS[:6]
+KEYS = (*LAYOUT_KEYS, "memory_gib", "step_time_s", "runner_up", "deciding")
 SPEED_TOLERANCE = 0.25  # a layout may be this much slower than the planner's best
 NUMBER_TOLERANCE = 0.05  # relative error allowed on memory_gib and step_time_s
 
@@ -133,11 +132,6 @@ def _fitting(model, cluster, train) -> list:
     return plans
 
 
-def _layout(config: pl.Config) -> dict:
-    return {"tp": config.tp, "pp": config.pp, "dp": config.dp,
-            "micro_batch": config.micro_batch, "v": config.v, "zero_stage": config.zero_stage}
-
-
 def plan_training(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> dict:
     """Reference: the planner's fastest fitting layout with TP inside a node, its estimated peak
     memory per GPU (GiB) and step time (s), the runner-up it beats (the fastest layout of
@@ -145,9 +139,9 @@ def plan_training(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> d
     between them (a key of ``DECIDING``: the part of the step the runner-up loses most in)."""
     plans = _fitting(model, cluster, train)
     best, rival = plans[0], runner_up(plans, plans[0].config)
-    return dict(_layout(best.config), memory_gib=best.memory.total / GiB,
+    return dict(layout_of(best.config), memory_gib=best.memory.total / GiB,
                 step_time_s=best.step_time_s,
-                runner_up=None if rival is None else _layout(rival.config),
+                runner_up=None if rival is None else layout_of(rival.config),
                 deciding=deciding(best, rival))
 
 
@@ -200,7 +194,10 @@ def _grade_answer(model, cluster, train, answer) -> None:
 def _checked_layout(model, cluster, train, answer: dict) -> pl.Estimate:
     """The estimate of the layout in ``answer`` (the keys of ``LAYOUT_KEYS``); ExerciseFailed
     if it breaks a rule or does not fit."""
-    tp, pp, dp, mb, v, zero = (_int(answer, k) for k in LAYOUT_KEYS)
+    tp, pp, dp, mb, v, zero = (_int(answer, k) for k in LAYOUT_KEYS[:6])
+    if answer["recompute"] not in RECOMPUTE:
+        raise ExerciseFailed(text("checks_2_5.not_a_recompute", choices=RECOMPUTE,
+                                  got=answer["recompute"]))
     n, per_node = cluster.n_gpus, cluster.gpus_per_node
     if tp * pp * dp != n:
         raise ExerciseFailed(text("checks_2_5.gpu_count", tp=tp, pp=pp, dp=dp,
@@ -215,7 +212,7 @@ def _checked_layout(model, cluster, train, answer: dict) -> pl.Estimate:
                                   product=dp * mb))
     try:
         est = pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=v, micro_batch=mb,
-                          zero_stage=zero)
+                          zero_stage=zero, recompute=answer["recompute"])
     except ValueError as exc:
         raise ExerciseFailed(text("checks_2_5.invalid_layout", error=exc)) from None
     if not est.fits:

@@ -59,6 +59,10 @@ MESSAGES = {
         "zh": "{key} 应该是正整数，实际得到 {value!r}",
         "en": "{key} should be a positive integer, got {value!r}",
     },
+    "not_a_recompute": {
+        "zh": "recompute 应该是 {choices} 之一，实际得到 {got!r}",
+        "en": "recompute should be one of {choices}, got {got!r}",
+    },
     "not_a_positive_number": {
         "zh": "{key} 应该是正数，实际得到 {value!r}",
         "en": "{key} should be a positive number, got {value!r}",

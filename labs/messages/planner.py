@@ -47,6 +47,10 @@ MESSAGES = {
         "zh": "TP {tp} x PP {pp} x DP {dp}，micro-batch {micro_batch}，v {v}，ZeRO-{zero_stage}",
         "en": "TP {tp} x PP {pp} x DP {dp}, micro-batch {micro_batch}, v {v}, ZeRO-{zero_stage}",
     },
+    "config_recompute": {
+        "zh": "{layout}，重计算 {recompute}",
+        "en": "{layout}, recompute {recompute}",
+    },
     # --- planner: a layout that cannot exist (check_layout) --------------------------------
     "layout_product": {
         "zh": "tp·pp·dp = {tp}·{pp}·{dp} = {product}，必须等于 n_gpus = {n_gpus}；"

@@ -141,11 +141,12 @@ MESSAGES = {
     },
     # --- notes under the summary: what the screen would otherwise leave unsaid --------------
     "note_auto_searched": {
-        "zh": "auto 模式：micro-batch、v 与 ZeRO 阶段由搜索决定（当前：micro-batch {micro_batch}、"
-              "v {v}、ZeRO-{zero_stage}），这两个控件只在固定布局时起作用",
-        "en": "auto mode: the search chooses the micro-batch, v and the ZeRO stage (now: "
-              "micro-batch {micro_batch}, v {v}, ZeRO-{zero_stage}); those controls act only on a "
-              "fixed layout",
+        "zh": "auto 模式：micro-batch、v、ZeRO 阶段与重计算由搜索决定（当前：micro-batch "
+              "{micro_batch}、v {v}、ZeRO-{zero_stage}、重计算 {recompute}），这些控件只在固定布局时"
+              "起作用",
+        "en": "auto mode: the search chooses the micro-batch, v, the ZeRO stage and the "
+              "recomputation (now: micro-batch {micro_batch}, v {v}, ZeRO-{zero_stage}, recompute "
+              "{recompute}); those controls act only on a fixed layout",
     },
     "note_v_searched": {
         "zh": "v 留空（auto）：在 {chunks} 中取了最快的 v = {v}",
@@ -165,8 +166,11 @@ MESSAGES = {
     "shown_search": {"zh": "搜索的最快配置", "en": "the search's fastest layout"},
     "shown_fixed": {"zh": "你固定的布局", "en": "the layout you fixed"},
     "note_recompute": {
-        "zh": "重计算方式（{recompute}）不参与搜索：换一种试试，结果可能更快",
-        "en": "recomputation ({recompute}) is not searched: try the others, one may be faster",
+        "zh": "重计算：{recompute}。搜索对每个布局依次试 none、selective、full，取第一个放得下的"
+              "（重算越多越慢）；你固定的布局用上面设置的方式",
+        "en": "recomputation: {recompute}. The search tries none, then selective, then full for "
+              "every layout and keeps the first that fits (more recomputation is slower); a "
+              "layout you fix runs the setting above",
     },
     "note_zero3": {
         "zh": "ZeRO-3：规划器让每一遍（前向、重算的前向、反向）的参数 all-gather 只藏在这一遍的计算"

@@ -10,6 +10,8 @@ bubble, FLOPs and time from :mod:`labs.cost`) with the hardware of :mod:`labs.ha
     est = pl.estimate(model, cluster, train, tp=8, pp=16, dp=8)   # one layout
     print(est.summary())
     plans = pl.plan(model, cluster, train, top=5)                  # best first, + .rejected
+    # (the search also explores recompute: none, else selective, else full; each plan's
+    #  config.recompute says which it runs)
     steps = pl.decide(model, cluster, train)                       # the chapter's five steps
 
 Units are SI base units (bytes, seconds, FLOP/s); GiB and TFLOP/s appear only in ``summary()``.

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from dataclasses import replace
+
 from labs import cost, memory
 from labs.messages import text
 from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate,
@@ -215,7 +217,12 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
 def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
              efficiency: Efficiency) -> Estimate:
     """The estimate of a checked layout (:func:`estimate` checks first): the fullest stage's
-    memory, :func:`step_seconds`, then throughput and MFU."""
+    memory, :func:`step_seconds`, then throughput and MFU. ``config.recompute`` (when set)
+    overrides the recipe's."""
+    if config.recompute is None:
+        config = replace(config, recompute=train.recompute)
+    elif config.recompute != train.recompute:
+        train = replace(train, recompute=config.recompute)
     pp, m = config.pp, train.global_batch // (config.dp * config.micro_batch)
     mem = max((stage_memory(model, cluster, train, config, st, efficiency)
                for st in sorted({0, pp - 1})), key=lambda x: x.total)
@@ -245,15 +252,16 @@ def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
 
 def estimate(model: Model, cluster: Cluster, train: Training, *, tp: int, pp: int, dp: int,
              v: int = 1, micro_batch: int | None = None, zero_stage: int | None = None,
-             efficiency: Efficiency = Efficiency()) -> Estimate:
+             recompute: str | None = None, efficiency: Efficiency = Efficiency()) -> Estimate:
     """Memory, communication and time of the layout tp × pp × dp (= n_gpus) on ``cluster``.
 
-    ``micro_batch`` and ``zero_stage`` default to ``train``'s. Raises ValueError for a layout
+    ``micro_batch``, ``zero_stage`` and ``recompute`` default to ``train``'s. Raises ValueError for a layout
     that cannot exist (:func:`~labs.planner.types.check_layout`: tp·pp·dp ≠ n_gpus, tp
     not dividing the heads, pp > layers, batch not divisible, ...); one that exists but
     overflows memory comes back with ``fits=False`` and ``reasons`` saying what to change.
     """
     config = Config(tp, pp, dp, train.micro_batch if micro_batch is None else micro_batch, v,
-                    train.zero_stage if zero_stage is None else zero_stage)
+                    train.zero_stage if zero_stage is None else zero_stage,
+                    train.recompute if recompute is None else recompute)
     check_layout(model, cluster, train, config)
     return evaluate(model, cluster, train, config, efficiency)

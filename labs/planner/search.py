@@ -13,11 +13,12 @@ from labs.planner.model import estimate, layers_per_stage
 from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate, Model, Training,
                                 check_hardware)
 
-__all__ = ["MICRO_BATCHES", "CHUNKS", "LAYER_BUDGET", "Plans", "Step", "plan", "decide",
-           "candidates"]
+__all__ = ["MICRO_BATCHES", "CHUNKS", "LAYER_BUDGET", "SEARCH", "Plans", "Step", "plan",
+           "decide", "candidates"]
 
 MICRO_BATCHES = (1, 2, 4, 8)
 CHUNKS = (1, 2, 4)  # interleaved virtual stages per GPU
+SEARCH = "search"  # plan(recompute=SEARCH): explore none / selective / full
 LAYER_BUDGET = 0.7  # share of a GPU one layer's states may take: the chapter's 70 % rule
 # (labs.cost.fits_on_one_card / pp_decision), the rest left for activations
 
@@ -59,32 +60,53 @@ def _try(model, cluster, train, efficiency, **layout) -> Estimate | None:
         return None
 
 
+def _splits(model: Model, train: Training, pp: int, dp: int, mb: int, v: int) -> bool:
+    """Whether the batch and the layers split this way (check_layout's rules, tested first
+    because a raised ValueError formats its message: the search skips them cheaply)."""
+    if train.global_batch % (dp * mb):
+        return False
+    return v == 1 or (pp > 1 and model.n_layers % (pp * v) == 0
+                      and (train.global_batch // (dp * mb)) % pp == 0)
+
+
+def _recomputes(train: Training, recompute: str) -> tuple:
+    return memory.RECOMPUTE if recompute == SEARCH else (recompute or train.recompute,)
+
+
 def candidates(model: Model, cluster: Cluster, train: Training, tp: int, pp: int,
-               efficiency: Efficiency) -> list:
+               efficiency: Efficiency, recompute: str = SEARCH) -> list:
     """Every estimable layout of the family (tp, pp): micro-batches, chunks, ZeRO stages
-    (ZeRO 2 and 3 only without a pipeline, as DeepSpeed allows; none with dp = 1)."""
+    (ZeRO 2 and 3 only without a pipeline, as DeepSpeed allows; none with dp = 1) and
+    activation recomputation (``recompute`` names one to fix it): none, else selective, else
+    full -- the first that fits, since each recomputes more than the one before and is slower."""
     dp = cluster.n_gpus // (tp * pp)
     zeros = (0,) if dp == 1 else (0, 1) if pp > 1 else memory.ZERO_STAGES
     found = []
     for mb in MICRO_BATCHES:
         for v in CHUNKS:
+            if not _splits(model, train, pp, dp, mb, v):
+                continue
             for zero in zeros:
-                est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=dp, v=v,
-                           micro_batch=mb, zero_stage=zero)
-                if est is not None:
-                    found.append(est)
+                for again in _recomputes(train, recompute):
+                    est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=dp, v=v,
+                               micro_batch=mb, zero_stage=zero, recompute=again)
+                    if est is not None:
+                        found.append(est)
+                        if est.fits:  # none < selective < full in time: the rest are slower
+                            break
     return found
 
 
 def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
-         efficiency: Efficiency = Efficiency()) -> Plans:
+         recompute: str = SEARCH, efficiency: Efficiency = Efficiency()) -> Plans:
     """The ``top`` fitting layouts, ranked by estimated step time.
 
     Searched: tp over the divisors of n_gpus that divide the heads and KV heads, pp over the
     divisors of n_gpus / tp up to the layer count, dp = n_gpus / (tp·pp) -- every GPU is used
     (tp·pp·dp = n_gpus, as the published runs do; a smaller job is a smaller cluster) --
-    micro-batch in {1, 2, 4, 8}, interleaving v in {1, 2, 4}, ZeRO 0-1 (0-3 without PP).
-    ``recompute`` and the other recipe settings are ``train``'s.
+    micro-batch in {1, 2, 4, 8}, interleaving v in {1, 2, 4}, ZeRO 0-1 (0-3 without PP),
+    activation recomputation none / selective / full (``recompute="search"``; a value, or None
+    for ``train.recompute``, fixes it). The other recipe settings are ``train``'s.
     """
     check_hardware(cluster, train)  # not a layout's fault: raised, not rejected
     n, found, rejected, considered = cluster.n_gpus, [], {}, 0
@@ -101,7 +123,7 @@ def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
             if pp > model.n_layers:
                 rejected[key] = text("planner.rejected_pp_layers", n_layers=model.n_layers)
                 break
-            family = candidates(model, cluster, train, tp, pp, efficiency)
+            family = candidates(model, cluster, train, tp, pp, efficiency, recompute)
             considered += len(family)
             fitting = [e for e in family if e.fits]
             found += fitting
@@ -210,7 +232,7 @@ def _step5(model, cluster, train, efficiency, config) -> Step:
                   after=best.step_time_s, bubble_before=base.bubble, bubble_after=best.bubble,
                   exposed=sum(best.exposed_s.values()),
                   overlap=text("planner.on" if train.overlap_grad_reduce else "planner.off"),
-                  recompute=train.recompute)
+                  recompute=best.config.recompute)
     if model.n_layers % config.pp:
         answer = text("planner.step5_uneven", answer=answer, n_layers=model.n_layers,
                       pp=config.pp)

@@ -182,7 +182,9 @@ class Training:
 
 @dataclass(frozen=True)
 class Config:
-    """One layout: degrees, micro-batch, interleaving chunks, ZeRO stage."""
+    """One layout: degrees, micro-batch, interleaving chunks, ZeRO stage, and the activation
+    recomputation it runs with (None: the recipe's, ``Training.recompute``; an estimate's
+    config always names it, since :func:`~labs.planner.plan` searches it)."""
 
     tp: int
     pp: int
@@ -190,10 +192,14 @@ class Config:
     micro_batch: int = 1
     v: int = 1
     zero_stage: int = 0
+    recompute: str | None = None
 
     def __str__(self) -> str:
-        return text("planner.config", tp=self.tp, pp=self.pp, dp=self.dp,
-                    micro_batch=self.micro_batch, v=self.v, zero_stage=self.zero_stage)
+        layout = text("planner.config", tp=self.tp, pp=self.pp, dp=self.dp,
+                      micro_batch=self.micro_batch, v=self.v, zero_stage=self.zero_stage)
+        if self.recompute is None:
+            return layout
+        return text("planner.config_recompute", layout=layout, recompute=self.recompute)
 
 
 @dataclass(frozen=True)
@@ -311,6 +317,9 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
     if config.zero_stage not in memory.ZERO_STAGES:
         raise ValueError(text("planner.zero_stage_unknown", zero_stage=config.zero_stage,
                               choices=memory.ZERO_STAGES))
+    if config.recompute is not None and config.recompute not in memory.RECOMPUTE:
+        raise ValueError(text("planner.recompute_unknown", recompute=config.recompute,
+                              choices=memory.RECOMPUTE))
     check_hardware(cluster, train)
 
 

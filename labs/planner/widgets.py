@@ -176,7 +176,7 @@ def notes(values: dict, cluster, train, r: dict) -> list:
     c = est.config
     if r["mode"] == "auto":
         out.append(text("widgets.note_auto_searched", micro_batch=c.micro_batch, v=c.v,
-                        zero_stage=c.zero_stage))
+                        zero_stage=c.zero_stage, recompute=c.recompute))
     elif not _layout_value("v", values.get("v", 0)):
         out.append(text("widgets.note_v_searched", chunks=CHUNKS, v=c.v))
     if c.tp > cluster.gpus_per_node:
@@ -187,7 +187,7 @@ def notes(values: dict, cluster, train, r: dict) -> list:
         out.append(text("widgets.note_steps_differ", shown=shown, steps=final))
     if c.zero_stage == 3:
         out.append(text("widgets.note_zero3"))
-    out.append(text("widgets.note_recompute", recompute=train.recompute))
+    out.append(text("widgets.note_recompute", recompute=c.recompute or train.recompute))
     return out
 
 

@@ -55,7 +55,7 @@ def test_tp_and_pp_row_bytes_by_hand(rows):
 
 
 def test_hybrid_row_takes_a_given_layout():
-    config = pl.Config(8, 2, 4, micro_batch=2, zero_stage=1)
+    config = pl.Config(8, 2, 4, micro_batch=2, zero_stage=1, recompute="full")
     row = summary.paradigm_table(MODEL, CLUSTER, TRAIN, hybrid=config)[3]
     assert row.config == config
     est = pl.estimate(MODEL, CLUSTER, TRAIN, tp=8, pp=2, dp=4, micro_batch=2, zero_stage=1)
@@ -107,7 +107,8 @@ def test_text_and_html_show_every_row(rows):
 def _from(est: pl.Estimate, **change) -> dict:
     c = est.config
     answer = {"tp": c.tp, "pp": c.pp, "dp": c.dp, "micro_batch": c.micro_batch, "v": c.v,
-              "zero_stage": c.zero_stage, "memory_gib": est.memory.total / GiB,
+              "zero_stage": c.zero_stage, "recompute": c.recompute,
+              "memory_gib": est.memory.total / GiB,
               "step_time_s": est.step_time_s, "runner_up": None, "deciding": "memory"}
     answer.update(change)
     return answer

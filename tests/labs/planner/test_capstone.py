@@ -19,9 +19,7 @@ GPT3, SEVEN_B, M34 = SHOWN
 
 
 def _layout(est: pl.Estimate) -> dict:
-    c = est.config
-    return {"tp": c.tp, "pp": c.pp, "dp": c.dp, "micro_batch": c.micro_batch, "v": c.v,
-            "zero_stage": c.zero_stage}
+    return cr.layout_of(est.config)
 
 
 def _fails(student) -> str:
@@ -59,7 +57,7 @@ def test_the_planners_first_plan_alone_scores_zero():
 def test_the_planners_second_plan_is_not_the_runner_up_when_it_is_the_same_split():
     """Handing over the planner's list verbatim (first and second, with the right deciding part
     for that pair) passes GPT-3, whose second plan is another split, and fails the 7B model,
-    whose second plan only changes the micro-batch."""
+    whose second plan only changes the micro-batch and the ZeRO stage of TP 1 x DP 32."""
     def student(model, cluster, train):
         plans = [e for e in pl.plan(model, cluster, train, top=10**6)
                  if e.config.tp <= cluster.gpus_per_node]
@@ -99,8 +97,7 @@ def test_unit_mistake_tells_the_slips_from_a_plain_error():
 def test_zero_first_rule_scores_zero_on_the_34b_gqa_model():
     """2.5's "ask first whether ZeRO/FSDP is enough": pure ZeRO-3 (DP over all 128 H100, the
     recipe's micro-batch 1) fits the 34B model but re-gathers the parameters for each of 8
-    micro-batches: 46.6 s against the best 14.9 s. (The same rule already fails the 7B model on
-    32 A100: 36.3 s against 19.7 s.)"""
+    micro-batches: 46.6 s against the best 12.4 s (TP 2 x PP 4 x DP 16, no recomputation)."""
     def student(model, cluster, train):  # the rule on the 34B case, the reference elsewhere
         if model != M34.model:
             return sc.plan_training(model, cluster, train)
@@ -111,7 +108,8 @@ def test_zero_first_rule_scores_zero_on_the_34b_gqa_model():
     best = cr.fitting(M34.model, M34.cluster, M34.train)[0]
     assert zero.fits and zero.n_microbatches == 8
     assert zero.step_time_s == pytest.approx(46.58, abs=0.05)
-    assert best.step_time_s == pytest.approx(14.88, abs=0.05)
+    assert best.step_time_s == pytest.approx(12.44, abs=0.05)
+    assert (best.config.tp, best.config.pp, best.config.zero_stage) == (2, 4, 1)
     message = _fails(student)
     assert _case(M34) in message
     assert str(text("checks_2_5.too_slow", config=zero.config, step=zero.step_time_s,
@@ -127,7 +125,7 @@ def test_a_wrong_deciding_part_scores_zero_and_shows_both_critical_paths():
         return dict(answer, deciding=wrong)
     message = _fails(student)
     answer = sc.plan_training(GPT3.model, GPT3.cluster, GPT3.train)
-    assert _case(GPT3) in message and answer["deciding"] == "dp"
+    assert _case(GPT3) in message
     assert f"'{answer['deciding']}'" in message  # the expected key, as repr
 
 

@@ -85,7 +85,7 @@ def test_fixed_layout_is_estimate(widget, preset, model, n_gpus, batch):
             pass
     best = min(options, key=lambda e: (not e.fits, e.step_time_s))
     assert r["estimate"] == best
-    assert r["config"] == Config(tp, pp, dp, 1, best.config.v, 0)
+    assert r["config"] == Config(tp, pp, dp, 1, best.config.v, 0, "full")  # the recipe's recompute
     assert any(f"v = {best.config.v}" in n for n in r["notes"])
 
 
@@ -239,12 +239,13 @@ def test_the_widget_speaks_the_notebooks_language(monkeypatch):
 
 def test_the_notes_say_what_the_screen_would_leave_unsaid(widget, english):
     """Issue 29: auto mode's searched micro-batch/ZeRO, TP across nodes, the five steps'
-    layout beside another one, ZeRO-3's known overestimate, recompute not searched."""
+    layout beside another one, ZeRO-3's known overestimate, the recompute the search chose."""
     r = widget.set(preset="GPT-3 175B", n_gpus=1024, global_batch=1536)
     assert r["mode"] == "auto"
     text_ = " | ".join(r["notes"])
     assert "the search chooses the micro-batch" in text_
-    assert "the five-steps panel highlights" in text_ and "not searched" in text_
+    assert "the five-steps panel highlights" in text_
+    assert f"recomputation: {r['config'].recompute}. The search tries none" in text_
     r = widget.set(preset="GPT-3 175B", n_gpus=1024, global_batch=1536, tp=8, pp=1, dp=128,
                    zero_stage=3, micro_batch=4, v=1)
     assert r["config"].zero_stage == 3 and "overestimates ZeRO-3" in " | ".join(r["notes"])
