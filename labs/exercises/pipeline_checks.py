@@ -12,6 +12,8 @@ reported with what it would do (deadlock, too many micro-batches in flight)::
     check_balanced_partition(balanced_partition)    # ex2_3_balanced_partition, 3 points
     check_1f1b_executor(my_1f1b_run)                 # ex2_3_1f1b_executor, 4 points (real ranks;
                                                      # labs.exercises.executor_checks, served here)
+    check_zb_h1_order(my_zb_h1_order)               # ex2_3_zb_h1_order, 3 points
+                                                     # (labs.exercises.zero_bubble_checks, served here)
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ import random
 from labs import pipeline as pp
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
 from labs.exercises.executor_checks import check_1f1b_executor  # noqa: F401 (练习 6, from here)
+from labs.exercises.zero_bubble_checks import check_zb_h1_order  # noqa: F401 (练习 7, from here)
 from labs.exercises.secret import active as secret_active
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
 
 __all__ = ["check_gpipe_order", "check_1f1b_order", "check_bubble_fraction",
            "check_min_microbatches", "check_balanced_partition", "check_1f1b_executor",
+           "check_zb_h1_order",
            "CHECK_TIMEOUT"]
 
 CHECK_TIMEOUT = 30.0  # seconds per launch of the executor exercise; a solution needs well under 1 s

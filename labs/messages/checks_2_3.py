@@ -33,6 +33,29 @@ MESSAGES = {
         "zh": "同时在途的 micro-batch 最多应为 p={p}，实际 {peaks}",
         "en": "at most p={p} micro-batches should be in flight at once, got {peaks}",
     },
+    # --- exercise 7: the ZB-H1 order from 1F1B's ---------------------------------------------
+    "zb_no_w": {
+        "zh": "顺序里没有 W：这还是 1F1B 的顺序。把每个 B 拆成 B（输入的梯度）和 W（权重的梯度），"
+              "每个 micro-batch 恰好一个 F、一个 B、一个 W",
+        "en": "the order has no W: it is still 1F1B's. Split every B into B (the input's "
+              "gradient) and W (the weights' gradient): each micro-batch has exactly one F, one B "
+              "and one W",
+    },
+    "zb_w_before_b": {
+        "zh": "{w}（第 {index} 个动作）排在它自己的 B 之前：权重的梯度要用 B 算出的输出梯度，W 只能推迟，不能提前",
+        "en": "{w} (action {index}) comes before its own B: the weights' gradient needs the "
+              "output gradient B computed, so a W can be delayed, never brought forward",
+    },
+    "zb_actions_wrong": {
+        "zh": "动作不全或有多余：缺少 {missing}，多出 {extra}（每个 micro-batch 恰好一个 F、一个 B、一个 W）",
+        "en": "actions missing or extra: missing {missing}, extra {extra} (each micro-batch has "
+              "exactly one F, one B and one W)",
+    },
+    "zb_bubble": {
+        "zh": "t_F = t_B = t_W 时模拟出的空闲占比是 {idle:.4f}，公式 (p-1)(t_F+t_B-t_W) 给出 {formula:.4f}",
+        "en": "with t_F = t_B = t_W the simulated idle share is {idle:.4f}, the formula "
+              "(p-1)(t_F+t_B-t_W) gives {formula:.4f}",
+    },
     # --- exercises 3 and 4: bubble and micro-batches ----------------------------------------
     "what_bubble": {
         "zh": "气泡占比",

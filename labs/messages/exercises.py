@@ -132,6 +132,10 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex2_3_1f1b_executor", "2.3_pipeline_parallel.ipynb", 6, 4, "build",
              "在真实 rank 上执行 1F1B", "Run 1F1B on real ranks",
              ("labs.pipeline.executor.run_schedule",)),
+    Exercise("ex2_3_zb_h1_order", "2.3_pipeline_parallel.ipynb", 7, 3, "build",
+             "由 1F1B 生成 ZB-H1 的计算顺序", "Generate the ZB-H1 schedule from 1F1B's",
+             ("labs.pipeline.schedules.zb_h1_order", "labs.pipeline.schedules.build_schedule",
+              "labs.pipeline.schedules.compute_order")),
     # --- 2.4 hybrid parallel ---
     Exercise("ex2_4_coords", "2.4_hybrid_parallel.ipynb", 1, 1, "warmup",
              "rank → 网格坐标", "rank → grid coordinates"),

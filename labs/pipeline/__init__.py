@@ -18,6 +18,9 @@
    3D step builds on it.
 8. :mod:`~labs.pipeline.experiments` -- the sweeps of notebook 2.3, and what each measurement
    says against the formula (``interpret_*``, in the notebook's language, printed by the notebook).
+9. :mod:`~labs.pipeline.zero_bubble` -- the backward split into B (input gradient) and W (weight
+   gradient): 1F1B, ZB-H1 and ZB-V doing the same work, simulated and measured, each with its
+   formula and in-flight bound (notebook 2.3's last section).
 
 The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.cost`'s; the timeline type is
 :mod:`labs.timeline`'s. ``from labs import pipeline as pp`` gives the names below::
@@ -25,24 +28,32 @@ The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.cost`'s; the t
     schedule = pp.build_schedule("1f1b", n_ranks=4, n_microbatches=8)
     timeline = pp.simulate(schedule, forward_s=1.0, backward_s=2.0)
 
-GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2.
+GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2. ZB-H1 and ZB-V:
+Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, arXiv:2401.10241.
 
-Must not: hold logic of its own, or import the step, experiments or plots (torch.distributed,
-matplotlib) at import time.
+Must not: hold logic of its own, or import the step, experiments, zero_bubble or plots
+(torch.distributed, matplotlib) at import time.
 """
 from labs.pipeline.schedules import (
+    LOOP,
     SCHEDULES,
+    V_SHAPE,
+    W,
     Action,
     add_communication,
     bubble_fraction,
     build_schedule,
     compute_order,
     gpipe_order,
+    in_flight_bound,
     interleaved_order,
     min_microbatches,
     one_f_one_b_order,
     one_f_one_b_warmup,
+    placement_of,
     stage_rank,
+    zb_h1_order,
+    zb_v_order,
 )
 from labs.pipeline.simulator import DeadlockError, ScheduleError, simulate, validate
 from labs.pipeline.executor import (
@@ -78,7 +89,8 @@ __all__ = [
     # schedules
     "Action", "SCHEDULES", "stage_rank", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
     "interleaved_order", "add_communication", "build_schedule", "compute_order",
-    "bubble_fraction", "min_microbatches",
+    "bubble_fraction", "min_microbatches", "W", "zb_h1_order", "zb_v_order", "in_flight_bound",
+    "LOOP", "V_SHAPE", "placement_of",
     # simulator
     "Timeline", "ScheduleError", "DeadlockError", "validate", "simulate",
     # executor
