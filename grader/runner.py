@@ -28,6 +28,8 @@ import time
 import uuid
 from pathlib import Path
 
+from labs.messages import text
+
 from grader import monitor as monitor_module
 from grader import resources, sandbox
 
@@ -75,12 +77,10 @@ def _client_class(monitor: monitor_module.Monitor, note: str):
     from nbformat.v4 import new_output
 
     class LimitedClient(NotebookClient):
-        noted: set = set()
-
         def process_message(self, msg, cell, cell_index):
             if msg.get("msg_type") in _OUTPUTS and not monitor.add_output(_size(msg["content"])):
-                if cell_index not in self.noted:  # the outputs end here, with the note
-                    self.noted.add(cell_index)
+                if not cell.metadata.get("output_truncated"):  # the outputs end with the note
+                    cell.metadata["output_truncated"] = True
                     cell.outputs.append(new_output("stream", name="stderr", text=note + "\n"))
                 return None
             return super().process_message(msg, cell, cell_index)
@@ -155,8 +155,6 @@ def _run_cells(kernel: _Kernel, nb, indices, deadline: float, overall: float,
 
 def run_job(job: dict) -> dict:
     import nbformat
-
-    from labs.messages import text
 
     sandbox.set_subreaper()
     os.environ.update(job["env"])

@@ -27,6 +27,7 @@ import pytest
 
 from tests.support import grader_plants as gp
 from grader import cli, resources, sandbox
+from grader.monitor import error_kind
 from labs.messages import text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,8 +91,6 @@ def test_the_sandbox_sizes_its_tmp_and_shm():
 
 
 def test_error_outputs_name_their_limit():
-    from grader.monitor import error_kind  # noqa: I001 - the one function under test
-
     def error(ename, evalue):
         return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": []}
 
