@@ -57,3 +57,13 @@ def opening(key: str, /, *, lang: str | None = None) -> str:
     """The text message ``key`` starts with, up to its first field (where a test splits output)."""
     area, _, name = key.partition(".")
     return next(_FORMATTER.parse(catalog(area)[name][lang or language()]))[0]
+
+
+def found_in(got, key: str, /, *, lang: str | None = None, **known) -> dict:
+    """Assert that message ``key`` with the ``known`` fields occurs inside ``got`` (after a case
+    label that itself holds the separator, say); return the other fields' text. A field not given
+    at the very end of the message comes back as short as the pattern allows: give it."""
+    text = str(got)
+    found = pattern(key, lang=lang, **known).search(text)
+    assert found is not None, f"no message {key} with {known} in: {text!r}"
+    return found.groupdict()
