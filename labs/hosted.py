@@ -157,9 +157,10 @@ def bootstrap(*, run=subprocess.run, installed=_installed, missing_apis=missing_
             print(text("hosted.install_failed", names=", ".join(needed), code=code), file=out)
     name = runtime()
     kept = ", ".join(pins) or text("hosted.nothing_new")
-    print(text("hosted.ready", runtime=_RUNTIMES.get(name, name or "local"),
-               distribution=DISTRIBUTION, version=installed(DISTRIBUTION) or "?", kept=kept,
-               installed=", ".join(needed) or text("hosted.nothing_new")), file=out)
+    if not code:
+        print(text("hosted.ready", runtime=_RUNTIMES.get(name, name or "local"),
+                   distribution=DISTRIBUTION, version=installed(DISTRIBUTION) or "?", kept=kept,
+                   installed=", ".join(needed) or text("hosted.nothing_new")), file=out)
     for note in _torch_notes(installed("torch"), missing_apis):
         print(note, file=out)
     return {"runtime": name, "installed": needed, "kept": pins, "returncode": code}

@@ -122,6 +122,7 @@ def test_bootstrap_with_nothing_missing_runs_no_pip_and_a_failed_pip_is_said(mon
     said = capsys.readouterr().out
     assert failed["returncode"] == 1
     assert catalog("hosted")["install_failed"]["en"].split("{")[0] in said
+    assert catalog("hosted")["ready"]["en"].split("{")[0] not in said  # not "installed"
     assert catalog("hosted")["torch_outside"]["en"].split("{")[0] in said
     assert "torch.distributed.fsdp.fully_shard" in said and "2.4" in said  # what breaks, where
 
