@@ -40,7 +40,7 @@ __all__ = [
     "ring_all_reduce_bytes_per_rank", "naive_all_reduce_bytes_busiest_rank", "bus_bandwidth",
     "activation_message_bytes", "tp_layer_comm", "layerwise_comm", "pp_bytes_per_step",
     "tp_bytes_per_step", "schedule_bytes", "bubble_fraction", "min_microbatches",
-    "zb_h1_bubble_seconds", "zb_h1_bubble_fraction", "zb_v_bubble_seconds",
+    "zb_h1_bubble_seconds", "zb_h1_bubble_fraction", "zb_h1_step_seconds", "zb_v_bubble_seconds",
     "zb_v_bubble_fraction",
     "seconds_on_link", "training_flops", "FitDecision", "fits_on_one_card", "tp_decision",
     "pp_decision", "pipeline_bubble_ratio", "pipeline_step_seconds", "matmul_flops",
@@ -181,6 +181,18 @@ def zb_h1_bubble_fraction(p: int, m: int, t_f: float = 1.0, t_b: float = 1.0,
     1F1B's (p-1)/(m + p-1) when m >> p."""
     idle = zb_h1_bubble_seconds(p, m, t_f, t_b, t_w)
     return idle / (idle + m * (t_f + t_b + t_w))
+
+
+def zb_h1_step_seconds(microbatch_s: float, m: int, p: int,
+                       weight_share: float = 1 / 3) -> float:
+    """Time of one ZB-H1 step whose slowest stage needs ``microbatch_s`` per micro-batch (F + B +
+    W), W being ``weight_share`` of it and F, B the rest in halves (1/3: t_F = t_B = t_W, the
+    paper's assumption): m·t plus :func:`zb_h1_bubble_seconds`, so (m + (p-1)/3)·t for m >= p
+    where 1F1B's :func:`pipeline_step_seconds` gives (m + p - 1)·t. ``weight_share`` <= 1/3 (W
+    no longer than F or B: that formula's regime)."""
+    t_w = weight_share * microbatch_s
+    t_f = t_b = (microbatch_s - t_w) / 2
+    return m * microbatch_s + zb_h1_bubble_seconds(p, m, t_f, t_b, t_w)
 
 
 def zb_v_bubble_seconds(p: int, m: int, t: float = 1.0) -> float:

@@ -138,3 +138,16 @@ def test_simulated_zb_v_bubble_equals_the_formula(p, m):
     if m >= 2 * p - 1:
         assert cost.zb_v_bubble_seconds(p, m) == p - 1
         assert cost.zb_v_bubble_seconds(p, m) * 2 == cost.zb_h1_bubble_seconds(p, m, 2, 2, 2)
+
+
+@pytest.mark.parametrize("p, m", CASES)
+def test_zb_h1_step_seconds_is_the_simulated_step(p, m):
+    for share in (1 / 3, 0.25, 0.1):
+        t = 3.0  # one micro-batch's F + B + W on a stage
+        t_w = share * t
+        t_f = t_b = (t - t_w) / 2
+        timeline = pp.simulate(pp.build_schedule("zb-h1", p, m), forward_s=t_f, backward_s=t_b,
+                               weight_s=t_w)
+        assert cost.zb_h1_step_seconds(t, m, p, share) == pytest.approx(timeline.span()[1])
+    one_f_one_b = pp.simulate(pp.build_schedule("1f1b", p, m), forward_s=1, backward_s=2)
+    assert cost.pipeline_step_seconds(3.0, m, p) == pytest.approx(one_f_one_b.span()[1])
