@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from labs import numerics
+from labs import collectives, numerics
 from labs.exercises.checks import (ExerciseFailed, Message, assert_close, case, compare_tensors,
                                    graded, msg)
 from labs.exercises import routes, rules
@@ -110,8 +110,6 @@ def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str, traffic: 
     lab's own; record calls of ``recorded`` ones and every send/receive in ``traffic``."""
     import torch.distributed as dist
 
-    from labs import collectives
-
     saved = []
 
     def refuse(shown):
@@ -175,8 +173,6 @@ def _run_student(fn, inputs, forbidden, recorded, why):
 def _count_ring_bytes(numel: int, dtype: str) -> int:
     """Rank body: bytes this rank sends in the lab's ring all-reduce of ``numel`` elements."""
     import torch
-
-    from labs import collectives
 
     counter = collectives.ByteCounter()
     collectives.ring_all_reduce(torch.ones(numel, dtype=getattr(torch, dtype)), counter=counter)
@@ -287,8 +283,6 @@ MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
 @graded("ex2_0_ring_bytes")
 def check_ring_bytes(student_fn):
     """``student_fn(size_bytes, world_size)`` = bytes each rank sends in a ring all-reduce."""
-    from labs.collectives import ring_all_reduce_bytes_per_rank
-
     cases = _bytes_cases()
     calls = [((size, n), {}) for size, n, _ in cases]
     calls += [((numel * (4 if dtype == "float32" else 8), n), {})
@@ -305,8 +299,8 @@ def check_ring_bytes(student_fn):
         returned = text("checks.what_returned")
         with case(label, hidden=hidden):
             got = as_number(student_fn(size, n), returned)
-            assert_close(float(ring_all_reduce_bytes_per_rank(size, n)), got, what=returned,
-                         dtype="float64")
+            expected = float(collectives.ring_all_reduce_bytes_per_rank(size, n))
+            assert_close(expected, got, what=returned, dtype="float64")
     for n, numel, dtype in MEASURED_CASES:
         with case(text("checks_2_0.case_measured", n=n)):
             sent = run_on_ranks(_count_ring_bytes, n, (numel, dtype))

@@ -19,12 +19,16 @@ from __future__ import annotations
 import random
 
 from labs import numerics
+from labs.data import regression_batch, shard_batch
+from labs.data_parallel import assign_buckets, warmup_lr
 from labs.exercises import routes, rules
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded, msg
 from labs.exercises.ranks import run_on_ranks
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.exercises.zero1_checks import check_zero1  # noqa: F401 (练习 6, imported from here)
+from labs.memory import model_state_bytes
 from labs.messages import text
+from labs.models import MLP
 
 __all__ = ["check_average_gradients", "check_buckets", "check_model_state_bytes",
            "check_warmup_lr", "check_hours_per_epoch", "check_zero1", "CHECK_TIMEOUT"]
@@ -54,9 +58,6 @@ def _grads_on_rank(student_fn, sizes, batch, seeds, pairs):
     default group, or with ``pairs`` over this rank's pair {0, 1} or {2, 3} (its own model and
     data: seeds[pair]); any collective but all_reduce refused, the course's averaging too."""
     import torch.distributed as dist
-
-    from labs.data import regression_batch, shard_batch
-    from labs.models import MLP
 
     group, pair = None, 0
     if pairs:
@@ -88,9 +89,6 @@ _COURSE_AVERAGING = ("labs.data_parallel.ddp",)
 
 
 def _expected_grads(sizes, batch, seed):
-    from labs.data import regression_batch
-    from labs.models import MLP
-
     model = MLP(sizes, seed=seed)
     model(*regression_batch(seed, batch, sizes[0], sizes[-1], seed=seed))[1].backward()
     return {name: p.grad for name, p in model.named_parameters()}
@@ -169,8 +167,6 @@ def _ignored_group(results, sizes, batch, seeds, rank) -> None:
 
 @graded("ex2_1_buckets")
 def check_buckets(student_fn):
-    from labs.data_parallel import assign_buckets
-
     shown = [([4, 4, 4, 4], 8), ([4, 100, 4], 8), ([1, 2, 3], 1000)]
     for sizes, cap in shown:
         with case(text("checks.case_call", call=f"make_buckets({sizes}, {cap})")):
@@ -204,8 +200,6 @@ def check_buckets(student_fn):
 
 @graded("ex2_1_model_state_bytes")
 def check_model_state_bytes(student_fn):
-    from labs.memory import model_state_bytes
-
     shown = [(110e6, "adam", "fp32"), (1.5e9, "adam", "mixed"), (1000, "sgd", "fp32")]
 
     def draw(key, low, high, default):
@@ -235,8 +229,6 @@ def check_model_state_bytes(student_fn):
 
 @graded("ex2_1_warmup_lr")
 def check_warmup_lr(student_fn):
-    from labs.data_parallel import warmup_lr
-
     shown = [(0, 0.1, 256, 1024, 10), (5, 0.1, 256, 1024, 10), (50, 0.1, 256, 1024, 10)]
     rng = random.Random(_seed("warmup_lr", 5))
 

@@ -18,11 +18,13 @@ labs.exercises.checks'), or keep process groups in globals.
 """
 from __future__ import annotations
 
+from labs.data import regression_batch, shard_batch
 from labs.exercises import routes
 from labs.exercises.checks import ExerciseFailed, assert_close, case, graded, msg
 from labs.exercises.ranks import run_on_ranks
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
+from labs.models import MLP
 
 __all__ = ["check_zero1", "CHECK_TIMEOUT"]
 
@@ -87,8 +89,6 @@ class _refused:
 
 
 def _zero1_batch(step, sizes, seed):
-    from labs.data import regression_batch
-
     return regression_batch(step, 8, sizes[0], sizes[-1], seed=seed)
 
 
@@ -100,9 +100,6 @@ def _zero1_on_rank(student_cls, sizes, optimizer, pairs, seeds):
 
     import torch
     import torch.distributed as dist
-
-    from labs.data import shard_batch
-    from labs.models import MLP
 
     group, pair = None, 0
     if pairs:  # data-parallel pairs {0, 1}, {2, 3}, each on its own data
@@ -145,14 +142,10 @@ def _zero1_on_rank(student_cls, sizes, optimizer, pairs, seeds):
 
 
 def _zero1_model(sizes, seed=0):
-    from labs.models import MLP
-
     return MLP(sizes, seed=seed)
 
 
 def _zero1_expected(sizes, optimizer, seed):
-    from labs.models import MLP
-
     model = MLP(sizes, seed=seed)
     cls, options = _optimizer(optimizer)
     opt = cls(model.parameters(), **options)
