@@ -15,7 +15,6 @@ from labs.exercises.ranks import run_on_ranks
 from labs.exercises.secret import hidden_int
 from labs.messages import text
 from labs.tensor_parallel.layers import shard
-from labs.tensor_parallel.layers import shard
 from labs.exercises.tensor_parallel_common import (SECRET_TAG, compare_gradients as _compare_gradients,
     group_hint, group_rank as _group_rank, seed as _seed, tp_group as _group)
 

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from labs.collectives import ring_all_reduce_bytes_per_rank
 from labs.cost import tp_layer_comm
-from labs.collectives import ring_all_reduce_bytes_per_rank
-from labs.cost import tp_layer_comm
 from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, graded, msg
 from labs.exercises.ranks import as_number, run_on_ranks
 from labs.exercises.secret import hidden_int, hidden_seed

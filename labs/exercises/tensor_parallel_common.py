@@ -14,7 +14,6 @@ from labs.exercises.checks import ExerciseFailed, compare_tensors
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
 from labs.tensor_parallel.model import tensor_parallel_group
-from labs.tensor_parallel.model import tensor_parallel_group
 
 __all__ = ["SECRET_TAG", "seed", "size", "tp_group", "group_rank", "compare_gradients",
            "group_hint"]
