@@ -4,7 +4,7 @@ The solution cell of solutions/2.2 passes; a copy whose all-gather backward only
 positions (no sum over the group) is named as that gradient; one adding the bias before the
 reduce-scatter is caught on the output; one whose reduce-scatter forgets ``group`` passes the
 shown cases and fails on the hidden two-group case; one calling the course's own
-sequence-parallel operator is refused; the untouched student stub is reported 未完成.
+sequence-parallel operator is refused; the untouched student stub is reported unfinished.
 """
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ import torch.nn.functional as F
 
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.tensor_parallel_checks import check_sequence_parallel_mlp
+from labs.messages import text
 from labs.tensor_parallel import comm
 from tests.support.exercise_cells import cell_source, define, replaced, verdict
+from tests.support import verdicts
+from tests.support.messages import pattern
 
 pytestmark = pytest.mark.numerics
 
@@ -42,7 +45,7 @@ _verdict = verdict
 
 def test_solution_passes(capsys):
     check_sequence_parallel_mlp(*_submission(_cell("solutions")))
-    assert "✅ 练习 7 通过：4/4 分" in _verdict(capsys)
+    assert verdicts.passed(7, 4) in _verdict(capsys)
 
 
 def test_all_gather_backward_without_the_sum_names_that_gradient(capsys):
@@ -52,8 +55,9 @@ def test_all_gather_backward_without_the_sum_names_that_gradient(capsys):
     with pytest.raises(ExerciseFailed) as info:
         check_sequence_parallel_mlp(*_variant(old, new))
     message = str(info.value)
-    assert message.startswith("用例 1") and "SeqAllGather 反向传回的梯度" in message, message
-    assert "看提示 1" in message and "练习 7 · 提示 1" in _verdict(capsys)
+    assert message.startswith(text("checks_2_2.case_sp", n=1, world_size=2, seq=4)), message
+    assert text("checks_2_2.what_gather_backward") in message, message  # it points to hint 1
+    assert verdicts.hint(7, 1) in _verdict(capsys)
 
 
 def test_bias_before_the_reduce_scatter_is_caught_on_the_output(capsys):
@@ -61,7 +65,7 @@ def test_bias_before_the_reduce_scatter_is_caught_on_the_output(capsys):
         check_sequence_parallel_mlp(*_variant("SeqReduceScatter.apply(partial, group) + proj_b",
                                               "SeqReduceScatter.apply(partial + proj_b, group)"))
     message = str(info.value)
-    assert "sp_mlp_forward 的输出" in message and "只能在 reduce-scatter 之后加一次" in message
+    assert text("checks_2_2.what_sp_output") in message, message  # proj_b once, after it
     capsys.readouterr()
 
 
@@ -70,8 +74,10 @@ def test_reduce_scatter_without_group_fails_only_on_the_hidden_group_case(capsys
         check_sequence_parallel_mlp(*_variant("dist.reduce_scatter_single(mine, full, group=group)",
                                               "dist.reduce_scatter_single(mine, full)"))
     out = _verdict(capsys)
-    assert "隐藏用例 3" in str(info.value), str(info.value)  # the shown cases pass
-    assert out.startswith("❌ 练习 7 未通过（0/4 分）") and "函数 forward" in out, out
+    hidden = text("checks_2_2.case_hidden_two_groups", n=3, world_size=4)
+    assert hidden in str(info.value), str(info.value)  # the shown cases pass
+    assert out.startswith(verdicts.failed(7, 4)), out
+    assert pattern("checks.frame", func="forward").search(out), out  # the student's forward
 
 
 def test_the_courses_sequence_parallel_operator_is_refused(capsys):
@@ -79,12 +85,13 @@ def test_the_courses_sequence_parallel_operator_is_refused(capsys):
         check_sequence_parallel_mlp(*_variant(
             "x = SeqAllGather.apply(x_shard, group)",
             "x = comm.gather_from_sequence_parallel_region(x_shard, group=group)"))
-    assert ("不能使用现成的 labs.tensor_parallel.comm.gather_from_sequence_parallel_region"
-            in str(info.value)), str(info.value)
+    refused = text("checks_2_2.ready_made_sp",
+                   shown="labs.tensor_parallel.comm.gather_from_sequence_parallel_region")
+    assert refused in str(info.value), str(info.value)
     capsys.readouterr()
 
 
 def test_untouched_stub_is_reported_unfinished(capsys):
     with pytest.raises(ExerciseIncomplete):
         check_sequence_parallel_mlp(*_submission(_cell("notebooks")))
-    assert "未完成" in _verdict(capsys)
+    assert verdicts.incomplete(7) in _verdict(capsys)
