@@ -4,7 +4,7 @@ The solution cell of solutions/2.4 passes; a copy that creates only its own grou
 at its first dist.new_group with the message; one whose DP groups are ``dp`` ranks apart (the
 same as ``tp`` apart when dp = tp = 2) fails only on a hidden mesh; one that sums the DP
 gradients without dividing fails with the factor; the lab's new_groups is refused; the
-untouched student stub is reported 未完成.
+untouched student stub is reported unfinished.
 """
 from __future__ import annotations
 
@@ -14,7 +14,12 @@ import torch.distributed as dist
 
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.hybrid_checks import check_hybrid_step
+from labs.messages import text
+from tests.support import verdicts
 from tests.support.exercise_cells import cell_source, define, replaced, verdict
+from tests.support.messages import found_in
+
+CASE_1 = text("checks.case_numbered", n=1, what="")  # how the first (shown) case is named
 
 pytestmark = pytest.mark.numerics
 
@@ -41,7 +46,7 @@ _verdict = verdict
 
 def test_solution_passes(capsys):
     check_hybrid_step(_student_fn(_cell("solutions")))
-    assert "✅ 练习 5 通过：4/4 分" in _verdict(capsys)
+    assert verdicts.passed(5, 4) in _verdict(capsys)
 
 
 def test_only_its_own_groups_is_stopped_at_the_first_new_group(capsys):
@@ -55,8 +60,9 @@ def test_only_its_own_groups_is_stopped_at_the_first_new_group(capsys):
     with pytest.raises(ExerciseFailed) as info:
         check_hybrid_step(fn)
     message = str(info.value)
-    assert "用例 1" in message and "第 1 次调用 dist.new_group 时各 rank 给的组不同" in message, message
-    assert "看提示 1" in message and "练习 5 · 提示" in _verdict(capsys)
+    assert CASE_1 in message, message
+    found_in(message, "checks_2_4.new_group_differs", call=1)  # it points to hint 1
+    assert verdicts.hint(5, 1) in _verdict(capsys)
 
 
 def test_dp_groups_dp_apart_fail_only_on_a_hidden_mesh(capsys):
@@ -64,8 +70,8 @@ def test_dp_groups_dp_apart_fail_only_on_a_hidden_mesh(capsys):
     with pytest.raises(ExerciseFailed) as info:
         check_hybrid_step(fn)
     out = _verdict(capsys)
-    assert "隐藏用例 1" in str(info.value), str(info.value)  # the shown (2, 2) case passes
-    assert out.startswith("❌ 练习 5 未通过（0/4 分）") and "练习 5 · 提示 1" in out, out
+    assert text("checks.case_hidden", n=1) in str(info.value), str(info.value)  # (2, 2) passes
+    assert out.startswith(verdicts.failed(5, 4)) and verdicts.hint(5, 1) in out, out
 
 
 def test_summed_not_averaged_gradients_fail_with_the_factor(capsys):
@@ -73,7 +79,8 @@ def test_summed_not_averaged_gradients_fail_with_the_factor(capsys):
     with pytest.raises(ExerciseFailed) as info:
         check_hybrid_step(fn)
     message = str(info.value)
-    assert "用例 1" in message and "是正确值的 2 倍" in message and "除以 DP 组的大小" in message
+    assert CASE_1 in message, message
+    found_in(message, "checks_2_4.shard_times_dp", dp=2)
     capsys.readouterr()
 
 
@@ -86,11 +93,11 @@ def my_hybrid_step(dp, tp, w1, w2, x, y):
 '''
     with pytest.raises(ExerciseFailed) as info:
         check_hybrid_step(_student_fn(source))
-    assert "不能使用现成的 labs.hybrid.mesh.new_groups" in str(info.value), str(info.value)
+    found_in(info.value, "checks_2_4.no_ready_made", shown="labs.hybrid.mesh.new_groups")
     capsys.readouterr()
 
 
 def test_untouched_stub_is_reported_unfinished(capsys):
     with pytest.raises(ExerciseIncomplete):
         check_hybrid_step(_student_fn(_cell("notebooks")))
-    assert "未完成" in _verdict(capsys)
+    assert verdicts.incomplete(5) in _verdict(capsys)
