@@ -38,6 +38,7 @@ from pathlib import Path
 import nbformat
 
 from labs.exercises import catalog
+from labs.exercises.generate import graded_cells, make_student_notebook
 
 try:
     import resource
@@ -93,8 +94,6 @@ def kinds(students: int, mix: str) -> list[str]:
 
 
 def build_class(root: Path, notebook: str, students: int, mix: str = "class") -> Path:
-    from labs.exercises.generate import graded_cells, make_student_notebook
-
     course = Path(__file__).resolve().parents[1]  # the repository (grader/ is at its root)
     solution = nbformat.read(str(course / "solutions" / notebook), as_version=4)
     student = make_student_notebook(nbformat.read(str(course / "solutions" / notebook),

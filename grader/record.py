@@ -26,6 +26,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from labs.exercises import checks, feedback
+from labs.messages import text
+from labs.runtime.errors import RankError
+
 __all__ = ["RECORDS_ENV", "MAX_RECORD_BYTES", "VERSION", "RecordError", "Opaque", "encode",
            "decode", "encode_exception", "decode_exception", "contains", "body_name", "record_path",
            "write", "read", "why"]
@@ -45,8 +49,6 @@ class RecordError(Exception):
 
 def why(key: str, **values) -> str:
     """The message ``key`` (``record.<name>``, written out in full) of a RecordError."""
-    from labs.messages import text
-
     return text(key, **values)
 
 
@@ -241,8 +243,6 @@ def _decode_ndarray(body: dict):
 def encode_exception(exc: BaseException) -> dict:
     """What the check needs of an exception of the student's code (or of a rank), as data:
     its kind, message, the student's line, and for a rank's error the rank's traceback."""
-    from labs.exercises import checks, feedback
-
     out: dict[str, Any] = {"type": type(exc).__name__, "message": _text(exc, 8000)}
     if isinstance(exc, checks.ExerciseIncomplete):
         out["class"] = "incomplete"
@@ -281,9 +281,6 @@ def _builtin_class(name: str) -> type:
 
 def decode_exception(data: dict) -> BaseException:
     """An exception that makes the check say what the recorded one made it say."""
-    from labs.exercises import checks, feedback
-    from labs.runtime.errors import RankError
-
     if not isinstance(data, dict):
         raise RecordError(why("record.bad_exception"))
     message = str(data.get("message", ""))

@@ -15,6 +15,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from grader import record
+from labs.exercises import hooks
+from labs.exercises import ranks as _ranks  # noqa: F401 - for its effect: it registers the preloads
 
 __all__ = ["RECORDS_ENV", "StudentArg", "Recorder", "Interceptor", "install", "current"]
 
@@ -123,7 +125,5 @@ class Interceptor:
 def install() -> None:
     """Put the recorder in the checks' interceptor slot (at kernel start). Returns None, so that
     the kernel's start line shows and binds nothing. The checks' rank-body modules are imported
-    here too, so that the forkserver of this kernel preloads them (labs.exercises.ranks)."""
-    from labs.exercises import hooks, ranks  # noqa: F401 - ranks registers the preloads
-
+    here too (at the top), so that the forkserver of this kernel preloads them."""
     hooks.install(Interceptor())
