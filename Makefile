@@ -75,9 +75,11 @@ NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=300
 test: $(DEV_READY)
 	$(BIN)/python -m pytest tests $(NBVAL_SOLUTIONS) $(NBVAL_STUDENTS) $(NBVAL) --durations=25
 
-# `make check`: the tests not marked `slow` (no grader runs, notebooks, JupyterLab or process
-# faults) plus one short notebook end to end (2.0: ranks launched, collectives, figures), for a
-# contributor between commits and for a student who wants to know the install works.
+# `make check`: the tests not marked `slow` (no grader runs, notebooks, JupyterLab, process
+# faults or waits for a timeout, benchmarks, multi-node or torchrun runs; of a test run at several
+# rank counts, the smaller ones) plus one short notebook end to end (2.0: ranks launched,
+# collectives, figures), for a contributor between commits and for a student who wants to know
+# the install works. Every package keeps rank-launching tests in it.
 CHECK_NOTEBOOK ?= solutions/2.0_collectives.ipynb
 check: $(DEV_READY)
 	$(BIN)/python -m pytest tests $(CHECK_NOTEBOOK) -m "not slow" $(NBVAL) --durations=10

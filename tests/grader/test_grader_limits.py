@@ -89,6 +89,7 @@ def test_every_solution_carries_its_timings():
             assert limits.FLOOR <= got[step] < DEFAULT_CELL_TIMEOUT, (name, step)
 
 
+@pytest.mark.slow  # a hang waits for its limit (make test only, issue 27)
 def test_a_hang_costs_its_derived_limit(tmp_path, monkeypatch):
     """With the limits derived (no --cell-timeout), a hung exercise stops at FLOOR + FACTOR x
     the source's time; the report says so and the next exercise is graded."""

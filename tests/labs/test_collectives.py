@@ -291,6 +291,7 @@ def test_check_ring_all_reduce(monkeypatch, capsys):
     assert str(info.value) == text("checks.stub_not_written", rest="write the ring")
 
 
+@pytest.mark.slow  # waits out an 8 s deadlock (make test only, issue 27)
 def test_check_turns_a_deadlock_into_a_message(monkeypatch, capsys):
     monkeypatch.setattr(ranks, "CHECK_TIMEOUT", 8.0)  # room for a loaded machine's start-up
     with pytest.raises(ExerciseFailed) as info:
@@ -308,6 +309,7 @@ def spinning_ring(tensor):
     return tensor
 
 
+@pytest.mark.slow  # waits out an 8 s timeout (make test only, issue 27)
 def test_check_calls_an_endless_loop_a_timeout_not_a_deadlock(monkeypatch, capsys):
     monkeypatch.setattr(ranks, "CHECK_TIMEOUT", 8.0)
     with pytest.raises(ExerciseFailed) as info:

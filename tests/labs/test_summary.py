@@ -271,6 +271,7 @@ def test_commands_are_the_documented_ones():
         summary.two_node_commands(port=70000)
 
 
+@pytest.mark.slow  # two training runs, one of two nodes (make test only, issue 27)
 def test_one_node_and_two_nodes_give_the_same_training():
     one = summary.run_one_node(steps=3, timeout=180)
     two = summary.run_two_nodes(steps=3, timeout=180)

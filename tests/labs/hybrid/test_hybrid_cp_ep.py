@@ -59,7 +59,8 @@ def _ring_rank(q, k, v, dy, group_ranks):
     return [t.cpu() for t in (y.detach(), q.grad, k.grad, v.grad)], counter.summary()
 
 
-@pytest.mark.parametrize("cp", [1, 2, 4])
+# 4 ranks on 2 cores: make test only (issue 27: make check <= 3 min keeps cp 1 and 2)
+@pytest.mark.parametrize("cp", [1, 2, pytest.param(4, marks=pytest.mark.slow)])
 def test_ring_attention_equals_full_attention(cp):
     q, k, v, dy = _attention_inputs()
     expected = _full_attention(q, k, v, dy)
@@ -159,8 +160,9 @@ def _moe_rank(n_experts, top_k, x, target):
             x.grad.cpu())
 
 
-@pytest.mark.parametrize("ep_size, n_experts, top_k", [(1, 4, 1), (2, 4, 1), (4, 4, 1),
-                                                       (4, 8, 1), (4, 8, 2)])
+# (4, 8, 1): 4 ranks on 2 cores, make test only (issue 27); make check keeps (4, 8, 2)
+@pytest.mark.parametrize("ep_size, n_experts, top_k", [
+    (1, 4, 1), (2, 4, 1), (4, 4, 1), pytest.param(4, 8, 1, marks=pytest.mark.slow), (4, 8, 2)])
 def test_expert_parallel_moe_equals_reference(ep_size, n_experts, top_k):
     x, target = _moe_tokens()
     moe = _uneven_moe(n_experts, top_k)

@@ -304,6 +304,7 @@ def test_endless_loop_is_a_timeout_not_a_deadlock(warm, clean):
     assert "ranks 1: " not in message and "rank 1: waiting in communication" in message
 
 
+@pytest.mark.slow  # a process fault (SIGINT) (make test only, issue 27)
 def test_keyboard_interrupt_stops_all_ranks(tmp_path):
     pid_dir = tmp_path / "pids"
     pid_dir.mkdir()
@@ -330,6 +331,7 @@ def test_keyboard_interrupt_stops_all_ranks(tmp_path):
     assert launcher_tmpdirs(proc.pid) == set()
 
 
+@pytest.mark.slow  # two launching processes at once (make test only, issue 27)
 def test_two_launches_from_two_processes_do_not_interfere():
     code = """
         import sys, labs, torch, torch.distributed as dist
@@ -460,6 +462,7 @@ def test_doctor_runs_real_all_reduces():
     assert "all_reduce  gloo x4: ok" in proc.stdout
 
 
+@pytest.mark.slow  # a benchmark run (cold and warm launches) (make test only, issue 27)
 def test_launch_benchmark_prints_all_methods():
     proc = subprocess.run([sys.executable, "-m", "labs.bench", "launch", "--sizes", "2",
                            "--repeats", "1"], capture_output=True, text=True, timeout=240,
@@ -482,6 +485,7 @@ def test_gpu_benchmark_reports_when_there_is_no_gpu():
         assert "labs.launch nccl x1: backend=nccl, each rank on its own GPU: True" in proc.stdout
 
 
+@pytest.mark.slow  # a kernel and an interrupt (make test only, issue 27)
 def test_in_a_jupyter_kernel_cells_run_on_ranks_and_interrupt_stops_them(tmp_path):
     """As a student would: define a function in a cell, run it on 4 ranks, see the prefixed
     output; then interrupt the kernel during a long launch and find no rank left."""

@@ -85,6 +85,7 @@ def test_the_batch_script_runs_the_module_once_per_node():
     assert subprocess.run(["bash", "-n", str(ROOT / "scripts/slurm/train.sbatch")]).returncode == 0
 
 
+@pytest.mark.slow  # two nodes end to end (make test only, issue 27)
 def test_two_slurm_nodes_on_localhost_train_like_one_node():
     port = summary.free_port()
     args = ["--steps", "3", "--batch-size", "16"]
