@@ -1,4 +1,4 @@
-"""2.1's 练习 6 (ZeRO-1) enforces the mechanism, not only the weights (issue 30, items 1 and 3).
+"""2.1's exercise 6 (ZeRO-1) enforces the mechanism, not only the weights (issue 30, items 1 and 3).
 
 Each planted class below trains to the right weights and got 4/4 before; each now gets 0/4 with
 the reason: the optimizer state is summed over every optimizer alive in the rank (not only
@@ -14,7 +14,10 @@ import torch.distributed as dist
 
 from labs.exercises.checks import ExerciseFailed
 from labs.exercises.data_parallel_checks import check_zero1
+from labs.messages import text
+from tests.support import verdicts
 from tests.support.exercise_cells import define, verdict
+from tests.support.messages import found_in
 
 pytestmark = pytest.mark.numerics
 
@@ -87,24 +90,26 @@ class MyZero1:
         self.inner.step()
 '''
 
-PLANTS = [  # (source, what the verdict says); each 0/4 instead of 4/4
-    (TWO_OPTIMIZERS, "step() 没有任何通信"),
-    (HIDDEN_FULL_STATE, "只为自己那一片参数保存优化器状态"),
-    (RELOADED, "不能使用现成的 labs.data_parallel.zero"),
-    (RECOMPILED, "不能使用现成的 labs.data_parallel.zero"),
-    (PIECES, "不能使用现成的 labs.data_parallel.zero.ShardedOptimizer"),
+PLANTS = [  # (source, the verdict's message, what it names as ready-made); each 0/4, not 4/4
+    (TWO_OPTIMIZERS, "checks_2_1.step_without_communication", None),
+    (HIDDEN_FULL_STATE, "checks_2_1.full_state", None),
+    (RELOADED, "checks_2_1.ready_made_optimizer", "labs.data_parallel.zero"),
+    (RECOMPILED, "checks_2_1.ready_made_optimizer", "labs.data_parallel.zero"),
+    (PIECES, "checks_2_1.ready_made_optimizer", "labs.data_parallel.zero.ShardedOptimizer"),
 ]
 
 
-@pytest.mark.parametrize("source, reason", PLANTS,
+@pytest.mark.parametrize("source, key, shown", PLANTS,
                          ids=["two_optimizers", "hidden_full_state", "reloaded", "recompiled",
                               "pieces"])
-def test_a_zero1_that_shards_nothing_or_borrows_scores_zero(capsys, source, reason):
+def test_a_zero1_that_shards_nothing_or_borrows_scores_zero(capsys, source, key, shown):
     (cls,) = define(source, ("MyZero1",), "zero1_plant", torch=torch, dist=dist)
     with pytest.raises(ExerciseFailed) as info:
         check_zero1(cls)
-    assert reason in str(info.value), str(info.value)
-    assert verdict(capsys).startswith("❌ 练习 6 未通过（0/4 分）")
+    fields = found_in(info.value, key)
+    if shown is not None:
+        assert fields["shown"].startswith(shown), fields
+    assert verdict(capsys).startswith(verdicts.failed(6, 4))
 
 
 def test_source_recompiled_under_another_name_is_still_recognised():
@@ -155,7 +160,7 @@ def test_a_shard_never_broadcast_names_the_missing_broadcast(capsys):
     (cls,) = define(NO_BROADCAST, ("MyZero1",), "zero1_plant", torch=torch, dist=dist)
     with pytest.raises(ExerciseFailed) as info:
         check_zero1(cls)
-    assert "还是初始值：它不归这个 rank 持有，更新后要由持有者 broadcast 过来" in str(info.value)
+    found_in(info.value, "checks_2_1.not_updated_here")
     capsys.readouterr()
 
 
@@ -168,5 +173,6 @@ def test_a_broadcast_deadlock_gets_collective_advice_not_isend(capsys, monkeypat
     with pytest.raises(ExerciseFailed) as info:
         check_zero1(cls)
     message = str(info.value)
-    assert "broadcast 是集合通信" in message and "isend" not in message, message
+    assert text("checks_2_1.deadlock_broadcast") in message, message
+    assert text("checks.deadlock") not in message, message  # the isend advice is for rings
     capsys.readouterr()
