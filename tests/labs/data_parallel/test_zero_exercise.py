@@ -3,7 +3,7 @@
 The solution cell of solutions/2.1 passes; a copy that broadcasts from the owner's rank in the
 group (not its global rank) fails on the hidden two-group case; one whose local optimizer holds
 the states of every parameter fails the shard check; one built on the lab's ShardedOptimizer
-is refused; the untouched student stub is reported 未完成.
+is refused; the untouched student stub is reported unfinished.
 """
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ import torch.distributed as dist
 
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.data_parallel_checks import check_zero1
+from labs.messages import text
+from tests.support import verdicts
 from tests.support.exercise_cells import cell_source, define, replaced, verdict
+from tests.support.messages import found_in
 
 pytestmark = pytest.mark.numerics
 
@@ -39,7 +42,7 @@ _verdict = verdict
 
 def test_solution_passes(capsys):
     check_zero1(_student_class(_cell("solutions")))
-    assert "✅ 练习 6 通过：4/4 分" in _verdict(capsys)
+    assert verdicts.passed(6, 4) in _verdict(capsys)
 
 
 def test_group_rank_as_broadcast_src_fails_on_the_hidden_group_case(capsys):
@@ -47,8 +50,8 @@ def test_group_rank_as_broadcast_src_fails_on_the_hidden_group_case(capsys):
     with pytest.raises(ExerciseFailed) as info:
         check_zero1(cls)
     out = _verdict(capsys)
-    assert "隐藏用例 3" in str(info.value), str(info.value)  # the shown cases pass
-    assert out.startswith("❌ 练习 6 未通过（0/4 分）") and "练习 6 · 提示 2" in out, out
+    assert text("checks.case_hidden", n=3) in str(info.value), str(info.value)  # shown ones pass
+    assert out.startswith(verdicts.failed(6, 4)) and verdicts.hint(6, 2) in out, out
 
 
 def test_full_optimizer_state_on_every_rank_fails_the_shard_check(capsys):
@@ -57,8 +60,9 @@ def test_full_optimizer_state_on_every_rank_fails_the_shard_check(capsys):
     with pytest.raises(ExerciseFailed) as info:
         check_zero1(cls)
     message = str(info.value)
-    assert "用例 1" in message and "只为自己那一片参数保存优化器状态" in message, message
-    assert "看提示 1" in message and "练习 6 · 提示 1" in _verdict(capsys)
+    found_in(message, "checks_2_1.case_zero1", n=1)
+    found_in(message, "checks_2_1.full_state")  # it points to hint 1
+    assert verdicts.hint(6, 1) in _verdict(capsys)
 
 
 def test_the_labs_sharded_optimizer_is_refused(capsys):
@@ -74,11 +78,12 @@ class MyZero1:
 '''
     with pytest.raises(ExerciseFailed) as info:
         check_zero1(_student_class(source))
-    assert "不能使用现成的 labs.data_parallel.zero.ShardedOptimizer" in str(info.value)
+    found_in(info.value, "checks_2_1.ready_made_optimizer",
+             shown="labs.data_parallel.zero.ShardedOptimizer")
     capsys.readouterr()
 
 
 def test_untouched_stub_is_reported_unfinished(capsys):
     with pytest.raises(ExerciseIncomplete):
         check_zero1(_student_class(_cell("notebooks")))
-    assert "未完成" in _verdict(capsys)
+    assert verdicts.incomplete(6) in _verdict(capsys)
