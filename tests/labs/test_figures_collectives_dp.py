@@ -13,6 +13,8 @@ import torch
 
 from tests.support import figure_checks
 from labs import fonts, memory, plots
+from labs.messages import text
+from tests.support.messages import said
 from labs.data_parallel import plots as dp_plots
 from labs.timeline import REAL_COMPUTE, SIMULATED, Event, Timeline
 
@@ -200,20 +202,22 @@ def test_every_figure_is_readable(build, lang, monkeypatch):
 def test_the_shared_figures_say_their_labels_in_the_notebooks_language(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "zh")
     fig = bandwidth_bus()
-    assert fig.axes[0].get_xlabel() == "消息大小"
-    assert fig.axes[0].get_ylabel() == "每次 all-reduce 的耗时（ms）"
-    assert fig.axes[1].get_ylabel() == "总线带宽（GB/s）"
+    zh = dict(lang="zh")
+    assert fig.axes[0].get_xlabel() == text("plots.message_size", **zh)
+    assert fig.axes[0].get_ylabel() == text("plots.time_per_all_reduce", **zh)
+    assert fig.axes[1].get_ylabel() == text("plots.bus_bandwidth", **zh)
     fig = timeline_pipeline()
-    assert fig.axes[0].get_title() == "GPipe, p=4, m=8 [模拟（理想）]"
-    assert fig.axes[0].get_xlabel() == "时间（单位：t_F = 1）"
-    assert "空闲" in fig.axes[0].get_yticklabels()[0].get_text()
+    assert fig.axes[0].get_title() == f"GPipe, p=4, m=8 [{text('plots.mode_simulated', **zh)}]"
+    assert fig.axes[0].get_xlabel() == text("plots.time_units", **zh)
+    said(fig.axes[0].get_yticklabels()[0].get_text(), "plots.row_idle", **zh)
     assert [t.get_text() for t in collective_before_after().axes[0].texts][:1] == ["0"]
-    assert collective_before_after().axes[0].get_title() == "调用前"
+    assert collective_before_after().axes[0].get_title() == text("plots.stage_before", **zh)
     monkeypatch.setenv("LABS_LANG", "en")
-    assert bandwidth_algorithm().axes[1].get_ylabel() == "algorithm bandwidth (GB/s)"
+    assert bandwidth_algorithm().axes[1].get_ylabel() == text("plots.algorithm_bandwidth", lang="en")
     fig = timeline_layerwise()
-    assert fig.axes[0].get_title() == "layer-wise model parallel, 2 ranks [real compute]"
-    assert fig.axes[0].get_xlabel() == "time (ms)"
+    assert fig.axes[0].get_title() == (
+        f"layer-wise model parallel, 2 ranks [{text('plots.mode_real_compute', lang='en')}]")
+    assert fig.axes[0].get_xlabel() == text("plots.time_ms", lang="en")
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == \
         ["forward", "send", "recv", "backward"]
     assert busiest_rank().axes[0].get_xlabel() == "number of ranks N"
