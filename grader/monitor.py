@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import threading
 
 from grader import sandbox
@@ -175,6 +176,12 @@ class Monitor:
         with self._lock:
             if self.tripped is None:
                 self.tripped = kind
+        for _ in range(3):  # the cgroup's members first: a fork loop's thousand are found at once
+            for pid in self.cgroups.members() or []:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
         sandbox.kill_marked(self.token)
         for pid in tree(os.getpid()):
             sandbox.kill_tree(pid)

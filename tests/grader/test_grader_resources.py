@@ -101,7 +101,7 @@ def test_error_outputs_name_their_limit():
 
 
 WATCH = textwrap.dedent("""
-    import os, subprocess, sys, time
+    import subprocess, sys, time
     from grader.monitor import Monitor
     from grader.resources import Limits, MiB
 
@@ -122,8 +122,16 @@ WATCH = textwrap.dedent("""
         while m.tripped is None and time.monotonic() - start < 20:
             time.sleep(0.05)
         seconds = round(time.monotonic() - start, 1)
-        time.sleep(0.2)
-        found.append((m.tripped, os.path.exists(f"/proc/{child.pid}"), seconds))
+        for _ in range(100):  # killed: gone, or a zombie (a loaded machine takes a while)
+            try:
+                with open(f"/proc/{child.pid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                state = "gone"
+            if state in ("gone", "Z", "X"):
+                break
+            time.sleep(0.1)
+        found.append((m.tripped, state not in ("gone", "Z", "X"), seconds))
         m.close()
     print(found)
 """)
