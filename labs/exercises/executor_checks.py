@@ -20,6 +20,7 @@ from labs.exercises.checks import ExerciseFailed, assert_close, case, graded
 from labs.exercises.ranks import run_on_ranks
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
+from labs.pipeline import executor
 
 __all__ = ["check_1f1b_executor", "CHECK_TIMEOUT"]
 
@@ -91,8 +92,10 @@ class _CountedStage(torch.nn.Module):
 def _refuse_executor(*args, **kwargs):
     """Stands in for the body of labs.pipeline.executor.run_schedule while the student runs
     (its code runs with the executor's globals, so it imports what it needs)."""
+    # why here: this body runs with labs.pipeline.executor's globals (its code replaces
+    # run_schedule's there), which hold no ExerciseFailed: it imports what it uses itself
     from labs.exercises.checks import ExerciseFailed as Refused
-    from labs.messages import text
+    from labs.messages import text  # why here: as above (not relying on the executor's imports)
 
     raise Refused(text("checks_2_3.no_ready_executor"))
 
@@ -101,8 +104,6 @@ def _executor_on_rank(student_fn, n_stages, n_micro, micro, width, out, pairs):
     """Inside a rank: this rank's stage of the model, its micro-batches, the student's loop."""
     import torch.distributed as dist
     import torch.nn.functional as fn
-
-    from labs.pipeline import executor
 
     group, seed = None, 0
     if pairs:  # two independent pipelines {0, 1} and {2, 3}, each with its own model and data

@@ -15,6 +15,7 @@ Must not: import the grader, judge a result, print, or launch without a timeout.
 
 from __future__ import annotations
 
+import labs
 from labs.exercises import feedback as _feedback
 from labs.exercises import hooks as _hooks
 from labs.exercises.checks import ExerciseFailed
@@ -59,8 +60,6 @@ def run_on_ranks(fn, world_size, args=(), *, timeout=None, deadlock="checks.dead
 
 
 def _launch(fn, world_size, args, timeout, deadlock="checks.deadlock"):
-    import labs
-
     timeout = CHECK_TIMEOUT if timeout is None else timeout
 
     try:

@@ -24,6 +24,7 @@ from labs.exercises.capstone_rules import (LAYOUT_KEYS, check_deciding, check_ru
                                            deciding, fitting, layout_of, runner_up, unit_mistake)
 from labs.exercises.checks import ExerciseFailed, case, graded
 from labs.exercises.secret import active, hidden_int, hidden_seed
+from labs import cost
 from labs import planner as pl
 from labs.memory import RECOMPUTE
 from labs.planner.types import GiB
@@ -362,8 +363,6 @@ def training_days(n_params: float, tokens: float, n_gpus: int, peak_flops: float
                   mfu: float) -> float:
     """Reference: days to train on ``tokens`` at utilisation ``mfu`` of ``n_gpus`` GPUs of
     ``peak_flops``: 6·N·D FLOPs (Kaplan et al., arXiv:2001.08361 §2.1) / achieved FLOP/s."""
-    from labs import cost
-
     return cost.training_flops(n_params, tokens) / (n_gpus * peak_flops * mfu) / 86400
 
 

@@ -63,6 +63,7 @@ class FixedTime:
     @property
     def label(self) -> str:
         """The mode as a figure's title names it (in the figures' language, when asked)."""
+        # why here: labs.plots imports matplotlib (~3 s), and the ranks import this module
         from labs.plots import label
 
         def ms(v):

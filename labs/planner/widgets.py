@@ -274,7 +274,8 @@ class PlannerWidget:
     several at once and recomputes once. ``last_update_s``: the last refresh's wall time."""
 
     def __init__(self, **initial):
-        from labs.planner import view  # ipywidgets only here: compute() needs none
+        # why here: view imports ipywidgets and matplotlib; compute() (no display) needs neither
+        from labs.planner import view
 
         unknown = set(initial) - set(_NAMES)
         if unknown:
