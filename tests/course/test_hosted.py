@@ -20,6 +20,7 @@ from labs import hosted
 from labs.exercises import edition, hosted_cell
 from labs.exercises.generate import make_student_notebook
 from labs.messages import LANG_ENV, catalog
+from labs.runtime.doctor import torch_support
 
 from grader.sources import plan, prepare, setup_source
 
@@ -214,3 +215,9 @@ def test_both_readmes_say_where_the_address_is_set_and_what_was_tested(readme):
     for needed in ("`REPOSITORY`", "`labs/hosted.py`", "labs.exercises.hosted_cell",
                    hosted.SOURCE_ENV, "tests/course/test_hosted_runtime.py", "ipywidgets 7.7.1"):
         assert needed in text, (readme, needed)
+
+
+def test_labs_doctor_calls_a_hosted_runtimes_torch_a_note_not_a_problem():
+    for version in ("2.8.0+cu126", "2.6.0+cu124", "2.10.0"):   # Colab's and Kaggle's kind
+        assert torch_support(version) == "in_range", version
+    assert torch_support("2.13.0+cpu") == "tested"
