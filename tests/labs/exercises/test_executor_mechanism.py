@@ -1,4 +1,4 @@
-"""2.3's 练习 6 (the 1F1B executor) bounds the micro-batches in flight on EVERY stage (issue 30,
+"""2.3's exercise 6 (the 1F1B executor) bounds the micro-batches in flight on EVERY stage (issue 30,
 item 1): stage s of p holds at most min(p - s, m). A loop that gives every stage stage 0's
 order computes the right loss and gradients, and got 4/4 when only stage 0 was counted; the
 last stage then holds p micro-batches instead of 1. Now 0/4, naming the stage and the bound.
@@ -11,7 +11,10 @@ import torch
 from labs import pipeline as pp
 from labs.exercises.checks import ExerciseFailed
 from labs.exercises.pipeline_checks import check_1f1b_executor
+from labs.messages import text
+from tests.support import verdicts
 from tests.support.exercise_cells import cell_source, define, replaced, verdict
+from tests.support.messages import found_in
 
 pytestmark = pytest.mark.numerics
 
@@ -31,9 +34,10 @@ def test_stage_zeros_order_on_every_stage_scores_zero(capsys):
         check_1f1b_executor(fn)
     message = str(info.value)
     # case 1: 2 stages, 4 micro-batches; the last stage (s = 1) may hold min(2 - 1, 4) = 1
-    assert message.startswith("用例 1") and "stage 1 上同时在途" in message, message
-    assert "最多有 2 个" in message and "min(2 - 1, 4) = 1 个" in message, message
-    assert verdict(capsys).startswith("❌ 练习 6 未通过（0/4 分）")
+    assert message.startswith(text("checks.case_numbered", n=1, what="")), message
+    held = found_in(message, "checks_2_3.executor_stage_in_flight", peak=2, p=2, s=1, m=4, bound=1)
+    assert "stage 1" in held["who"], held
+    assert verdict(capsys).startswith(verdicts.failed(6, 4))
 
 
 def test_the_two_pipelines_case_says_what_it_is_and_the_likely_cause(capsys):
@@ -43,6 +47,6 @@ def test_the_two_pipelines_case_says_what_it_is_and_the_likely_cause(capsys):
     with pytest.raises(ExerciseFailed) as info:
         check_1f1b_executor(fn)
     message = str(info.value)
-    assert "隐藏用例 4：两条 2 级流水线 {0, 1} 和 {2, 3}（4 个 rank）" in message, message
-    assert "很可能的原因：有一处通信没有传 group=group" in message, message
-    assert verdict(capsys).startswith("❌ 练习 6 未通过（0/4 分）")
+    assert text("checks_2_3.case_hidden_pipelines", n=4, stages=2) in message, message
+    found_in(message, "checks_2_3.group_missing_likely")  # the likely cause: group=group missing
+    assert verdict(capsys).startswith(verdicts.failed(6, 4))
