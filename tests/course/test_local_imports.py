@@ -1,0 +1,128 @@
+"""Function-level imports of the course's own modules only with a reason (issue 25, item 4).
+
+An ``import`` inside a function hides an arrow of the import graph from a reader of the module's
+head, so ``labs/`` and ``grader/`` import their own modules (``labs.*``, ``grader.*``, relative)
+at the top. One stays inside a function only for a reason that a reader can check, written as a
+``# why`` comment at the end of the import's line or in the comment lines right above it, e.g.::
+
+    # why here: labs.plots imports matplotlib (~3 s), and the ranks import this module
+    from labs.plots import label
+
+Read from the syntax tree only (nothing is imported): a few hundred milliseconds.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("labs", "grader")
+MODULES = sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py")
+                 if "__pycache__" not in p.parts)
+OWN = ("labs", "grader")
+REASON = "# why"
+
+
+def _own_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.ImportFrom):
+        name = "." * node.level + (node.module or "")
+        return [name] if node.level or name.split(".")[0] in OWN else []
+    return [a.name for a in node.names if a.name.split(".")[0] in OWN]
+
+
+def _has_reason(lines: list[str], node: ast.stmt) -> bool:
+    """A ``# why`` comment on the import's own lines, or in the run of comment lines above it."""
+    if any(REASON in line for line in lines[node.lineno - 1:node.end_lineno]):
+        return True
+    above = node.lineno - 2
+    while above >= 0 and lines[above].lstrip().startswith("#"):
+        if REASON in lines[above]:
+            return True
+        above -= 1
+    return False
+
+
+def local_imports(source: str, name: str = "<source>") -> list[tuple[str, int, bool]]:
+    """``(where, line, has a reason)`` for every import of labs'/grader's own modules inside a
+    function (methods and nested functions included) of ``source``."""
+    lines = source.splitlines()
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)) \
+                    and _own_modules(child):
+                found.append((f"{name}:{child.lineno}", child.lineno, _has_reason(lines, child)))
+            visit(child, in_function or isinstance(child, (ast.FunctionDef,
+                                                           ast.AsyncFunctionDef, ast.Lambda)))
+
+    visit(ast.parse(source, filename=name), False)
+    return found
+
+
+def without_reason(source: str, name: str = "<source>") -> list[str]:
+    return [where for where, _, ok in local_imports(source, name) if not ok]
+
+
+def test_the_packages_have_modules():
+    # a wrong ROOT or a moved package would make the test below pass on nothing
+    for package in PACKAGES:
+        assert (ROOT / package / "__init__.py").is_file(), package
+    assert len(MODULES) > 100
+
+
+def test_every_function_level_import_of_the_course_says_why():
+    missing = [where for path in MODULES
+               for where in without_reason(path.read_text(encoding="utf-8"),
+                                           str(path.relative_to(ROOT)))]
+    assert missing == [], (
+        "function-level imports of labs'/grader's own modules without a reason; move each to "
+        "the module's top, or write why it must stay (a heavy optional dependency, runs only in "
+        "a rank, ...) in a '# why here: ...' comment above it:\n" + "\n".join(missing))
+
+
+PLANTED = '''\
+import os
+from labs.messages import text  # at the top: fine
+
+
+def quiet():
+    from labs.memory import model_state_bytes
+    import os.path  # not the course's own: fine
+    return model_state_bytes
+
+
+class Widget:
+    def show(self):
+        # why here: view imports ipywidgets and matplotlib
+        # (compute() needs neither)
+        from labs.planner import view
+        from . import sibling
+        import grader.record  # why: the kernel has no grader before this call
+        return view, sibling, grader
+
+    def later(self):
+        def inner():
+            import labs.plots
+            return labs.plots
+        return inner
+'''
+
+
+def test_the_finder_names_each_import_without_a_reason():
+    found = local_imports(PLANTED, "planted.py")
+    assert [line for _, line, _ in found] == [6, 15, 16, 17, 22]
+    assert without_reason(PLANTED, "planted.py") == ["planted.py:6", "planted.py:16",
+                                                     "planted.py:22"]
+
+
+@pytest.mark.parametrize("source", [
+    "def f():\n    from labs import cost\n",
+    "def f():\n    x = 1  # why not\n    from labs import cost\n",  # a reason of another line
+    "async def f():\n    import grader.judge\n",
+    "def f():\n    from .. import hooks\n",
+])
+def test_a_planted_import_without_a_reason_fails(source):
+    assert len(without_reason(source)) == 1
