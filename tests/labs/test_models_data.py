@@ -14,7 +14,8 @@ from labs.data import (CharTokenizer, get_batch, load_corpus, regression_batch, 
 from labs.models import MLP, TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 from labs.reference import tinygpt_reference, train_reference
-from labs.messages import LANG_ENV
+from labs.messages import LANG_ENV, text
+from tests.support.messages import said
 
 pytestmark = pytest.mark.numerics
 
@@ -255,16 +256,21 @@ def test_reference_loop_with_mlp_sgd_and_clipping():
 def test_errors_in_chinese(monkeypatch):
     monkeypatch.setenv(LANG_ENV, "zh")
     fields = dict(vocab_size=VOCAB, block_size=32, n_layer=2, n_head=2, n_embd=32)
-    with pytest.raises(ValueError, match=r"^n_embd=30 不能被 n_head=4 整除：每个头（head）分到 "
-                                         r"n_embd / n_head 个通道。请用 4 的倍数作为 n_embd（例如 32）"):
+    zh = dict(lang="zh")
+    with pytest.raises(ValueError) as info:
         TinyGPTConfig(**fields | dict(n_embd=30, n_head=4))
-    with pytest.raises(ValueError, match="activation='swish' 未知；请从 "):
+    said(info.value, "models.n_embd_not_divisible", **zh, n_embd=30, n_head=4, example=32)
+    with pytest.raises(ValueError) as info:
         MLP([8, 4], activation="swish")
+    said(info.value, "models.unknown_activation", **zh, activation="swish")
     x, y = get_batch(0, 8, 16)
-    with pytest.raises(ValueError, match="batch_size=8 不能被 world_size=3 整除：每个 rank"):
+    with pytest.raises(ValueError) as info:
         shard_batch(x, y, 0, 3)
-    with pytest.raises(ValueError, match="不在这份 .* 个符号的词表中"):
+    said(info.value, "models.batch_not_divisible", **zh, batch_size=8, world_size=3)
+    with pytest.raises(ValueError) as info:
         CharTokenizer().encode("caf\u00e9")
-    with pytest.raises(ValueError, match="optimizer='adam' 未知"):
+    assert "\u00e9" in said(info.value, "models.unknown_characters", **zh)["chars"]
+    with pytest.raises(ValueError) as info:
         train_reference(MLP([8, 3]), lambda step: regression_batch(step, 4, 8, 3), steps=1,
                         lr=0.1, optimizer="adam")
+    assert str(info.value) == text("models.unknown_optimizer", **zh, name="adam")
