@@ -24,6 +24,8 @@ import torch.distributed as dist
 
 import labs
 from labs import messages
+from labs.messages import text
+from tests.support.messages import opening, said
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import launcher
 from labs.runtime import processes as _processes
@@ -370,20 +372,22 @@ def test_in_chinese_the_rank_and_the_launcher_both_say_it_in_chinese(monkeypatch
     with pytest.raises(labs.RankError) as info:
         labs.launch(raises_odd_exception, 2, timeout=30)
     message = str(info.value)
-    assert message.startswith("rank 0（共 2 个）抛出了 StrRaises: <这个异常的 str() 失败了："
-                              "RuntimeError>"), message  # the launcher's words, then the rank's
-    assert "--- 其余的 rank（1）已被停止 ---" in message
+    zh = dict(lang="zh")
+    raised = text("runtime.rank_raised", **zh, rank=0, world_size=2, message="StrRaises: " + text(
+        "runtime.str_failed", **zh, type="RuntimeError"))
+    assert message.startswith(raised), message  # the launcher's words, then the rank's
+    assert text("runtime.others_stopped", **zh, others=1) in message
 
 
 def test_nearly_full_temp_folder_is_named_before_starting(monkeypatch):
     monkeypatch.setattr(_processes, "free_bytes", lambda path: 2**20)
-    with pytest.raises(labs.LaunchError, match=rf"temporary folder {tempfile.gettempdir()} is "
-                                               r"full: 1\.0 MiB free"):
-        labs.launch(quick, 2)
-    monkeypatch.setenv(messages.LANG_ENV, "zh")
-    with pytest.raises(labs.LaunchError, match=rf"临时目录 {tempfile.gettempdir()} 已满：只剩 "
-                                               r"1\.0 MiB.*请在那里腾出一些空间"):
-        labs.launch(quick, 2)
+    for lang in ("en", "zh"):
+        monkeypatch.setenv(messages.LANG_ENV, lang)
+        with pytest.raises(labs.LaunchError) as info:
+            labs.launch(quick, 2)
+        fix = said(info.value, "runtime.temp_folder_full", lang=lang,
+                   folder=tempfile.gettempdir(), free_mib=1.0)["fix"]
+        assert fix, info.value  # what to do: make room there, or another TMPDIR
 
 
 @contextlib.contextmanager
@@ -433,9 +437,7 @@ def test_doctor_reports_a_missing_temp_folder_instead_of_crashing(monkeypatch, l
     """)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    if lang == "en":
-        assert "temp folder NONE USABLE" in proc.stdout
-        assert "no usable temporary folder" in proc.stdout and "TMPDIR" in proc.stdout
-    else:
-        assert "临时目录    没有可用的\n\n问题：\n- 没有可用的临时目录：" in proc.stdout, proc.stdout
-        assert "TMPDIR" in proc.stdout
+    none, problems = (text(key, lang=lang) for key in ("doctor.temp_folder_none", "doctor.problems"))
+    problem = opening("runtime.no_temp_folder", lang=lang)
+    assert f"{none}\n\n{problems}\n- {problem}" in proc.stdout, proc.stdout
+    assert "TMPDIR" in proc.stdout
