@@ -18,6 +18,8 @@ from labs.numerics import assert_close
 from labs.reference import train_reference
 from labs.tensor_parallel import ColumnParallelLinear, ParallelMLP, shard, unshard
 from labs.tensor_parallel.model import ParallelTinyGPT, validate_tp_layout
+from labs.messages import text
+from tests.support.messages import said
 
 pytestmark = pytest.mark.numerics
 
@@ -208,14 +210,21 @@ def test_layout_errors_in_the_notebooks_language(monkeypatch):
     """The same errors in the Chinese edition: Chinese, with the same numbers and names."""
     monkeypatch.setenv("LABS_LANG", "zh")
     config = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=1, n_head=1, n_embd=30)
-    with pytest.raises(ValueError, match=r"张量并行规模 4 不能整除 n_head=1（每个 rank 运行完整的头.*"
-                                         r"，也不能整除 n_embd=30"):
+    with pytest.raises(ValueError) as info:
         validate_tp_layout(config, 4)
-    with pytest.raises(ValueError, match="world size 3 无法分成每组 2 个 rank 的张量并行组"):
+    problems = said(info.value, "tensor_parallel.layout_not_divisible", tp=4)["problems"]
+    heads, channels = problems.split(text("tensor_parallel.layout_problem_sep"))[:2]
+    said(heads, "tensor_parallel.layout_problem", name="n_head", value=1,
+         why=text("tensor_parallel.why_heads"))
+    said(channels, "tensor_parallel.layout_problem", name="n_embd", value=30,
+         why=text("tensor_parallel.why_channels"))
+    with pytest.raises(ValueError) as info:
         validate_tp_layout(TinyGPTConfig(vocab_size=96, block_size=16, n_layer=1, n_head=4,
                                          n_embd=32), 2, world_size=3)
-    with pytest.raises(ValueError, match="请让它是 6 的倍数"):
+    said(info.value, "tensor_parallel.world_not_divisible", world_size=3, tp=2)
+    with pytest.raises(ValueError) as info:
         shard(torch.zeros(8, 2), 0, 0, 2, stride=3)
+    said(info.value, "tensor_parallel.shard_dim", size=8, dim=0, stride=3, world_size=2, multiple=6)
 
 
 def _world_3_tp_2():
