@@ -6,7 +6,10 @@ Notebooks handed out before the move import those paths, so an import hook maps 
 to its new home, with a DeprecationWarning: ``import labs.tp_communications as comm`` gives a
 module whose attributes are ``labs.tensor_parallel.comm``'s. ``python -m labs.ddp_script`` runs
 the new script. Where a name or a signature changed, the old module keeps the old behaviour
-through a thin adapter in :mod:`labs._compat` that calls the new owner.
+through a thin adapter in :mod:`labs._compat` that calls the new owner. Later moves are served
+the same way: the grader's modules (``labs.exercises.judge`` -> ``grader.judge`` ...) and the
+planner's (``labs.hybrid.planner`` -> ``labs.planner``, ``labs.hybrid.hardware`` ->
+``labs.hardware`` ...); no file is left at an old path.
 
 Names that moved out of a module that stays (``labs.memory.fits_on_one_card`` is now
 ``labs.cost.fits_on_one_card``) are served by that module's ``__getattr__`` via
@@ -61,6 +64,14 @@ MOVED_MODULES = {
     "labs.exercises.record": "grader.record",
     "labs.exercises.copying": "grader.copying",
     "labs.bench.grade": "grader.bench",
+    # the planner and its widget left labs.hybrid for their own package; the GPU table went down
+    "labs.hybrid.planner": "labs.planner",
+    "labs.hybrid.planner_model": "labs.planner.model",
+    "labs.hybrid.planner_search": "labs.planner.search",
+    "labs.hybrid.planner_types": "labs.planner.types",
+    "labs.hybrid.widgets": "labs.planner.widgets",
+    "labs.hybrid.widgets_view": "labs.planner.view",
+    "labs.hybrid.hardware": "labs.hardware",
 }
 
 # (old module, name) -> "new.module:name": names that changed, or whose behaviour changed and
@@ -83,6 +94,12 @@ RENAMED = {
     **{("labs.pipeline_planning", name): f"labs._compat:{name}"
        for name in ("ADAM_MIXED_BYTES_PER_PARAM", "transformer_layer_params", "model_state_bytes",
                     "states_per_gpu", "judge_pipeline", "pp_bytes_per_step", "tp_bytes_per_step")},
+    # the old record module was split: the kernel's side (grader.recorder), the judge's side
+    # (grader.judge) and the codec (grader.record, the new module of the old path)
+    **{("labs.exercises.record", name): f"grader.recorder:{name}"
+       for name in ("StudentArg", "Recorder", "current", "unwrap")},
+    **{("labs.exercises.record", name): f"grader.judge:{name}" for name in ("Replayer",
+                                                                          "Placeholder")},
 }
 
 # (module that stays, name) -> "new.module:name": names that left a module that still exists
@@ -101,7 +118,6 @@ MOVED_ATTRIBUTES = {
 def _internal(frame) -> bool:
     name = frame.f_globals.get("__name__", "")
     return (name == "labs" or name.startswith(("importlib", "labs._moved", "labs._compat"))
-            or "__moved_to__" in frame.f_globals  # a thin file left at an old path
             or name.startswith("labs.") and frame.f_code.co_name == "__getattr__"  # a module's
             or frame.f_code.co_filename.startswith("<frozen importlib"))
 
@@ -189,18 +205,6 @@ def moved_attribute(module: str, name: str):
     _warn(text("runtime.moved_attribute", old=f"{module}.{name}", new=target.replace(":", "."),
                removed_in=text("runtime.removed_in")))
     return _resolve(target)
-
-
-def old_module(old: str, new: str) -> None:
-    """For a thin file left at an old path that notebooks still import (``labs/hybrid/planner.py``
-    -> :mod:`labs.planner`): warn, then put a :class:`MovedModule` in its place in
-    ``sys.modules``. Such a path joins :data:`MOVED_MODULES` (and its file goes) once no
-    notebook of the course imports it."""
-    _warn(text("runtime.moved_module", old=old, new=new, removed_in=text("runtime.removed_in")))
-    importlib.import_module(new)
-    module = MovedModule(old, new)
-    module.__spec__ = sys.modules[old].__spec__  # the thin file's, as importlib.util expects
-    sys.modules[old] = module
 
 
 def install() -> None:
