@@ -18,7 +18,9 @@ import torch
 import labs
 from labs import collectives, cost, memory
 from labs import pipeline as pp
+from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig
+from tests.support.messages import said
 
 pytestmark = pytest.mark.numerics
 
@@ -215,19 +217,18 @@ def test_one_decision_type_for_the_three_questions(monkeypatch):
 
 
 def test_the_verdicts_speak_the_notebooks_language(monkeypatch):
-    monkeypatch.setenv("LABS_LANG", "zh")
-    assert cost.fits_on_one_card(110e6, 40e9).verdict == \
-        "模型状态 1.76 GB，占 40 GB 显卡的 4%（预算 70%） -> 放得下：普通的数据并行（DDP）就够了"
-    assert "放得下的最小 TP：2" in cost.tp_decision(1.5e9, 32e9, hidden=1600, heads=16).verdict
-    assert "流水线级数（PP stages）>= 16" in cost.pp_decision(96, 12288, 32 * 2**30, tp=8).verdict
-    with pytest.raises(ValueError, match="zero_stage=4：请用其中之一"):
-        memory.model_state_bytes_per_gpu(1, zero_stage=4)
-    monkeypatch.setenv("LABS_LANG", "en")
-    assert cost.fits_on_one_card(110e6, 40e9).verdict == \
-        "model states 1.76 GB = 4% of the 40 GB card (budget 70%) -> fits: plain data " \
-        "parallelism (DDP) works"
-    with pytest.raises(ValueError, match=r"zero_stage=4: use one of \(0, 1, 2, 3\)"):
-        memory.model_state_bytes_per_gpu(1, zero_stage=4)
+    for lang in ("zh", "en"):
+        monkeypatch.setenv("LABS_LANG", lang)
+        head = text("cost.one_card_head", lang=lang, states=1.76, card=40, share=0.04, budget=0.7)
+        assert cost.fits_on_one_card(110e6, 40e9).verdict == text("cost.one_card_fits", lang=lang,
+                                                                   head=head)
+        said(cost.tp_decision(1.5e9, 32e9, hidden=1600, heads=16).verdict, "cost.tp_smallest",
+             lang=lang, tp=2)
+        said(cost.pp_decision(96, 12288, 32 * 2**30, tp=8).verdict, "cost.pp_stages", lang=lang,
+             tp=8, pp=16)
+        with pytest.raises(ValueError) as info:
+            memory.model_state_bytes_per_gpu(1, zero_stage=4)
+        said(info.value, "memory.unknown_zero_stage", lang=lang, zero_stage=4, stages=(0, 1, 2, 3))
 
 
 # --- the planner's formulas (labs.memory, labs.cost) --------------------------------------------
