@@ -174,6 +174,13 @@ def _draw_nodes(ax, shape: MeshShape, gpus_per_node: int) -> None:
                         fontsize=5.5, color="0.3", va="bottom", ha="left")
 
 
+def _pp_hop_inside(shape: MeshShape, gpus_per_node: int) -> bool:
+    """Whether some stage boundary (rank r of stage s to its stage s+1 peer) stays in one node."""
+    return any(shape.rank(dp=c.dp, pp=c.pp, tp=c.tp) // gpus_per_node
+               == shape.rank(dp=c.dp, pp=c.pp + 1, tp=c.tp) // gpus_per_node
+               for c in map(shape.coords, range(shape.world_size)) if c.pp + 1 < shape.pp)
+
+
 def _legend(ax, shape: MeshShape, table: list[dict], gpus_per_node: int, gpu: str) -> None:
     handles = []
     for row in table:
@@ -182,6 +189,8 @@ def _legend(ax, shape: MeshShape, table: list[dict], gpus_per_node: int, gpu: st
             entry = label("hybrid.mesh_legend_unused", dim=dim.upper())
         else:
             key = "hybrid.mesh_legend_inside" if row["inside_node"] else "hybrid.mesh_legend_across"
+            if dim == "pp" and not row["inside_node"] and _pp_hop_inside(shape, gpus_per_node):
+                key = "hybrid.mesh_legend_pp_mixed"
             entry = label(key, dim=dim.upper(), degree=row["degree"],
                           link=row["link"], bandwidth=row["bandwidth"] / 1e9,
                           why=label(REASONS[dim]))

@@ -74,6 +74,11 @@ MESSAGES = {
     },
     "mesh_node": {"zh": "节点 {n}", "en": "node {n}"},
     "mesh_legend_unused": {"zh": "{dim} x1：不使用", "en": "{dim} x1: not used"},
+    # PP whose groups cross nodes but some of whose stage boundaries stay inside one
+    "mesh_legend_pp_mixed": {
+        "zh": "{dim} x{degree}：跨节点 {link} {bandwidth:.0f} GB/s，节点内 NVLink - {why}",
+        "en": "{dim} x{degree}: {link} {bandwidth:.0f} GB/s across nodes, NVLink inside - {why}",
+    },
     "mesh_legend_inside": {
         "zh": "{dim} x{degree}：{link} {bandwidth:.0f} GB/s（节点内）- {why}",
         "en": "{dim} x{degree}: {link} {bandwidth:.0f} GB/s (inside a node) - {why}",
@@ -85,10 +90,9 @@ MESSAGES = {
     "mesh_legend_dp_group": {"zh": "{entry}；同一颜色 = 一个 DP 组",
                              "en": "{entry}; same colour = one DP group"},
     "mesh_legend_node": {
-        "zh": "节点（node）：{gpus_per_node} x {gpu}，rank 连续编号；带宽为每卡每方向"
-              "（hardware.links）",
+        "zh": "节点（node）：{gpus_per_node} x {gpu}，rank 连续编号；带宽为每卡每方向",
         "en": "node: {gpus_per_node} x {gpu}, consecutive ranks; bandwidth per GPU per "
-              "direction (hardware.links)",
+              "direction",
     },
     "mesh_replica": {"zh": "DP 副本 {d}", "en": "DP replica {d}"},
     "mesh_one_replica": {"zh": "一个副本", "en": "one replica"},

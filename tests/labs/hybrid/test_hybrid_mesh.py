@@ -184,3 +184,20 @@ def test_link_table_counts_crossing_groups_and_rejects_bad_node_sizes():
     for bad in (0, 2.5, True):
         with pytest.raises(ValueError, match="gpus_per_node"):
             link_table(MeshShape(2, 2, 2), bad)
+
+
+@pytest.mark.parametrize("shape,gpus_per_node,mixed", [(MeshShape(dp=2, pp=4, tp=1), 2, True),
+                                                       (MeshShape(dp=2, pp=2, tp=2), 2, False)])
+def test_mesh_legend_says_when_pp_boundaries_stay_inside_a_node(shape, gpus_per_node, mixed):
+    """Issue 29: with 2 GPUs per node, dp=2 x pp=4 x tp=1 has stage boundaries inside a node
+    (0->1) and across nodes (1->2); the legend must not say PP only crosses nodes. No code name
+    (hardware.links) in the legend."""
+    from labs.hybrid.plots_mesh import REASONS, draw_mesh
+    from labs.plots import label
+
+    fig = draw_mesh(shape, gpus_per_node=gpus_per_node)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    key = "hybrid.mesh_legend_pp_mixed" if mixed else "hybrid.mesh_legend_across"
+    assert label(key, dim="PP", degree=shape.pp, link="InfiniBand", bandwidth=25.0,
+                 why=label(REASONS["pp"])) in legend
+    assert not any("hardware.links" in line for line in legend)
