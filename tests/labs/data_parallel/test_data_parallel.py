@@ -16,6 +16,7 @@ from labs import data_parallel as dp
 from labs.data import get_batch, regression_batch
 from labs.models import MLP, TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
+from tests.support.messages import found_in, said
 from labs.reference import train_reference
 
 pytestmark = pytest.mark.numerics
@@ -173,18 +174,19 @@ def test_assign_buckets():
 
 
 def test_bad_input_says_so_in_the_notebooks_language(monkeypatch):
-    monkeypatch.setenv("LABS_LANG", "zh")
-    with pytest.raises(ValueError, match=r"bucket_bytes=0 必须 > 0（DDP 的默认值是 25 MB"):
-        dp.assign_buckets([4], 0)
-    monkeypatch.setenv("LABS_LANG", "en")
-    with pytest.raises(ValueError, match=r"bucket_bytes=0 must be > 0 \(DDP's default is 25 MB"):
-        dp.assign_buckets([4], 0)
+    for lang in ("zh", "en"):
+        monkeypatch.setenv("LABS_LANG", lang)
+        with pytest.raises(ValueError) as info:
+            dp.assign_buckets([4], 0)
+        said(info.value, "data_parallel.bucket_bytes_not_positive", lang=lang, bucket_bytes=0,
+             default=25 * 2**20)
 
 
 def test_replicas_that_differ_are_refused_in_chinese(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "zh")
-    with pytest.raises(labs.RankError, match="副本（replica）不一致") as info:
+    with pytest.raises(labs.RankError) as info:
         labs.launch(_train, 2, args=("allreduce", 8, 4096, True), timeout=TIMEOUT)
+    found_in(info.value, "data_parallel.replicas_differ", lang="zh")
     assert isinstance(info.value.original, dp.ReplicaMismatchError)
 
 

@@ -22,6 +22,7 @@ from labs.data_parallel.zero_stages import Zero2Optimizer, Zero3Optimizer
 from labs.memory import bytes_per_param, model_state_bytes_per_gpu
 from labs.models import MLP
 from labs.numerics import assert_close
+from tests.support.messages import said
 
 pytestmark = pytest.mark.numerics
 
@@ -280,12 +281,15 @@ def test_bad_optimizer_class_says_pass_the_class(monkeypatch):
 def test_bad_input_says_so_in_the_notebooks_language(monkeypatch):
     params = list(MLP(SIZES).parameters())
     monkeypatch.setenv("LABS_LANG", "zh")
-    with pytest.raises(TypeError, match="请传入类本身"):
+    with pytest.raises(TypeError) as info:
         ShardedOptimizer(params, torch.optim.SGD(params, lr=0.1), lr=0.1)
-    with pytest.raises(ValueError, match="params 是空的"):
+    said(info.value, "data_parallel.optimizer_instance", lang="zh", name="SGD")  # pass the class
+    with pytest.raises(ValueError) as info:
         ShardedOptimizer([], torch.optim.SGD, lr=0.1)
-    with pytest.raises(RuntimeError, match="没有进程组.*labs.launch"):
+    said(info.value, "data_parallel.params_empty", lang="zh")
+    with pytest.raises(RuntimeError) as info:
         ShardedOptimizer(MLP(SIZES).parameters(), torch.optim.SGD, lr=0.1)
+    said(info.value, "data_parallel.no_process_group", lang="zh")  # run it under labs.launch
     monkeypatch.setenv("LABS_LANG", "en")
     with pytest.raises(ValueError, match="params is empty"):
         ShardedOptimizer([], torch.optim.SGD, lr=0.1)
