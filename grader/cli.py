@@ -161,7 +161,7 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
         flush=True)
     log(text("grade.limits", **{kind: resources.shown(kind, lims) for kind in resources.KINDS}),
         flush=True)
-    probe = resources.Cgroups(f"labs-grade-probe-{os.getpid()}", lims)
+    probe = resources.Cgroups(resources.cgroup_name(os.getpid(), "probe"), lims)
     weak = resources.weak(mode, probe)
     probe.close()
     if weak:
@@ -182,6 +182,7 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     lock = threading.Lock()
     start = time.monotonic()
     _remove_stale_scratch()
+    resources.remove_stale()
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
 
     def one(sub, label):

@@ -37,8 +37,8 @@ from pathlib import Path
 
 from grader import sandbox
 
-__all__ = ["KINDS", "Limits", "parse_size", "human", "shown", "Cgroups", "remove", "shim",
-           "weak"]
+__all__ = ["KINDS", "Limits", "parse_size", "human", "shown", "Cgroups", "cgroup_name",
+           "remove", "remove_stale", "shim", "weak"]
 
 KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
 KINDS = ("memory", "tmp", "processes", "cpu", "output")
@@ -223,12 +223,41 @@ class Cgroups:
             self._remove(folder)
 
 
+def cgroup_name(grader_pid: int, token: str) -> str:
+    """The cgroups' name of one submission: the grading process's pid, then the kernel's mark."""
+    return f"labs-grade-{grader_pid}-{token}"
+
+
+def _roots() -> list[Path]:
+    return [Path("/sys/fs/cgroup") / c / (_own(c) or "/").lstrip("/")
+            for c in ("memory", "pids", "cpuacct", "")]
+
+
 def remove(name: str) -> None:
     """Remove the cgroups called ``name`` that a worker left (the grader's safety net)."""
-    for controller in ("memory", "pids", "cpuacct", ""):
-        folder = Path("/sys/fs/cgroup") / controller / (_own(controller) or "/").lstrip("/") / name
-        if folder.is_dir():
-            Cgroups._remove(folder)  # noqa: SLF001 - the same removal
+    for root in _roots():
+        if (root / name).is_dir():
+            Cgroups._remove(root / name)  # noqa: SLF001 - the same removal
+
+
+def remove_stale() -> None:
+    """Remove the cgroups of earlier graders that were killed (``labs-grade-<pid>-*`` whose
+    grading process is gone); a running grader's are kept."""
+    for root in _roots():
+        try:
+            folders = [f for f in root.glob("labs-grade-*-*") if f.is_dir()]
+        except OSError:
+            continue
+        for folder in folders:
+            pid = folder.name.split("-")[2]
+            if not pid.isdigit():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                Cgroups._remove(folder)  # noqa: SLF001 - the same removal
+            except PermissionError:  # another user's grader, alive
+                pass
 
 
 # --- the kernel's shim -------------------------------------------------------------------------

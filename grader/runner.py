@@ -171,7 +171,8 @@ def run_job(job: dict) -> dict:
     if job["sandbox"] == "bwrap":
         at = prefix.index("--")
         prefix[at:at] = ["--unsetenv", "JPY_PARENT_PID"]
-    cgroups = resources.Cgroups(f"labs-grade-{token}", limits)
+    cgroups = resources.Cgroups(job.get("cgroup") or resources.cgroup_name(os.getppid(), token),
+                                limits)
     monitor = monitor_module.Monitor(limits, cgroups, token, job["sandbox"])
     manager_class = _manager_class([*resources.shim(limits, cgroups, job["sandbox"]), *prefix],
                                    ipc)

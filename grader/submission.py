@@ -132,7 +132,8 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
         name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name) or "submission.ipynb"
         (work / name).write_bytes(path.read_bytes())  # its own copy, the only writable file
         home = work / ".home"
-        env = {"LABS_GRADE_MARK": secrets.token_hex(8),
+        token = secrets.token_hex(8)
+        env = {"LABS_GRADE_MARK": token,
                "PYTHONPATH": str(course.resolve()), "HOME": str(home),
                "IPYTHONDIR": str(home / ".ipython"), "MPLCONFIGDIR": str(home / ".mpl"),
                "XDG_CACHE_HOME": str(home / ".cache"), "PYTHONDONTWRITEBYTECODE": "1",
@@ -149,6 +150,7 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
                "ipc": str(ipc.resolve()), "hide": [str(p) for p in settings.hide], "env": env,
                "records": str(records.resolve()), "judge_setup": steps.get("judge_setup", ""),
                "limits": settings.resources.as_dict(),
+               "cgroup": resources.cgroup_name(os.getpid(), token),
                "unset_env": ["JPY_SESSION_NAME", "LABS_LANG"] if not lang else ["JPY_SESSION_NAME"]}
         job_path, result_path = scratch / "job.json", scratch / "result.json"
         job_path.write_text(json.dumps(job, ensure_ascii=False), encoding="utf-8")
@@ -169,7 +171,7 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
             sandbox.kill_tree(proc.pid)
             sandbox.kill_marked(env["LABS_GRADE_MARK"])
             proc.wait()
-            resources.remove(f"labs-grade-{env['LABS_GRADE_MARK']}")
+            resources.remove(resources.cgroup_name(os.getpid(), token))
         if not result_path.is_file():
             tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
             raise RuntimeError(f"worker exit {proc.returncode}: {' | '.join(tail)}")

@@ -221,3 +221,15 @@ def test_the_report_says_which_limits_did_not_hold(graded, monkeypatch):
     stdout = graded["proc"].stdout
     assert text("grade.limits", **{k: resources.shown(k, SMALL) for k in resources.KINDS}) in stdout
     assert (text("grade.weak_tmp") in stdout) == (graded["mode"] == "none")
+
+
+def test_a_killed_graders_cgroups_are_removed_by_the_next(monkeypatch, tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = tmp_path / resources.cgroup_name(dead.pid, "aaaa")
+    mine = tmp_path / resources.cgroup_name(os.getpid(), "bbbb")
+    for folder in (gone, mine, tmp_path / "labs-grade-probe-x"):
+        folder.mkdir()
+    monkeypatch.setattr(resources, "_roots", lambda: [tmp_path])
+    resources.remove_stale()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([mine.name, "labs-grade-probe-x"])
