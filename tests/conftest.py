@@ -1,6 +1,9 @@
-"""Shared test setup: the fixture notebooks are data for the exercise tests, not tests."""
+"""Shared test setup: the fixture notebooks are data for the exercise tests, not tests; the
+run's numerics variant in the header; which notebook tests were selected (for their one grader
+run). Must not: import tests.support.grading itself (only the notebook tests that grade do)."""
 
 import os
+import sys
 
 collect_ignore_glob = ["support/fixtures/*"]
 
@@ -20,3 +23,12 @@ def pytest_report_header(config):
     return (f"numerics variant: ATen CPU kernels {torch.backends.cpu.get_cpu_capability()} "
             f"(ATEN_CPU_CAPABILITY={capability}), threads per rank of 2: {per_rank} "
             f"(LABS_THREADS_PER_RANK={threads})")
+
+
+def pytest_collection_finish(session):
+    """Tell the notebook grading (tests/support/grading.py) which test modules were selected, so
+    that its one grader run grades only the notebooks whose tests will run."""
+    grading = sys.modules.get("tests.support.grading")  # imported only by the notebook tests
+    if grading is not None:
+        grading.SELECTED = {item.module.__name__ for item in session.items
+                            if getattr(item, "module", None) is not None}

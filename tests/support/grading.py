@@ -1,7 +1,10 @@
 """Grading course notebooks from the tests, as an instructor would from the command line.
 
-Each notebook test grades its variants (the solution, the untouched student version, a planted
-wrong answer) in ONE run of ``python -m grader`` over a folder, one sub-folder each.
+Each notebook test module declares its variants (the solution, the untouched student version, a
+planted wrong answer) with :func:`declare`; the first :func:`graded` of a session grades those of
+every selected notebook test module in ONE run of ``python -m grader`` over a folder, one
+sub-folder each (issue 27: one grader start and one pool of ``--jobs`` for all of them, instead
+of a run per notebook whose last submission runs alone).
 """
 
 from __future__ import annotations
@@ -47,8 +50,14 @@ def solution_cell(nb, grade_id: str):
 def grade(root: Path, name: str, variants: dict, *, timeout: float = 300) -> dict:
     """Write each variant as ``submissions/<variant>/<name>``, grade them all in one run and
     return ``{variant: that submission's record in grades.json}``."""
+    return _grade_folders(root, {who: (name, nb) for who, nb in variants.items()}, timeout)
+
+
+def _grade_folders(root: Path, folders: dict, timeout: float) -> dict:
+    """Write ``{folder: (notebook name, notebook)}`` as ``submissions/<folder>/<name>``, grade
+    them all in one run and return ``{folder: that submission's record in grades.json}``."""
     subs = root / "submissions"
-    for who, nb in variants.items():
+    for who, (name, nb) in folders.items():
         (subs / who).mkdir(parents=True)
         nbformat.write(nb, str(subs / who / name))
     out = root / "grades"
@@ -62,6 +71,65 @@ def grade(root: Path, name: str, variants: dict, *, timeout: float = 300) -> dic
     return {Path(s["submission"]).parts[0]: s for s in data["submissions"]}
 
 
+# --- one grader run for all the notebook tests of a session (issue 27) ----------------------------
+
+_DECLARED: dict[str, tuple] = {}  # test module -> (notebook name, variants(), timeout)
+_GRADED: dict[str, dict] = {}  # test module -> {variant: record}
+_FAILED: dict[str, BaseException] = {}  # test module -> why its variants have no records
+# The test modules of the session's selected tests (tests/conftest.py sets it after collection):
+# a module whose tests were all deselected is not graded. None: grade every declared module.
+SELECTED: set[str] | None = None
+
+
+def declare(module: str, name: str, variants, *, timeout: float = 300) -> None:
+    """At import, test module ``module`` declares what it grades: ``variants()`` builds
+    ``{variant: notebook}`` of ``name``; ``timeout`` is its submissions' time limit."""
+    _DECLARED[module] = (name, variants, timeout)
+
+
+def declare_three(module: str, name: str, plant, *, timeout: float = 240) -> None:
+    """:func:`declare` the solution, the untouched student notebook and the solution with
+    ``plant`` applied (a function that edits the notebook), keeping only the exercise cells."""
+    declare(module, name, lambda: {
+        "solution": exercise_cells(read(ROOT / "solutions" / name)),
+        "untouched": exercise_cells(read(ROOT / "notebooks" / name)),
+        "wrong": plant(exercise_cells(read(ROOT / "solutions" / name)))}, timeout=timeout)
+
+
+def graded(module: str, tmp_path_factory) -> dict:
+    """``{variant: record}`` of ``module``'s declared variants. The first call grades every
+    declared and selected module not graded yet, in one grader run (the largest time limit);
+    a module whose variants cannot be built fails alone, a failed run fails every module in it."""
+    if module not in _GRADED and module not in _FAILED:
+        folders, owner, limit = {}, {}, 0.0
+        for m, (name, build, timeout) in _DECLARED.items():
+            if m in _GRADED or m in _FAILED or (m != module and SELECTED is not None
+                                                  and m not in SELECTED):
+                continue
+            try:
+                built = build()
+            except Exception as exc:  # a plant that no longer applies: that module's error
+                _FAILED[m] = exc
+                continue
+            for who, nb in built.items():
+                folder = f"{m.rpartition('.')[2]}--{who}"
+                folders[folder], owner[folder] = (name, nb), (m, who)
+            limit = max(limit, timeout)
+        if folders:
+            try:
+                records = _grade_folders(tmp_path_factory.mktemp("grading"), folders, limit)
+            except BaseException as exc:
+                for m, _ in owner.values():
+                    _FAILED.setdefault(m, exc)
+                raise
+            for folder, record in records.items():
+                m, who = owner[folder]
+                _GRADED.setdefault(m, {})[who] = record
+    if module in _FAILED:
+        raise _FAILED[module]
+    return _GRADED[module]
+
+
 def by_id(submission) -> dict:
     return {e["grade_id"]: e for e in submission["exercises"]}
 
@@ -71,15 +139,6 @@ def by_id(submission) -> dict:
 def points(submission) -> dict:
     """``{grade_id: points}`` of one graded submission."""
     return {e["grade_id"]: e["points"] for e in submission["exercises"]}
-
-
-def grade_three(root: Path, name: str, plant, *, timeout: float = 240) -> dict:
-    """Grade the solution, the untouched student notebook and the solution with ``plant``
-    applied (a function that edits the notebook), keeping only the exercise cells."""
-    return grade(root, name, {
-        "solution": exercise_cells(read(ROOT / "solutions" / name)),
-        "untouched": exercise_cells(read(ROOT / "notebooks" / name)),
-        "wrong": plant(exercise_cells(read(ROOT / "solutions" / name)))}, timeout=timeout)
 
 
 def assert_student_version(name: str, exercises: dict) -> None:

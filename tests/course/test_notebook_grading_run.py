@@ -1,0 +1,75 @@
+"""The notebook tests' one grader run (tests/support/grading.py, issue 27): every selected notebook
+test module's variants are graded in a single run, each module gets back its own records, a
+module whose plant no longer applies fails alone, and a deselected module is not graded.
+
+The grader itself is replaced by a recorder here: the real runs are the notebook tests'."""
+from __future__ import annotations
+
+import pytest
+
+# as `support`: test_markers would take the usual name and call for a real grader run
+from tests.support import grading as support
+
+
+class _Factory:
+    def mktemp(self, name):
+        return f"/tmp/{name}"
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    """Each grader run's folders and time limit; the records name their folder."""
+    calls = []
+
+    def grade_folders(root, folders, timeout):
+        calls.append((sorted(folders), timeout))
+        return {folder: {"folder": folder, "notebook": name} for folder, (name, _) in
+                folders.items()}
+
+    monkeypatch.setattr(support, "_grade_folders", grade_folders)
+    for name in ("_DECLARED", "_GRADED", "_FAILED"):
+        monkeypatch.setattr(support, name, {})
+    monkeypatch.setattr(support, "SELECTED", None)
+    return calls
+
+
+def _gone():
+    raise AssertionError("the planted line is no longer in the solution")
+
+
+def test_one_run_grades_every_selected_module_and_each_gets_its_own(runs, monkeypatch):
+    support.declare("test_notebook_a", "a.ipynb", lambda: {"solution": 1, "wrong": 2},
+                    timeout=100)
+    support.declare("notebooks.test_notebook_b", "b.ipynb", lambda: {"solution": 3}, timeout=500)
+    support.declare("test_notebook_c", "c.ipynb", _gone)
+    support.declare("test_notebook_deselected", "d.ipynb", lambda: {"solution": 4})
+    monkeypatch.setattr(support, "SELECTED", {"test_notebook_a", "notebooks.test_notebook_b",
+                                              "test_notebook_c"})
+
+    a = support.graded("test_notebook_a", _Factory())
+    assert a == {"solution": {"folder": "test_notebook_a--solution", "notebook": "a.ipynb"},
+                 "wrong": {"folder": "test_notebook_a--wrong", "notebook": "a.ipynb"}}
+    assert runs == [(["test_notebook_a--solution", "test_notebook_a--wrong",
+                      "test_notebook_b--solution"], 500)]  # one run, the largest limit
+    assert support.graded("notebooks.test_notebook_b", _Factory()) == {
+        "solution": {"folder": "test_notebook_b--solution", "notebook": "b.ipynb"}}
+    with pytest.raises(AssertionError, match="no longer in the solution"):
+        support.graded("test_notebook_c", _Factory())
+    assert len(runs) == 1  # b's records came from the first run, c built nothing to grade
+    assert support.graded("test_notebook_deselected", _Factory())["solution"]["notebook"] \
+        == "d.ipynb"  # asked for all the same: graded then, in a run of its own
+    assert runs[1] == (["test_notebook_deselected--solution"], 300)
+
+
+def test_a_failed_run_fails_every_module_in_it_and_is_not_repeated(runs, monkeypatch):
+    def broken(root, folders, timeout):
+        runs.append(sorted(folders))
+        raise AssertionError("grader exited 1")
+
+    monkeypatch.setattr(support, "_grade_folders", broken)
+    support.declare("test_notebook_a", "a.ipynb", lambda: {"solution": 1})
+    support.declare("test_notebook_b", "b.ipynb", lambda: {"solution": 2})
+    for module in ("test_notebook_a", "test_notebook_b"):
+        with pytest.raises(AssertionError, match="grader exited 1"):
+            support.graded(module, _Factory())
+    assert runs == [["test_notebook_a--solution", "test_notebook_b--solution"]]
