@@ -61,11 +61,20 @@ def short_path(filename: str) -> str:
     return filename.rsplit("/", 1)[-1]
 
 
+def _lab_copy(filename: str) -> bool:
+    """A frame of another copy of the lab (the grader's sandbox runs a private copy, whose
+    tracebacks this process reads): a path ``…/labs/<file>`` whose ``<file>`` is one of this lab's
+    own files. A test under tests/labs/ or a student's folder named labs is not (no such file)."""
+    _, sep, rel = filename.replace("\\", "/").rpartition("/labs/")
+    return bool(sep and rel) and os.path.isfile(os.path.join(_LAB, rel))
+
+
 def is_library(filename: str) -> bool:
-    """Frames of torch, the standard library, the lab or the import system: not the student's."""
+    """Frames of torch, the standard library, the lab (or a copy of it) or the import system:
+    not the student's."""
     return (filename.startswith("<frozen") or "site-packages" in filename
             or "dist-packages" in filename or filename.startswith((_LAB, _LAB_REAL))
-            or filename.startswith(sysconfig.get_paths()["stdlib"]))
+            or filename.startswith(sysconfig.get_paths()["stdlib"]) or _lab_copy(filename))
 
 
 def is_communication(frames: list[Frame]) -> bool:
