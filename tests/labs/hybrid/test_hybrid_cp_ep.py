@@ -20,6 +20,7 @@ from labs.hybrid.expert_parallel import (MoE, dispatch_matrix, expert_parallel_t
 from labs.hybrid.plots_cp_ep import plot_all_to_all, plot_ring
 from labs.models import causal_attention
 from labs.plots import format_bytes
+from tests.support.messages import pattern, said
 
 pytestmark = pytest.mark.numerics
 
@@ -286,9 +287,13 @@ def test_notebook_checks_compare_with_one_process_and_count_bytes():
 
 def test_errors_and_figures_in_chinese(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "zh")
-    with pytest.raises(ValueError, match="形状相同"):
+    zh = dict(lang="zh")
+    with pytest.raises(ValueError) as info:
         ring_attention(torch.zeros(1, 1, 4, 2), torch.zeros(1, 1, 4, 3), torch.zeros(1, 1, 4, 2))
-    with pytest.raises(ValueError, match="专家数必须是 EP 大小的倍数"):
+    said(info.value, "hybrid.cp_shapes", **zh)  # q, k and v of the same shape
+    with pytest.raises(ValueError) as info:
         dispatch_matrix([torch.zeros(3, 1, dtype=torch.long)] * 4, 6)
+    said(info.value, "hybrid.ep_spread", **zh, n_experts=6, ep_size=4)
     fig = plot_ring(2, block_bytes=1024)
-    assert sum(t.startswith(f"前向 {format_bytes(2 * 1024)}") for t in _texts(fig)) == 2
+    arrow = pattern("hybrid.ring_arrow", **zh, forward=format_bytes(2 * 1024))
+    assert sum(bool(arrow.fullmatch(t)) for t in _texts(fig)) == 2

@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 
 import labs  # noqa: E402
 from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, probe_groups  # noqa: E402
+from tests.support.messages import said  # noqa: E402
 
 pytestmark = pytest.mark.numerics
 
@@ -53,35 +54,33 @@ def english(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(world_size=6), "product is 6"),
-    (dict(n_heads=3), "does not divide the 3 attention heads"),
-    (dict(n_layers=1), "only 1 layers"),
+@pytest.mark.parametrize("kwargs, key, fields", [
+    (dict(world_size=6), "hybrid.mesh_world_size", dict(ranks=8, world_size=6)),
+    (dict(n_heads=3), "hybrid.mesh_tp_heads", dict(tp=2, n_heads=3)),
+    (dict(n_layers=1), "hybrid.mesh_pp_layers", dict(pp=2, n_layers=1)),
 ])
-def test_layouts_that_cannot_run_say_what_would(english, kwargs, words):
-    with pytest.raises(ValueError, match=words):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_layouts_that_cannot_run_say_what_would(monkeypatch, lang, kwargs, key, fields):
+    monkeypatch.setenv("LABS_LANG", lang)
+    with pytest.raises(ValueError) as info:
         MeshShape(dp=2, pp=2, tp=2).check(**kwargs)
+    said(info.value, key, lang=lang, **fields)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
 def test_degrees_must_be_whole_numbers(bad):
-    with pytest.raises(ValueError, match="每个并行度都是 >= 1 的整数"):
+    with pytest.raises(ValueError) as info:
         MeshShape(dp=bad)
+    said(info.value, "hybrid.mesh_degree", dim="dp", value=bad)  # whole numbers >= 1
 
 
 def test_the_mesh_errors_in_english(english):
-    with pytest.raises(ValueError, match="whole number"):
+    with pytest.raises(ValueError) as info:
         MeshShape(dp=0)
-    with pytest.raises(ValueError, match="outside this mesh of 8 ranks"):
+    said(info.value, "hybrid.mesh_degree", lang="en", dim="dp", value=0)
+    with pytest.raises(ValueError) as info:
         MeshShape(2, 2, 2).coords(8)
-
-
-def test_the_mesh_errors_in_chinese(monkeypatch):
-    monkeypatch.setenv("LABS_LANG", "zh")
-    with pytest.raises(ValueError, match="请选乘积为 6 的并行度"):
-        MeshShape(dp=2, pp=2, tp=2).check(world_size=6)
-    with pytest.raises(ValueError, match="不整除 3 个注意力头"):
-        MeshShape(dp=2, pp=2, tp=2).check(n_heads=3)
+    said(info.value, "hybrid.mesh_rank_outside", lang="en", rank=8, world_size=8, dp=2, pp=2, tp=2)
 
 
 def _groups_and_torch_mesh(shape):

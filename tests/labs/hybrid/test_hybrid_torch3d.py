@@ -16,6 +16,7 @@ from labs.models import TinyGPT
 from labs.pipeline import experiments as px
 from labs.pipeline import step as ps
 from labs.tensor_parallel.layers import shard
+from tests.support.messages import said
 
 pytestmark = pytest.mark.numerics
 
@@ -134,9 +135,12 @@ def test_benchmark_quick_prints_time_and_memory(english, capsys):
 
 def test_bad_runs_say_what_to_change_in_chinese(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "zh")
-    with pytest.raises(ValueError, match="请用 n_microbatches >= 4"):
+    with pytest.raises(ValueError) as info:
         validate(RUN, MeshShape(1, 4, 1), world_size=4)
-    with pytest.raises(ValueError, match="请把它设成 8 的倍数"):
+    said(info.value, "hybrid.torch3d_microbatches", lang="zh", pp=4)  # n_microbatches >= 4
+    with pytest.raises(ValueError) as info:
         validate(px.with_(RUN, n_microbatches=4, batch_size=12), MeshShape(2, 2, 1), world_size=4)
-    with pytest.raises(ValueError, match="只支持 schedule 'gpipe' 或 '1f1b'"):
+    said(info.value, "hybrid.torch3d_batch", lang="zh", batch_size=12, dp=2, m=4, multiple=8)
+    with pytest.raises(ValueError) as info:
         validate(px.with_(RUN, schedule="interleaved", n_chunks=2), MeshShape(1, 2, 1))
+    said(info.value, "hybrid.torch3d_schedule", lang="zh")  # only 'gpipe' or '1f1b'
