@@ -21,8 +21,11 @@ RUN = ps.PipelineRun(schedule="1f1b", n_microbatches=2, batch_size=8, steps=3, o
                      lr=0.05)
 
 
-@pytest.mark.parametrize("shape", [MeshShape(dp=2, pp=2, tp=2), MeshShape(dp=1, pp=4, tp=2),
-                                   MeshShape(dp=2, pp=4, tp=1), MeshShape(dp=4, pp=1, tp=2)],
+# make check keeps the full 3D mesh and one more; the other two: make test only (issue 27)
+@pytest.mark.parametrize("shape", [
+    MeshShape(dp=2, pp=2, tp=2), MeshShape(dp=1, pp=4, tp=2),
+    pytest.param(MeshShape(dp=2, pp=4, tp=1), marks=pytest.mark.slow),
+    pytest.param(MeshShape(dp=4, pp=1, tp=2), marks=pytest.mark.slow)],
                          ids=lambda s: f"dp{s.dp}-pp{s.pp}-tp{s.tp}")
 def test_3d_training_equals_one_process(shape):
     per_rank = labs.launch(check_3d, shape.world_size, args=(RUN, shape), timeout=240)

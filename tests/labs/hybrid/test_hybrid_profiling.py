@@ -75,6 +75,7 @@ def test_comm_kind_names(name, kind):
     assert comm_kind(name) == kind
 
 
+@pytest.mark.slow  # the profiler over 4 ranks (make test only, issue 27)
 def test_profiled_3d_step_on_four_ranks(tmp_path):
     shape = MeshShape(dp=1, pp=2, tp=2)
     per_rank = labs.launch(profile_hybrid_step, shape.world_size,

@@ -418,6 +418,7 @@ def test_nccl_all_reduce_on_gpus():
 
 # --- the same function under torchrun, the doctor, the benchmark ---------------------------
 
+@pytest.mark.slow  # torchrun end to end (make test only, issue 27)
 def test_torchrun_entry_runs_the_same_function():
     torchrun = Path(sys.executable).with_name("torchrun")
     proc = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node=2", "-m", "labs",
@@ -427,6 +428,7 @@ def test_torchrun_entry_runs_the_same_function():
     assert proc.stdout.count("all_reduce_demo returned 3.0") == 2
 
 
+@pytest.mark.slow  # torchrun end to end (make test only, issue 27)
 def test_a_torchrun_worker_leaves_with_its_output_and_code_and_no_group():
     """exit_rank (how every rank ends, skipping the interpreter's finalization)
     destroys the group, flushes what was printed without a newline, and keeps the exit code."""
