@@ -52,11 +52,12 @@ def test_a_passing_and_a_failing_check_in_english(english, capsys):
 def test_a_case_table_defined_at_import_follows_the_language(monkeypatch):
     label = collectives_checks.ALL_REDUCE_CASES[0].label
     monkeypatch.setenv("LABS_LANG", "zh")
-    assert str(label) == "用例 1：4 个 rank，长度 8"
+    fields = dict(n=1, world_size=4, length=8)
+    assert str(label) == text("checks_2_0.case_ranks_length", lang="zh", **fields)
     monkeypatch.setenv("LABS_LANG", "en")
-    assert str(label) == "Case 1: 4 ranks, length 8"
+    assert str(label) == text("checks_2_0.case_ranks_length", lang="en", **fields)
     hidden = collectives_checks.ALL_REDUCE_CASES[2].label
-    assert str(hidden) == "Hidden case 1: 3 ranks, a length not divisible by 3"
+    assert str(hidden) == text("checks_2_0.case_hidden_uneven", lang="en", n=1, world_size=3)
 
 
 def test_comparisons_and_hidden_cases_in_english(english):

@@ -1,4 +1,4 @@
-"""The fragmentation model of 2.4's 误区二, and the GPU measurement where a GPU exists."""
+"""The fragmentation model of 2.4's myth 2, and the GPU measurement where a GPU exists."""
 from __future__ import annotations
 
 import pytest

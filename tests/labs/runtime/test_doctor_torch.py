@@ -13,6 +13,7 @@ from labs import messages
 from labs.runtime import doctor as doctor_module
 from labs.runtime import launcher
 from labs.runtime.doctor import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
+from tests.support.messages import found_in, pattern
 
 
 @pytest.mark.parametrize("version, expected", [
@@ -59,15 +60,14 @@ def test_another_torch_in_the_range_is_a_note_not_a_problem(monkeypatch, lang):
     ok, out = _doctor(monkeypatch, lang, "2.12.0+cpu")
     assert ok, out
     assert "2.12.0+cpu" in out and PINNED_TORCH in out
-    assert ("note: the course is tested on torch" if lang == "en" else "注意：课程在 torch") in out
+    found_in(out, "doctor.torch_in_range", lang=lang, version="2.12.0+cpu", pinned=PINNED_TORCH)
 
 
 @pytest.mark.parametrize("lang", messages.LANGUAGES)
 def test_a_torch_past_the_range_is_a_warning_not_a_problem(monkeypatch, lang):
     ok, out = _doctor(monkeypatch, lang, "3.1.0")
     assert ok, out
-    assert ("warning: torch 3.1.0 is outside the range" if lang == "en"
-            else "警告：torch 3.1.0 不在课程支持的范围") in out
+    found_in(out, "doctor.torch_too_new", lang=lang, version="3.1.0", pinned=PINNED_TORCH)
 
 
 @pytest.mark.parametrize("lang", messages.LANGUAGES)
@@ -76,11 +76,13 @@ def test_a_missing_api_is_a_problem(monkeypatch, lang):
                       missing=[("torch.distributed.fsdp.fully_shard", "2.4")])
     assert not ok
     assert "torch.distributed.fsdp.fully_shard" in out
-    assert ("older than 2.6" if lang == "en" else "早于课程支持的 2.6") in out
+    found_in(out, "doctor.torch_too_old", lang=lang, version="2.5.1", low="2.6",
+             pinned=PINNED_TORCH)
 
 
 @pytest.mark.parametrize("lang", messages.LANGUAGES)
 def test_the_pinned_torch_says_nothing_more(monkeypatch, lang):
     ok, out = _doctor(monkeypatch, lang, PINNED_TORCH + "+cpu")
     assert ok
-    assert "warning" not in out and "note:" not in out and "警告" not in out and "注意" not in out
+    for key in ("doctor.torch_in_range", "doctor.torch_too_new", "doctor.torch_too_old"):
+        assert not pattern(key, lang=lang).search(out), (key, out)
