@@ -92,8 +92,7 @@ class _CountedStage(torch.nn.Module):
 def _refuse_executor(*args, **kwargs):
     """Stands in for the body of labs.pipeline.executor.run_schedule while the student runs
     (its code runs with the executor's globals, so it imports what it needs)."""
-    # why here: this body runs with labs.pipeline.executor's globals (its code replaces
-    # run_schedule's there), which hold no ExerciseFailed: it imports what it uses itself
+    # why here: this code runs as run_schedule's, with the executor's globals (no ExerciseFailed)
     from labs.exercises.checks import ExerciseFailed as Refused
     from labs.messages import text  # why here: as above (not relying on the executor's imports)
 
