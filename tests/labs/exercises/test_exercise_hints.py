@@ -18,6 +18,7 @@ import pytest
 
 from labs.exercises import generate as gen
 from labs.messages import text
+from tests.support.messages import pattern
 
 ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -25,6 +26,7 @@ HEADING_RE = re.compile(r"^#{2,4}\s*练习\s*(\d+)\s*（(\d+)\s*分）", re.M)
 SUMMARY_RE = re.compile(r"<summary>\s*练习\s*(\d+)\s*·\s*提示\s*(\d+)")
 STUB_RE = re.compile(r"raise NotImplementedError\((?P<arg>.*)\)")
 STUB_MARKER = text("checks.stub_marker", lang="zh")  # the Chinese notebooks' stubs
+STUB = pattern("checks.stub", lang="zh", marker=STUB_MARKER)  # a stub naming its exercise
 ASCII_CODE = re.compile(r"[A-Za-z_]\w*\s*\(|[=*/+\[\]{}]|\bdist\.|\breturn\b")
 
 
@@ -59,9 +61,10 @@ def test_stubs_name_the_exercise_and_give_nothing_away(student):
         for match in STUB_RE.finditer(cell.source):
             stubs += 1
             message = eval(match.group("arg"), {})  # a string literal written by the generator
-            number = re.match(rf"{STUB_MARKER}：练习 (\d+)。", message)
-            assert number, f"{path.name} cell #{index}: stub without an exercise number: {message!r}"
-            assert message == gen.stub_message(number.group(1)), f"{path.name} cell #{index}"
+            number = STUB.fullmatch(message)
+            assert number and number["number"].isdigit(), \
+                f"{path.name} cell #{index}: stub without an exercise number: {message!r}"
+            assert message == gen.stub_message(number["number"]), f"{path.name} cell #{index}"
             assert not ASCII_CODE.search(message), f"{path.name} cell #{index}: code in {message!r}"
     assert stubs, f"{path.name} has no exercise stub"
 
@@ -73,7 +76,7 @@ def test_every_exercise_has_graduated_hints_before_its_check(student):
     graded_points = [c.metadata["nbgrader"]["points"] for c in nb.cells if gen.is_graded(c)]
     assert [p for _, p, _ in found] == graded_points, f"{path.name}: heading points vs check cells"
     for number, _, cells in found:
-        where = f"{path.name} 练习 {number}"
+        where = f"{path.name} exercise {number}"
         assert gen.is_graded(cells[-1]), f"{where}: no graded check cell after the heading"
         hints = [int(k) for cell in cells if cell.cell_type == "markdown"
                  for n, k in SUMMARY_RE.findall(cell.source) if int(n) == number]
@@ -83,6 +86,6 @@ def test_every_exercise_has_graduated_hints_before_its_check(student):
         assert not others, f"{where}: hints of other exercises {others} in this section"
         text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
         assert text.count("<details") == text.count("</details>"), f"{where}: unclosed <details>"
-        stub_numbers = {int(m) for cell in cells if cell.cell_type == "code"
-                        for m in re.findall(rf"{STUB_MARKER}：练习 (\d+)。", cell.source)}
+        stub_numbers = {int(m["number"]) for cell in cells if cell.cell_type == "code"
+                        for m in STUB.finditer(cell.source)}
         assert stub_numbers <= {number}, f"{where}: stubs name {stub_numbers}"
