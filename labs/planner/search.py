@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from labs import memory
 from labs.messages import text
-from labs.planner.model import estimate, layers_per_stage
+from labs.planner.model import estimate, layers_per_stage, stage_memory
 from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate, Model, Training,
                                 check_hardware)
 
@@ -69,6 +69,15 @@ def _splits(model: Model, train: Training, pp: int, dp: int, mb: int, v: int) ->
                       and (train.global_batch // (dp * mb)) % pp == 0)
 
 
+def _fits_memory(model: Model, cluster: Cluster, train: Training, efficiency: Efficiency,
+                 config: Config) -> bool:
+    """Whether ``config`` (with its recompute) fits: the memory of the first and last stages
+    only, without estimating the time (the search's cheap test before trying a recompute)."""
+    run = replace(train, recompute=config.recompute)
+    return all(stage_memory(model, cluster, run, config, st, efficiency).total
+               <= efficiency.usable_bytes(cluster.gpu) for st in {0, config.pp - 1})
+
+
 def _recomputes(train: Training, recompute: str) -> tuple:
     return memory.RECOMPUTE if recompute == SEARCH else (recompute or train.recompute,)
 
@@ -87,7 +96,11 @@ def candidates(model: Model, cluster: Cluster, train: Training, tp: int, pp: int
             if not _splits(model, train, pp, dp, mb, v):
                 continue
             for zero in zeros:
-                for again in _recomputes(train, recompute):
+                *lighter, last = _recomputes(train, recompute)
+                for again in lighter + [last]:
+                    if again != last and not _fits_memory(model, cluster, train, efficiency,
+                                                          Config(tp, pp, dp, mb, v, zero, again)):
+                        continue  # a heavier recomputation may fit: only memory decides here
                     est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=dp, v=v,
                                micro_batch=mb, zero_stage=zero, recompute=again)
                     if est is not None:
