@@ -240,7 +240,6 @@ def check_capstone(student_fn):
         with case(label, hidden=hidden):
             _grade_answer(scenario.model, scenario.cluster, scenario.train,
                           student_fn(scenario.model, scenario.cluster, scenario.train))
-    return True
 
 
 # --- exercise 2: why does a layout fail? -------------------------------------------------------
@@ -354,7 +353,6 @@ def check_diagnose(student_fn):
                 raise ExerciseFailed(text("checks_2_5.wrong_reason", expected=expected,
                                           expected_meaning=REASONS[expected], got=got,
                                           got_meaning=REASONS[got]))
-    return True
 
 
 # --- exercise 3: how long does a run take? -------------------------------------------------------
@@ -393,4 +391,3 @@ def check_training_days(student_fn):
                     hint = text("checks_2_5.days_hint_unit")
                 raise ExerciseFailed(text("checks_2_5.days_wrong", expected=expected, got=got,
                                           hint=hint))
-    return True
