@@ -116,7 +116,7 @@ def _hidden_scenarios() -> list:
         Scenario(f"30B / {n3}×V100-32GB",
                  pl.Model(n_layers=48, hidden=7168, n_heads=56, seq_len=2048, vocab=51200),
                  pl.Cluster("V100-32GB", n3), pl.Training(global_batch=b3, precision="fp16")),
-        Scenario(f"175B / {n4}×H100, no recompute",
+        Scenario(f"175B / {n4}×H100",
                  pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200),
                  pl.Cluster("H100-80GB", n4), pl.Training(global_batch=b4,
                                                           recompute="selective")),
