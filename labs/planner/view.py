@@ -277,7 +277,8 @@ def timeline_figure(config, n_microbatches: int, bubble: float) -> Figure:
     ax.legend(handles=[Patch(color=plots.COLORS[k], label=plots.label(key))
                        for k, key in (("F", "widgets.timeline_forward"),
                                       ("B", "widgets.timeline_backward"))],
-              fontsize=6, loc="lower right", framealpha=0.8)
+              fontsize=6, loc="lower left", bbox_to_anchor=(0.0, 0.0), ncol=2,
+              bbox_transform=fig.transFigure, frameon=False)  # bottom left: off the bars
     labels = [plots.label("widgets.timeline_stage_idle", stage=r, idle=idle)
               for r, idle in enumerate(timeline.idle_fraction())]
     ax.set_yticks(range(ranks), labels, fontsize=6)

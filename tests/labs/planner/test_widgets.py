@@ -273,3 +273,20 @@ def test_custom_model_can_be_gqa_and_swiglu(widget):
     r = widget.set(preset=wd.CUSTOM, n_layers=24, hidden=1024, n_heads=16, seq_len=1024,
                    vocab=50000, gpu="A100-80GB", n_gpus=16, global_batch=64)
     assert r["error"] is None and widget.state()["n_kv_heads"] == 0  # not LLaMA's
+
+
+def test_the_timeline_stays_inside_its_frame_and_its_legend_off_the_bars():
+    """Issue 29: the interleaved chart ran past its edge and its legend sat on the bars. The
+    x axis ends where the last event ends; the legend lies outside the axes."""
+    from matplotlib.legend import Legend
+
+    from labs.planner import view
+    from tests.support.figure_checks import draw
+
+    fig = view.timeline_figure(pl.Config(8, 16, 8, v=4), 24, 0.05)
+    (ax,) = fig.axes
+    right = max(p.vertices[:, 0].max() for coll in ax.collections for p in coll.get_paths())
+    assert right == pytest.approx(ax.get_xlim()[1])
+    renderer = draw(fig)
+    (legend,) = fig.findobj(Legend)
+    assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
