@@ -4,9 +4,9 @@ still runs and grades, and every old name warns DeprecationWarning and leads to 
 ``tests/support/fixtures/pre_layout/`` holds the solution notebooks of 2.1-2.3 as they were before the
 move (outputs cleared): they import ``labs.tp_communications``, ``labs.pipeline_planning``,
 ``labs.plots_pp``, ``labs.bench.ddp``'s experiments, ``comm._CopyToRegion``, run
-``-m labs.ddp_script`` under torchrun, and so on. Only sizes were made smaller (training steps,
-samples seen and benchmark rounds in 2.1; the fixed-time sleeps of 2.3's pipeline runs), so that
-they run in less time (issue 27): every old name, keyword and call is as it was handed out.
+``-m labs.ddp_script`` under torchrun, and so on. In 2.1 only sizes were made smaller (training
+steps, samples seen, benchmark rounds), so that it runs in less time (issue 27): every old name,
+keyword and call is as it was handed out.
 """
 from __future__ import annotations
 
