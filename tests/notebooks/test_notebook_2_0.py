@@ -1,7 +1,7 @@
 """Grading notebook 2.0 from the command line, as an instructor would.
 
 Three submissions are graded in one run: the solution notebook (full marks), the untouched
-student notebook (zero, every exercise "未完成"), and a copy of the solution whose ring
+student notebook (zero, every exercise unfinished), and a copy of the solution whose ring
 all-reduce forgets the all-gather phase (partial marks, with the rank/element message).
 """
 
@@ -15,7 +15,9 @@ import pytest
 
 from labs.exercises import catalog
 from labs.exercises.generate import graded_cells
-from tests.support import grading
+from labs.messages import text
+from tests.support import grading, verdicts
+from tests.support.messages import found_in, said
 
 # the first test waits for the one grader run of every selected notebook test
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -100,10 +102,14 @@ def test_planted_wrong_ring_scores_partial_marks_with_the_reason(report):
     exercises = grading.by_id(planted)
     assert {gid: e["points"] for gid, e in exercises.items()} == {**POINTS, "ex2_0_ring_all_reduce": 0}
     message = exercises["ex2_0_ring_all_reduce"]["message"]
-    assert re.fullmatch(
-        r"❌ 练习 1 未通过（0/3 分）：用例 1：4 个 rank，长度 8："
-        r"rank \d 上的all-reduce 的结果不对：第一个不一致的元素在下标 \(\d+,\)，"
-        r"期望 -?\d+(\.\d+)?，实际 -?\d+(\.\d+)?（共 \d+/8 个元素不一致.*）", message), message
+    zh = dict(lang="zh")
+    case = text("checks_2_0.case_ranks_length", **zh, n=1, world_size=4, length=8)
+    failed = said(message, "checks.verdict_failed", **zh, exercise=verdicts.label(1, "zh"),
+                  points=3)["message"]
+    wrong = said(failed, "checks.case_failed", **zh, case=case)["message"]
+    fields = said(wrong, "checks.wrong_elements", **zh, total=8)
+    said(fields["where"], "checks.on_rank", **zh, what=text("checks_2_0.what_result", **zh))
+    assert re.fullmatch(r"-?\d+(\.\d+)?", fields["got"]) and int(fields["bad"]) <= 8, fields
 
 
 def test_the_english_edition_gets_the_same_points_with_english_messages(report):
@@ -112,12 +118,13 @@ def test_the_english_edition_gets_the_same_points_with_english_messages(report):
         assert en["notebook"] == "en/" + zh["notebook"]
         assert grading.points(en) == grading.points(zh), who
     messages = {gid: e["message"] for gid, e in grading.by_id(report["solution_en"]).items()}
-    assert messages["ex2_0_ring_bytes"] == "✅ Exercise 3 passed: 1/1 points"
+    assert messages["ex2_0_ring_bytes"] == verdicts.passed(3, 1, "en")
     for e in report["untouched_en"]["exercises"]:
         number = catalog.EXERCISES[e["grade_id"]].number
-        assert e["message"].startswith(f"❌ Exercise {number} not done yet (0 points)"), e
+        assert e["message"].startswith(verdicts.incomplete(number, "en")), e
     wrong = grading.by_id(report["planted_en"])["ex2_0_ring_all_reduce"]["message"]
-    assert wrong.startswith("❌ Exercise 1 failed (0/3 points): Case 1: 4 ranks, length 8:"), wrong
+    case = text("checks_2_0.case_ranks_length", lang="en", n=1, world_size=4, length=8)
+    assert wrong.startswith(verdicts.failed(1, 3, "en") + case), wrong
 
 
 def test_borrowed_collectives_and_formulas_score_zero_in_the_grader_too(report):
@@ -125,6 +132,7 @@ def test_borrowed_collectives_and_formulas_score_zero_in_the_grader_too(report):
     borrowed = grading.by_id(report["borrowed"])
     assert {gid: e["points"] for gid, e in borrowed.items()} == {
         **POINTS, "ex2_0_ring_all_reduce": 0, "ex2_0_ring_bytes": 0}
-    assert "不能调用 distributed_c10d.all_reduce" in borrowed["ex2_0_ring_all_reduce"]["message"]
-    assert ("不能调用 ring_all_reduce_bytes_per_rank"
-            in borrowed["ex2_0_ring_bytes"]["message"]), borrowed["ex2_0_ring_bytes"]["message"]
+    found_in(borrowed["ex2_0_ring_all_reduce"]["message"], "checks_2_0.forbidden_call", lang="zh",
+             shown="distributed_c10d.all_reduce", why=text("checks_2_0.why_ring", lang="zh"))
+    found_in(borrowed["ex2_0_ring_bytes"]["message"], "checks_2_0.forbidden_call", lang="zh",
+             shown="ring_all_reduce_bytes_per_rank", why=text("checks_2_0.why_formula", lang="zh"))

@@ -16,7 +16,9 @@ import nbformat
 import pytest
 
 from labs.exercises import catalog, generate
-from tests.support import grading
+from labs.messages import text
+from tests.support import grading, verdicts
+from tests.support.messages import pattern
 
 # the first test waits for the one grader run of every selected notebook test
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -79,7 +81,8 @@ def test_untouched_student_notebook_gets_zero(grades):
     s = grades["untouched"]
     assert s["total"] == 0 and s["max_total"] == sum(POINTS.values())
     for exercise in s["exercises"]:
-        assert "未完成" in exercise["message"], exercise
+        number = catalog.EXERCISES[exercise["grade_id"]].number
+        assert exercise["message"].startswith(verdicts.incomplete(number, "zh")), exercise
 
 
 def test_planted_wrong_answer_gets_partial_marks_with_the_reason(grades):
@@ -88,11 +91,16 @@ def test_planted_wrong_answer_gets_partial_marks_with_the_reason(grades):
     assert s["total"] == sum(POINTS.values()) - sum(POINTS[gid] for gid in wrong_ids)
     wrong = grading.by_id(s)["ex2_1_buckets"]
     assert wrong["points"] == 0
-    assert wrong["message"].startswith("❌ 练习 2 未通过"), wrong
-    assert "用例 make_buckets([4, 4, 4, 4], 8)：分桶结果[0][0]不对：期望 3，实际 0" in wrong["message"]
+    zh = dict(lang="zh")
+    assert wrong["message"].startswith(verdicts.failed(2, 2, "zh")), wrong
+    assert text("checks.case_failed", **zh, case=text(
+        "checks.case_call", **zh, call="make_buckets([4, 4, 4, 4], 8)"), message=text(
+        "checks.wrong_value", **zh, where=text("checks_2_1.what_buckets", **zh) + "[0][0]",
+        expected=3, got=0)) in wrong["message"], wrong
     zero1 = grading.by_id(s)["ex2_1_zero1"]
     assert zero1["points"] == 0
-    assert zero1["message"].startswith("❌ 练习 6 未通过"), zero1
-    assert "隐藏用例 3" in zero1["message"] and "函数 step" in zero1["message"], zero1
+    assert zero1["message"].startswith(verdicts.failed(6, 4, "zh")), zero1
+    assert text("checks.case_hidden", **zh, n=3) in zero1["message"], zero1
+    assert pattern("checks.frame", **zh, func="step").search(zero1["message"]), zero1
     assert all(e["points"] == e["max_points"] for gid, e in grading.by_id(s).items()
                if gid not in wrong_ids)

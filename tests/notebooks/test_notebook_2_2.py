@@ -1,7 +1,7 @@
 """Grading notebook 2.2 from the command line, as an instructor would.
 
 Three submissions in one grader run: the solution notebook (full marks), the untouched student
-notebook (zero, every exercise "未完成"), and a copy of the solution whose parallel MLP forgets
+notebook (zero, every exercise unfinished), and a copy of the solution whose parallel MLP forgets
 f (the copy-to-region before c_fc): the forward is still right, so the check must name the one
 gradient that is wrong -- the input's -- and whose sequence-parallel reduce-scatter forgets its
 group (right on the default group, wrong on the hidden case with two groups {0, 1}, {2, 3}),
@@ -17,7 +17,9 @@ import pytest
 
 from labs.exercises import catalog
 from labs.exercises.generate import graded_cells
-from tests.support import grading
+from labs.messages import text
+from tests.support import grading, verdicts
+from tests.support.messages import pattern, said
 
 # the first test waits for the one grader run of every selected notebook test
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -81,13 +83,21 @@ def test_missing_f_names_the_input_gradient(report):
     assert {gid: e["points"] for gid, e in exercises.items()} == {
         **POINTS, "ex2_2_parallel_mlp": 0, "ex2_2_sequence_parallel_mlp": 0}
     message = exercises["ex2_2_parallel_mlp"]["message"]
-    assert re.fullmatch(
-        r"❌ 练习 4 未通过（0/2 分）：用例 1：2 个 rank：rank 0：前向输出正确，"
-        r"但这些梯度不对：输入 x 的梯度不对：第一个不一致的元素在下标 \(\d+, \d+\).*"
-        r"正确的梯度：c_fc\.weight、c_fc\.bias、c_proj\.weight、c_proj\.bias。.*", message), message
+    zh = dict(lang="zh")
+    failed = said(message, "checks.verdict_failed", **zh, exercise=verdicts.label(4, "zh"),
+                  points=2)["message"]
+    failed = said(failed, "checks.case_failed", **zh,
+                  case=text("checks_2_2.case_ranks", **zh, n=1, world_size=2))["message"]
+    fields = said(failed, "checks_2_2.wrong_gradients", **zh, rank=0,
+                  correct_so_far=text("checks_2_2.forward_correct", **zh))
+    assert fields["right"] == text("checks.list_separator", **zh).join(
+        ["c_fc.weight", "c_fc.bias", "c_proj.weight", "c_proj.bias"]), fields
+    (wrong,) = fields["wrong"].split(text("checks.clause_separator", **zh))  # only x's gradient
+    assert re.search(r"\(\d+, \d+\)", said(wrong, "checks.wrong_elements", **zh)["at"]), wrong
 
 
 def test_sequence_parallel_without_group_fails_on_the_hidden_group_case(report):
     message = grading.by_id(report["planted"])["ex2_2_sequence_parallel_mlp"]["message"]
-    assert message.startswith("❌ 练习 7 未通过（0/4 分）"), message
-    assert "隐藏用例 3" in message and "函数 forward" in message, message
+    assert message.startswith(verdicts.failed(7, 4, "zh")), message
+    assert text("checks_2_2.case_hidden_two_groups", lang="zh", n=3, world_size=4) in message
+    assert pattern("checks.frame", lang="zh", func="forward").search(message), message

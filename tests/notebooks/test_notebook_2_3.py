@@ -1,7 +1,7 @@
 """Notebook 2.3: the student version is in sync, and the grader scores its exercises fairly.
 
 Three submissions are graded in ONE grader run: the solution (full marks), the untouched
-student notebook (zero, "未完成"), and the solution with a planted wrong 1F1B order (partial,
+student notebook (zero, unfinished), and the solution with a planted wrong 1F1B order (partial,
 with the check's message). To keep the test short, each submission keeps only the setup cell,
 the exercise cells and their checks (the graded cells do not depend on the rest); nbval runs
 the whole notebooks (see README: make test).
@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from labs.exercises import catalog
-from tests.support import grading
+from labs.messages import text
+from tests.support import grading, verdicts
 
 # the first test waits for the one grader run of every selected notebook test
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -52,5 +53,8 @@ def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
 
 def test_grader_gives_partial_marks_with_the_checks_message(grades):
     message = grading.only_lost(grades["wrong"], EXERCISES, "ex2_3_1f1b_order")
-    assert message == ("❌ 练习 2 未通过（0/3 分）：用例 my_1f1b_order(4, 5, 1)："
-                       "顺序不对：第 3 个动作期望 B0，实际 F3（期望的开头：['F0', 'F1', 'F2', 'B0', 'F3']）")
+    zh = dict(lang="zh")
+    assert message == verdicts.failed(2, 3, "zh") + text(
+        "checks.case_failed", **zh, case=text("checks.case_call", **zh, call="my_1f1b_order(4, 5, 1)"),
+        message=text("checks_2_3.order_wrong", **zh, index=3, expected="B0", got="F3",
+                     head=['F0', 'F1', 'F2', 'B0', 'F3']))

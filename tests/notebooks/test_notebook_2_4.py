@@ -1,8 +1,8 @@
 """Notebook 2.4: the student version is in sync, the grader scores its exercises fairly, and
-its 勘误 boxes are checked by tests/notebooks/test_errata.py.
+its errata boxes are checked by tests/notebooks/test_errata.py.
 
 Three submissions are graded in ONE grader run: the solution (full marks), the untouched
-student notebook (zero, "未完成"), and the solution with a planted wrong layout rule (PP before
+student notebook (zero, unfinished), and the solution with a planted wrong layout rule (PP before
 TP), which loses exactly that exercise with the check's message. nbval runs the whole notebooks.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ import nbformat
 import pytest
 
 from labs.exercises import catalog
-from tests.support import grading
+from labs.messages import text
+from tests.support import grading, verdicts
 
 # the first test waits for the one grader run of every selected notebook test
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -58,8 +59,8 @@ def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
 
 def test_grader_gives_partial_marks_with_the_checks_message(grades):
     message = grading.only_lost(grades["wrong"], EXERCISES, "ex2_4_layout")
-    assert message.startswith("❌ 练习 4 未通过（0/3 分）：")
-    assert "能放下，但不是 tp·pp 最小（其次 tp 最大）的那一个" in message
+    assert message.startswith(verdicts.failed(4, 3, "zh")), message
+    assert text("checks_2_4.layout_not_best", lang="zh") in message, message
 
 
 def test_changing_the_mesh_shape_in_one_cell_carries_through():

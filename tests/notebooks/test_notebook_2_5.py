@@ -1,7 +1,7 @@
 """Notebook 2.5: the student version is in sync, and the grader scores its exercises fairly.
 
 Three submissions are graded in ONE grader run: the solution (full marks), the untouched
-student notebook (zero, "未完成"), and the solution with a planted wrong answer (2·N instead of
+student notebook (zero, unfinished), and the solution with a planted wrong answer (2·N instead of
 6·N FLOPs per token), which loses exactly that exercise with the check's hint. nbval runs the
 whole notebooks.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from labs.exercises import catalog
-from tests.support import grading
+from tests.support import grading, verdicts
 
 # the first test waits for the one grader run of every selected notebook test
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -50,5 +50,5 @@ def test_grader_gives_zero_to_the_untouched_student_notebook(grades):
 
 def test_grader_gives_partial_marks_with_the_checks_message(grades):
     message = grading.only_lost(grades["wrong"], EXERCISES, "ex2_5_training_days")
-    assert message.startswith("❌ 练习 3 未通过（0/2 分）：")
+    assert message.startswith(verdicts.failed(3, 2, "zh")), message
     assert "6N" in message
