@@ -212,8 +212,9 @@ def _train(variant, batch, bucket_bytes, perturb):
 
 def test_batch_not_divisible_by_world_size(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")  # the ranks inherit it: the English error text
-    with pytest.raises(labs.RankError, match="not divisible by world_size=4"):
+    with pytest.raises(labs.RankError) as info:
         labs.launch(_train, 4, args=("allreduce", 10, 4096, False), timeout=TIMEOUT)
+    found_in(info.value, "models.batch_not_divisible", lang="en", batch_size=10, world_size=4)
 
 
 def test_bucket_size_not_positive(monkeypatch):
