@@ -24,6 +24,7 @@ import torch.distributed as dist
 import labs
 from labs import messages
 from labs.messages import text
+from tests.support.messages import found_in
 from labs.runtime import launcher
 from labs.runtime.processes import alive  # a zombie counts as gone
 
@@ -367,12 +368,14 @@ def test_bad_world_size(world_size, error, words):
 
 
 def test_bad_backend_and_timeout():
-    with pytest.raises(ValueError, match="not one of"):
+    with pytest.raises(ValueError) as info:
         labs.launch(environment_of_rank, 2, backend="mpi")
+    found_in(info.value, "runtime.unknown_backend", backend="mpi")
     with pytest.raises(ValueError, match="> 0"):
         labs.launch(environment_of_rank, 2, timeout=0)
-    with pytest.raises(TypeError, match="pass the function itself"):
+    with pytest.raises(TypeError) as info:
         labs.launch(42, 2)
+    assert str(info.value) == text("runtime.not_a_function", type="int")
 
 
 @pytest.mark.skipif(torch.cuda.device_count() >= 2, reason="this machine has the GPUs")
@@ -391,13 +394,15 @@ def test_return_value_that_cannot_be_sent_back(clean):
         record_pid(clean)
         return threading.Lock()
 
-    with pytest.raises(labs.LaunchError, match="cannot be sent back"):
+    with pytest.raises(labs.LaunchError) as info:
         labs.launch(returns_lock, 2)
+    found_in(info.value, "runtime.result_unsendable", world_size=2)
 
 
 def test_argument_that_cannot_be_sent():
-    with pytest.raises(labs.LaunchError, match="create them inside"):
+    with pytest.raises(labs.LaunchError) as info:
         labs.launch(environment_of_rank, 2, args=(threading.Lock(),))
+    found_in(info.value, "runtime.cannot_send_task", name="environment_of_rank")
 
 
 # --- GPU path (never faked: skipped without GPUs) -----------------------------------------
