@@ -79,6 +79,20 @@ MESSAGES = {
         "en": "global_batch={global_batch} must be divisible by dp·micro_batch = {n}; "
               "change the batch, dp or micro_batch",
     },
+    "schedule_unknown": {
+        "zh": "schedule={schedule!r} 未知；可选 {choices}",
+        "en": "schedule={schedule!r} is unknown; choose one of {choices}",
+    },
+    "schedule_zb_v": {
+        "zh": "ZB-H1（schedule='zb-h1'）每个 stage 只放一个 chunk：需要 v=1，而不是 v={v}；"
+              "请用 v=1，或用 schedule='1f1b' 做交错",
+        "en": "ZB-H1 (schedule='zb-h1') puts one chunk on each stage: it needs v=1, not v={v}; "
+              "use v=1, or schedule='1f1b' to interleave",
+    },
+    "config_schedule": {
+        "zh": "{layout}，调度 {schedule}",
+        "en": "{layout}, schedule {schedule}",
+    },
     "interleave_m": {
         "zh": "交错调度（interleaving）要求 micro-batch 数 {m} 是 pp={pp} 的倍数",
         "en": "interleaving needs the {m} micro-batches to be a multiple of pp={pp}",

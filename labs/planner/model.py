@@ -11,11 +11,13 @@ import math
 from dataclasses import replace
 
 from labs import cost, memory
+from labs.pipeline.schedules import in_flight_bound  # ZB-H1's bound, one source with 2.3
 from labs.messages import text
 from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate,
                                        MemoryBreakdown, Model, Training, check_layout)
 
-__all__ = ["estimate", "evaluate", "step_seconds", "stage_params", "stage_memory",
+__all__ = ["estimate", "evaluate", "step_seconds", "pipeline_seconds", "bubble", "zb_times",
+           "stage_params", "stage_memory",
            "layers_per_stage", "attention_traffic_bytes"]
 
 
@@ -77,14 +79,19 @@ def attention_traffic_bytes(model: Model, cluster: Cluster, train: Training,
 def stage_memory(model: Model, cluster: Cluster, train: Training, config: Config, stage: int,
                  efficiency: Efficiency) -> MemoryBreakdown:
     """Bytes one GPU of ``stage`` holds at its peak: model states (ZeRO-sharded over DP) and
-    the activations of the micro-batches the 1F1B schedule keeps in flight there, plus, with
-    full recomputation, one layer's activations rebuilt during its backward pass."""
+    the activations of the micro-batches the schedule keeps in flight there (1F1B: min(pp -
+    stage, m); ZB-H1: min(pp, m) on every stage, since W keeps a micro-batch's activations
+    after its B: :func:`labs.pipeline.schedules.in_flight_bound`), plus, with full
+    recomputation, one layer's activations rebuilt during its backward pass."""
     tp, pp, dp = config.tp, config.pp, config.dp
     m = train.global_batch // (dp * config.micro_batch)
     states = memory.model_state_bytes_per_gpu(
         stage_params(model, tp, pp, stage), dp=dp, zero_stage=config.zero_stage,
         optimizer="adam", precision=train.state_precision)
-    in_flight = memory.microbatches_in_flight(pp, m, v=config.v, stage=stage)
+    if config.schedule == "zb-h1":
+        in_flight = float(in_flight_bound("zb-h1", pp, m, stage))
+    else:
+        in_flight = memory.microbatches_in_flight(pp, m, v=config.v, stage=stage)
     acts = layers_per_stage(model, pp) * in_flight * _layer_activations(
         model, cluster, train, config, train.recompute)
     if train.recompute == "full":  # working set of one layer
@@ -171,6 +178,33 @@ def _dp_exposed_s(dp_s: float, zero_stage: int, compute_mb: float, m: int,
     return gather_s + cost.exposed_seconds(dp_s - gather_s, window)
 
 
+def zb_times(recompute: str) -> tuple[float, float, float]:
+    """Relative t_F, t_B, t_W of one micro-batch under ZB-H1, from the matmul FLOPs: forward
+    2·N, input gradient 2·N, weight gradient 2·N (Qi et al. 2024 §2: t_F ≈ t_B ≈ t_W); full
+    recomputation re-runs the forward inside B (2·N more), so W is 2 of 8 parts, not 2 of 6."""
+    return (1.0, 2.0, 1.0) if recompute == "full" else (1.0, 1.0, 1.0)
+
+
+def pipeline_seconds(microbatch_s: float, m: int, config: Config, recompute: str) -> float:
+    """The pipeline's part of a step: 1F1B's (m + (p-1)/v)·t
+    (:func:`labs.cost.pipeline_step_seconds`), or ZB-H1's m·t + (p-1)(t_F + t_B - t_W)
+    (:func:`labs.cost.zb_h1_step_seconds`) with W's share of t from :func:`zb_times`."""
+    if config.schedule == "zb-h1":
+        t_f, t_b, t_w = zb_times(recompute)
+        return cost.zb_h1_step_seconds(microbatch_s, m, config.pp,
+                                       weight_share=t_w / (t_f + t_b + t_w))
+    return cost.pipeline_step_seconds(microbatch_s, m, config.pp, config.v)
+
+
+def bubble(config: Config, m: int, recompute: str) -> float:
+    """The idle share of the step under ``config``'s schedule (0 without a pipeline)."""
+    if config.pp == 1:
+        return 0.0
+    if config.schedule == "zb-h1":
+        return cost.zb_h1_bubble_fraction(config.pp, m, *zb_times(recompute))
+    return cost.bubble_fraction(config.pp, m, config.v)
+
+
 def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config,
                  efficiency: Efficiency) -> dict:
     """One step's time for a checked layout: the slowest stage's compute per micro-batch, the
@@ -207,7 +241,7 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
               for k, b in comm_bytes.items()}
 
     microbatch_s = compute_mb + (comm_s["tp"] + comm_s["pp"]) / m
-    pipeline_s = cost.pipeline_step_seconds(microbatch_s, m, pp, v)
+    pipeline_s = pipeline_seconds(microbatch_s, m, config, train.recompute)
     dp_exposed = _dp_exposed_s(comm_s["dp"], config.zero_stage, compute_mb, m,
                                train.overlap_grad_reduce, train.recompute)
     return dict(compute_s=m * compute_mb, comm_bytes=comm_bytes, comm_s=comm_s,
@@ -239,7 +273,7 @@ def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
     return Estimate(
         config=config, memory=mem, fits=mem.total <= mem.usable,
         reasons=_reasons(mem, config, train), n_microbatches=m,
-        bubble=cost.bubble_fraction(pp, m, config.v) if pp > 1 else 0.0,
+        bubble=bubble(config, m, train.recompute),
         bubble_ratio=cost.pipeline_bubble_ratio(pp, m, config.v),
         comm_bytes=t["comm_bytes"], comm_s=comm_s,
         exposed_s={"tp": comm_s["tp"], "pp": comm_s["pp"], "dp": t["dp_exposed_s"]},
@@ -252,16 +286,18 @@ def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
 
 def estimate(model: Model, cluster: Cluster, train: Training, *, tp: int, pp: int, dp: int,
              v: int = 1, micro_batch: int | None = None, zero_stage: int | None = None,
-             recompute: str | None = None, efficiency: Efficiency = Efficiency()) -> Estimate:
+             recompute: str | None = None, schedule: str = "1f1b",
+             efficiency: Efficiency = Efficiency()) -> Estimate:
     """Memory, communication and time of the layout tp × pp × dp (= n_gpus) on ``cluster``.
 
-    ``micro_batch``, ``zero_stage`` and ``recompute`` default to ``train``'s. Raises ValueError for a layout
+    ``micro_batch``, ``zero_stage`` and ``recompute`` default to ``train``'s; ``schedule``:
+    "1f1b" (interleaved when v > 1) or "zb-h1" (v = 1). Raises ValueError for a layout
     that cannot exist (:func:`~labs.planner.types.check_layout`: tp·pp·dp ≠ n_gpus, tp
     not dividing the heads, pp > layers, batch not divisible, ...); one that exists but
     overflows memory comes back with ``fits=False`` and ``reasons`` saying what to change.
     """
     config = Config(tp, pp, dp, train.micro_batch if micro_batch is None else micro_batch, v,
                     train.zero_stage if zero_stage is None else zero_stage,
-                    train.recompute if recompute is None else recompute)
+                    train.recompute if recompute is None else recompute, schedule)
     check_layout(model, cluster, train, config)
     return evaluate(model, cluster, train, config, efficiency)

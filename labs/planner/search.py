@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from labs import memory
 from labs.messages import text
 from labs.planner.model import estimate, layers_per_stage, stage_memory
-from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate, Model, Training,
-                                check_hardware)
+from labs.planner.types import (GiB, SCHEDULES, Cluster, Config, Efficiency, Estimate, Model,
+                                Training, check_hardware)
 
 __all__ = ["MICRO_BATCHES", "CHUNKS", "LAYER_BUDGET", "SEARCH", "Plans", "Step", "plan",
            "decide", "candidates"]
@@ -82,27 +82,42 @@ def _recomputes(train: Training, recompute: str) -> tuple:
     return memory.RECOMPUTE if recompute == SEARCH else (recompute or train.recompute,)
 
 
+def _pipelines(pp: int, schedules: tuple) -> list:
+    """The (v, schedule) pairs to try: 1F1B with every chunk count, ZB-H1 with v = 1 and a
+    pipeline (without one it is 1F1B's step)."""
+    for schedule in schedules:
+        if schedule not in SCHEDULES:
+            raise ValueError(text("planner.schedule_unknown", schedule=schedule,
+                                  choices=SCHEDULES))
+    pairs = [(v, "1f1b") for v in CHUNKS] if "1f1b" in schedules else []
+    return pairs + ([(1, "zb-h1")] if "zb-h1" in schedules and pp > 1 else [])
+
+
 def candidates(model: Model, cluster: Cluster, train: Training, tp: int, pp: int,
-               efficiency: Efficiency, recompute: str = SEARCH) -> list:
+               efficiency: Efficiency, recompute: str = SEARCH,
+               schedules: tuple = ("1f1b",)) -> list:
     """Every estimable layout of the family (tp, pp): micro-batches, chunks, ZeRO stages
     (ZeRO 2 and 3 only without a pipeline, as DeepSpeed allows; none with dp = 1) and
     activation recomputation (``recompute`` names one to fix it): none, else selective, else
-    full -- the first that fits, since each recomputes more than the one before and is slower."""
+    full -- the first that fits, since each recomputes more than the one before and is slower --
+    and the pipeline ``schedules`` asked for (:func:`_pipelines`)."""
     dp = cluster.n_gpus // (tp * pp)
     zeros = (0,) if dp == 1 else (0, 1) if pp > 1 else memory.ZERO_STAGES
     found = []
     for mb in MICRO_BATCHES:
-        for v in CHUNKS:
+        for v, schedule in _pipelines(pp, schedules):
             if not _splits(model, train, pp, dp, mb, v):
                 continue
             for zero in zeros:
                 *lighter, last = _recomputes(train, recompute)
                 for again in lighter + [last]:
                     if again != last and not _fits_memory(model, cluster, train, efficiency,
-                                                          Config(tp, pp, dp, mb, v, zero, again)):
+                                                          Config(tp, pp, dp, mb, v, zero, again,
+                                                                 schedule)):
                         continue  # a heavier recomputation may fit: only memory decides here
                     est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=dp, v=v,
-                               micro_batch=mb, zero_stage=zero, recompute=again)
+                               micro_batch=mb, zero_stage=zero, recompute=again,
+                               schedule=schedule)
                     if est is not None:
                         found.append(est)
                         if est.fits:  # none < selective < full in time: the rest are slower
@@ -111,7 +126,8 @@ def candidates(model: Model, cluster: Cluster, train: Training, tp: int, pp: int
 
 
 def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
-         recompute: str = SEARCH, efficiency: Efficiency = Efficiency()) -> Plans:
+         recompute: str = SEARCH, schedules: tuple = ("1f1b",),
+         efficiency: Efficiency = Efficiency()) -> Plans:
     """The ``top`` fitting layouts, ranked by estimated step time.
 
     Searched: tp over the divisors of n_gpus that divide the heads and KV heads, pp over the
@@ -119,7 +135,9 @@ def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
     (tp·pp·dp = n_gpus, as the published runs do; a smaller job is a smaller cluster) --
     micro-batch in {1, 2, 4, 8}, interleaving v in {1, 2, 4}, ZeRO 0-1 (0-3 without PP),
     activation recomputation none / selective / full (``recompute="search"``; a value, or None
-    for ``train.recompute``, fixes it). The other recipe settings are ``train``'s.
+    for ``train.recompute``, fixes it), the pipeline ``schedules`` (default 1F1B alone;
+    ``("1f1b", "zb-h1")`` tries ZB-H1 beside it where v = 1). The other recipe settings are
+    ``train``'s.
     """
     check_hardware(cluster, train)  # not a layout's fault: raised, not rejected
     n, found, rejected, considered = cluster.n_gpus, [], {}, 0
@@ -136,7 +154,8 @@ def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
             if pp > model.n_layers:
                 rejected[key] = text("planner.rejected_pp_layers", n_layers=model.n_layers)
                 break
-            family = candidates(model, cluster, train, tp, pp, efficiency, recompute)
+            family = candidates(model, cluster, train, tp, pp, efficiency, recompute,
+                                tuple(schedules))
             considered += len(family)
             fitting = [e for e in family if e.fits]
             found += fitting

@@ -11,7 +11,7 @@ from labs import memory
 from labs.messages import text
 from labs.hardware import GPU, GPUS
 
-__all__ = ["GiB", "PRECISIONS", "Efficiency", "Model", "Cluster", "Training", "Config",
+__all__ = ["GiB", "PRECISIONS", "SCHEDULES", "Efficiency", "Model", "Cluster", "Training", "Config",
            "MemoryBreakdown", "Estimate", "check_layout", "check_hardware"]
 
 GiB = 2**30
@@ -19,6 +19,9 @@ GiB = 2**30
 #: Engine's fp8 GEMMs with bf16 activations and gradients kept between them (counted as bf16
 #: here); "tf32": fp32 tensors, TF32 tensor-core matmuls; "fp32": fp32 CUDA-core matmuls.
 PRECISIONS = {"fp8": 2, "bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}
+#: Pipeline schedules the planner models: 1F1B (interleaved when v > 1; PTD-P §2.2) and ZB-H1
+#: (backward split into B and W, W filling the bubble; Qi et al., ICLR 2024, §3.1; v = 1 only).
+SCHEDULES = ("1f1b", "zb-h1")
 
 
 @dataclass(frozen=True)
@@ -184,7 +187,8 @@ class Training:
 class Config:
     """One layout: degrees, micro-batch, interleaving chunks, ZeRO stage, and the activation
     recomputation it runs with (None: the recipe's, ``Training.recompute``; an estimate's
-    config always names it, since :func:`~labs.planner.plan` searches it)."""
+    config always names it, since :func:`~labs.planner.plan` searches it), and the pipeline
+    ``schedule`` (:data:`SCHEDULES`; "zb-h1" needs v = 1)."""
 
     tp: int
     pp: int
@@ -193,13 +197,16 @@ class Config:
     v: int = 1
     zero_stage: int = 0
     recompute: str | None = None
+    schedule: str = "1f1b"
 
     def __str__(self) -> str:
         layout = text("planner.config", tp=self.tp, pp=self.pp, dp=self.dp,
                       micro_batch=self.micro_batch, v=self.v, zero_stage=self.zero_stage)
-        if self.recompute is None:
-            return layout
-        return text("planner.config_recompute", layout=layout, recompute=self.recompute)
+        if self.recompute is not None:
+            layout = text("planner.config_recompute", layout=layout, recompute=self.recompute)
+        if self.schedule != "1f1b":  # 1F1B, the default, is not named (earlier outputs unchanged)
+            layout = text("planner.config_schedule", layout=layout, schedule=self.schedule)
+        return layout
 
 
 @dataclass(frozen=True)
@@ -227,7 +234,8 @@ class MemoryBreakdown:
 class Estimate:
     """Memory, traffic and time of one layout (SI units; :meth:`summary` for people).
 
-    ``bubble``: the idle share of the step, (p-1)/(v·m+p-1) (:func:`labs.cost.bubble_fraction`);
+    ``bubble``: the idle share of the step, (p-1)/(v·m+p-1) (:func:`labs.cost.bubble_fraction`),
+    under ZB-H1 :func:`labs.cost.zb_h1_bubble_fraction`;
     ``bubble_ratio``: PTD-P's bubble time / compute time, (p-1)/(v·m). ``comm_bytes`` and
     ``comm_s``: per GPU per step, by dimension; ``exposed_s``: the part on the critical path.
     ``compute_s``: the slowest stage's kernels for all its micro-batches, without bubble or
@@ -314,6 +322,11 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
     m = train.global_batch // (dp * config.micro_batch)
     if v > 1 and m % pp:
         raise ValueError(text("planner.interleave_m", m=m, pp=pp))
+    if config.schedule not in SCHEDULES:
+        raise ValueError(text("planner.schedule_unknown", schedule=config.schedule,
+                              choices=SCHEDULES))
+    if config.schedule == "zb-h1" and v != 1:
+        raise ValueError(text("planner.schedule_zb_v", v=v))
     if config.zero_stage not in memory.ZERO_STAGES:
         raise ValueError(text("planner.zero_stage_unknown", zero_stage=config.zero_stage,
                               choices=memory.ZERO_STAGES))
