@@ -78,6 +78,7 @@ MESSAGES = {
     "control_precision": {"zh": "精度", "en": "Precision"},
     "control_zero_stage": {"zh": "ZeRO stage", "en": "ZeRO stage"},
     "control_recompute": {"zh": "重算", "en": "Recompute"},
+    "control_schedule": {"zh": "流水线调度", "en": "Pipeline schedule"},
     "control_tp": {"zh": "TP（0=自动）", "en": "TP (0=auto)"},
     "control_pp": {"zh": "PP（0=自动）", "en": "PP (0=auto)"},
     "control_dp": {"zh": "DP（0=自动）", "en": "DP (0=auto)"},
@@ -133,6 +134,8 @@ MESSAGES = {
     "timeline_time": {"zh": "时间（t_F = 1）", "en": "time (t_F = 1)"},
     "timeline_forward": {"zh": "前向", "en": "forward"},
     "timeline_backward": {"zh": "反向", "en": "backward"},
+    "timeline_backward_input": {"zh": "反向 B（输入梯度）", "en": "backward B (input grad)"},
+    "timeline_weight": {"zh": "W（权重梯度）", "en": "W (weight grad)"},
     "timeline_title": {
         "zh": "画出前 {ranks}/{pp} 个 stage、前 {mbs}/{m} 个 micro-batch（v={v}）\n"
               "行标：这一段的空闲占比；整步的 bubble {bubble:.1%}",
@@ -165,6 +168,15 @@ MESSAGES = {
     },
     "shown_search": {"zh": "搜索的最快配置", "en": "the search's fastest layout"},
     "shown_fixed": {"zh": "你固定的布局", "en": "the layout you fixed"},
+    "note_schedule": {
+        "zh": "调度：{schedule}。选了 zb-h1 时，搜索在 v=1 的布局上把 ZB-H1 和 1F1B 并排试，取更快的；"
+              "ZB-H1 的 bubble 约为 1F1B 的三分之一（W 填进空闲），但每个 stage 都要存 min(pp, m) 个 "
+              "micro-batch 的激活（1F1B 的最后一个 stage 只存 1 个）",
+        "en": "schedule: {schedule}. With zb-h1 chosen, the search tries ZB-H1 beside 1F1B on the "
+              "v=1 layouts and keeps the faster; ZB-H1's bubble is about a third of 1F1B's (W fills "
+              "the idle time), but every stage keeps min(pp, m) micro-batches' activations (1F1B's "
+              "last stage keeps 1)",
+    },
     "note_recompute": {
         "zh": "重计算：{recompute}。搜索对每个布局依次试 none、selective、full，取第一个放得下的"
               "（重算越多越慢）；你固定的布局用上面设置的方式",

@@ -82,7 +82,7 @@ def _recomputes(train: Training, recompute: str) -> tuple:
     return memory.RECOMPUTE if recompute == SEARCH else (recompute or train.recompute,)
 
 
-def _pipelines(pp: int, schedules: tuple) -> list:
+def pipelines(pp: int, schedules: tuple) -> list:
     """The (v, schedule) pairs to try: 1F1B with every chunk count, ZB-H1 with v = 1 and a
     pipeline (without one it is 1F1B's step)."""
     for schedule in schedules:
@@ -100,12 +100,12 @@ def candidates(model: Model, cluster: Cluster, train: Training, tp: int, pp: int
     (ZeRO 2 and 3 only without a pipeline, as DeepSpeed allows; none with dp = 1) and
     activation recomputation (``recompute`` names one to fix it): none, else selective, else
     full -- the first that fits, since each recomputes more than the one before and is slower --
-    and the pipeline ``schedules`` asked for (:func:`_pipelines`)."""
+    and the pipeline ``schedules`` asked for (:func:`pipelines`)."""
     dp = cluster.n_gpus // (tp * pp)
     zeros = (0,) if dp == 1 else (0, 1) if pp > 1 else memory.ZERO_STAGES
     found = []
     for mb in MICRO_BATCHES:
-        for v, schedule in _pipelines(pp, schedules):
+        for v, schedule in pipelines(pp, schedules):
             if not _splits(model, train, pp, dp, mb, v):
                 continue
             for zero in zeros:

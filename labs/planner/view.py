@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from labs import plots
-from labs.planner.types import PRECISIONS, GiB
+from labs.planner.types import PRECISIONS, SCHEDULES, GiB
 from labs.messages import text
 
 __all__ = ["CLASS", "TIMELINE_RANKS", "TIMELINE_MICROBATCHES", "make_controls", "make_outputs",
@@ -42,7 +42,8 @@ _CONTROLS = {"preset": "widgets.control_preset", "n_layers": "widgets.control_n_
              "global_batch": "widgets.control_global_batch",
              "micro_batch": "widgets.control_micro_batch",
              "precision": "widgets.control_precision", "zero_stage": "widgets.control_zero_stage",
-             "recompute": "widgets.control_recompute", "tp": "widgets.control_tp",
+             "recompute": "widgets.control_recompute",
+             "schedule": "widgets.control_schedule", "tp": "widgets.control_tp",
              "pp": "widgets.control_pp", "dp": "widgets.control_dp", "v": "widgets.control_v"}
 _OUTPUTS = {"message": "widgets.output_message", "summary": "widgets.output_summary",
             "steps": "widgets.output_steps", "memory": "widgets.output_memory",
@@ -81,7 +82,7 @@ def make_controls(values: dict, presets: list, gpus: list) -> dict:
     """name -> control widget, set to ``values``."""
     choices = dict(preset=presets, gpu=gpus, precision=list(PRECISIONS),
                    zero_stage=[0, 1, 2, 3], recompute=["none", "selective", "full"],
-                   mlp=["gelu", "swiglu"])
+                   mlp=["gelu", "swiglu"], schedule=list(SCHEDULES))
     controls = {}
     for name in _CONTROLS:
         if name in choices:
@@ -119,7 +120,7 @@ def layout(controls: dict, outputs: dict):
                          "mlp", "seq_len", "vocab")),
               ("cluster", ("gpu", "n_gpus", "gpus_per_node")),
               ("training", ("global_batch", "micro_batch", "precision", "zero_stage",
-                            "recompute")),
+                            "recompute", "schedule")),
               ("layout", ("tp", "pp", "dp", "v")))
     columns = w.HBox([_titled(text(_GROUPS[group]),
                               w.VBox([controls[n] for n in names]))
@@ -255,29 +256,33 @@ def timeline_size(pp: int, m: int, v: int) -> tuple:
 
 
 def timeline_figure(config, n_microbatches: int, bubble: float) -> Figure:
-    """A simulated 1F1B (interleaved when v > 1) timeline of the first stages and
-    micro-batches (t_F = 1, t_B = 2), in the colours of :func:`labs.plots.plot_timeline` but
-    one bar collection per rank and kind (a widget update stays fast)."""
+    """A simulated 1F1B (interleaved when v > 1; t_F = 1, t_B = 2) or ZB-H1 (t_F = t_B = t_W =
+    1: the same work) timeline of the first stages and micro-batches, in the colours of
+    :func:`labs.plots.plot_timeline` but one bar collection per rank and kind (a widget update
+    stays fast)."""
     from labs import pipeline as pp  # why here: labs.pipeline imports torch (~3 s)
 
     ranks, mbs, chunks = timeline_size(config.pp, n_microbatches, config.v)
-    name = "interleaved" if chunks > 1 else "1f1b"
+    zb = config.schedule == "zb-h1"
+    name = "zb-h1" if zb else "interleaved" if chunks > 1 else "1f1b"
+    times = dict(backward_s=1.0, weight_s=1.0) if zb else {}
     try:
-        timeline = pp.simulate(pp.build_schedule(name, ranks, mbs, chunks))
+        timeline = pp.simulate(pp.build_schedule(name, ranks, mbs, chunks), **times)
     except ValueError:
         timeline = pp.simulate(pp.build_schedule("1f1b", ranks, mbs))
     fig = Figure(figsize=(4.6, 2.0), dpi=plots.DPI)
     fig.subplots_adjust(left=0.22, right=0.98, top=0.80, bottom=0.20)
     ax = fig.subplots()
     for r, events in enumerate(timeline.events):
-        for kind in ("F", "B"):
+        for kind in ("F", "B", "W"):
             spans = [(e.start, e.end - e.start) for e in events if e.kind == kind]
             ax.broken_barh(spans, (r - 0.4, 0.8), color=plots.COLORS[kind],
                            edgecolor="white", linewidth=0.5)
-    ax.legend(handles=[Patch(color=plots.COLORS[k], label=plots.label(key))
-                       for k, key in (("F", "widgets.timeline_forward"),
-                                      ("B", "widgets.timeline_backward"))],
-              fontsize=6, loc="lower left", bbox_to_anchor=(0.0, 0.0), ncol=2,
+    kinds = (("F", "widgets.timeline_forward"), ("B", "widgets.timeline_backward_input"),
+             ("W", "widgets.timeline_weight")) if zb else (
+        ("F", "widgets.timeline_forward"), ("B", "widgets.timeline_backward"))
+    ax.legend(handles=[Patch(color=plots.COLORS[k], label=plots.label(key)) for k, key in kinds],
+              fontsize=6, loc="lower left", bbox_to_anchor=(0.0, 0.0), ncol=len(kinds),
               bbox_transform=fig.transFigure, frameon=False)  # bottom left: off the bars
     labels = [plots.label("widgets.timeline_stage_idle", stage=r, idle=idle)
               for r, idle in enumerate(timeline.idle_fraction())]

@@ -34,7 +34,7 @@ from traitlets import TraitError
 
 from labs import planner as pl
 from labs.hardware import GPUS
-from labs.planner.search import CHUNKS
+from labs.planner.search import CHUNKS, pipelines
 from labs.messages import text
 
 __all__ = ["PRESETS", "CUSTOM", "MODEL_FIELDS", "SHAPE_FIELDS", "DEFAULTS", "LAYOUT_FIELDS", "build_inputs",
@@ -58,10 +58,10 @@ SHAPE_FIELDS = ("n_kv_heads", "ffn_hidden", "mlp")
 LAYOUT_FIELDS = ("tp", "pp", "dp", "v")
 DEFAULTS = dict(preset="GPT-3 175B", **PRESETS["GPT-3 175B"], gpu="A100-80GB", n_gpus=1024,
                 gpus_per_node=8, global_batch=1536, micro_batch=1, precision="bf16",
-                zero_stage=0, recompute="full", tp=0, pp=0, dp=0, v=0, n_kv_heads=0,
-                ffn_hidden=0, mlp="gelu")
+                zero_stage=0, recompute="full", schedule="1f1b", tp=0, pp=0, dp=0, v=0,
+                n_kv_heads=0, ffn_hidden=0, mlp="gelu")
 _NAMES = ("preset", *MODEL_FIELDS, *SHAPE_FIELDS, "gpu", "n_gpus", "gpus_per_node", "global_batch",
-          "micro_batch", "precision", "zero_stage", "recompute", *LAYOUT_FIELDS)
+          "micro_batch", "precision", "zero_stage", "recompute", "schedule", *LAYOUT_FIELDS)
 
 
 def _layout_value(name: str, value) -> int:
@@ -123,16 +123,18 @@ def _matches(config, fixed: dict) -> bool:
     return all(getattr(config, k) == v for k, v in fixed.items() if v)
 
 
-def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5,
-                  plans=None) -> tuple:
+def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5, plans=None,
+                  schedules=("1f1b",)) -> tuple:
     """(mode, Estimate or None, the top matching plans, message or None); see the module
-    docstring for the rule. ``plans``: a full :func:`plan` result to reuse. Raises ValueError
-    for a fixed layout that cannot exist."""
+    docstring for the rule. ``plans``: a full :func:`plan` result to reuse (searched with
+    ``schedules``). Raises ValueError for a fixed layout that cannot exist."""
     tp, pp, dp, v = (_layout_value(n, x) for n, x in zip(LAYOUT_FIELDS, (tp, pp, dp, v)))
-    found = plans if plans is not None else pl.plan(model, cluster, train, top=10**9)
+    found = plans if plans is not None else pl.plan(model, cluster, train, top=10**9,
+                                                    schedules=schedules)
     fixed = _fixed_layout(cluster, tp, pp, dp)
     if fixed is not None:
-        return "fixed", _fixed_estimate(model, cluster, train, fixed, v), list(found[:top]), None
+        est = _fixed_estimate(model, cluster, train, fixed, v, schedules)
+        return "fixed", est, list(found[:top]), None
     _check_fixed(model, cluster, dict(tp=tp, pp=pp, dp=dp))
     if v and v not in CHUNKS:
         raise ValueError(text("widgets.v_searched", v=v, chunks=CHUNKS))
@@ -153,17 +155,18 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5,
     return "auto", None, [], message
 
 
-def _fixed_estimate(model, cluster, train, fixed: tuple, v: int) -> pl.Estimate:
-    """The fixed layout's estimate; v free (0): the fastest valid v of CHUNKS, fitting first."""
+def _fixed_estimate(model, cluster, train, fixed: tuple, v: int, schedules) -> pl.Estimate:
+    """The fixed layout's estimate, the fastest valid (v, schedule) of :func:`pipelines` (v
+    free when 0), fitting first; the first pair's error is raised when none is valid."""
     tp, pp, dp = fixed
-    if v:
-        return pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=v)
+    pairs = [(c, s) for c, s in pipelines(pp, schedules) if c == (v or c)] or [(v, "1f1b")]
     found = []
-    for chunks in CHUNKS:
+    for chunks, schedule in pairs:
         try:
-            found.append(pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=chunks))
+            found.append(pl.estimate(model, cluster, train, tp=tp, pp=pp, dp=dp, v=chunks,
+                                     schedule=schedule))
         except ValueError:
-            if chunks == 1:
+            if (chunks, schedule) == pairs[0]:
                 raise
     return min(found, key=lambda e: (not e.fits, e.step_time_s))
 
@@ -187,6 +190,8 @@ def notes(values: dict, cluster, train, r: dict) -> list:
         out.append(text("widgets.note_steps_differ", shown=shown, steps=final))
     if c.zero_stage == 3:
         out.append(text("widgets.note_zero3"))
+    if values.get("schedule", "1f1b") != "1f1b":
+        out.append(text("widgets.note_schedule", schedule=c.schedule))
     out.append(text("widgets.note_recompute", recompute=c.recompute or train.recompute))
     return out
 
@@ -234,19 +239,20 @@ def compute(values: dict, *, top: int = 5, cache: dict | None = None) -> dict:
     except (ValueError, TypeError) as exc:
         return dict(out, error=str(exc))
     out.update(n_gpus=cluster.n_gpus, gpu=cluster.gpu)
-    key = (model, cluster, train)
+    schedules = ("1f1b", "zb-h1") if values.get("schedule") == "zb-h1" else ("1f1b",)
+    key = (model, cluster, train, schedules)
     if cache is not None and cache.get("key") == key:
         steps, decide_error, found = cache["steps"], cache["decide_error"], cache["plans"]
     else:
         steps, decide_error = _decide(model, cluster, train)
-        found = pl.plan(model, cluster, train, top=10**9)
+        found = pl.plan(model, cluster, train, top=10**9, schedules=schedules)
         if cache is not None:
             cache.update(key=key, steps=steps, decide_error=decide_error, plans=found)
     out.update(steps=steps, decide_error=decide_error, decided_step=decided_step(steps))
     try:
         mode, est, plans, message = choose_layout(
             model, cluster, train, **{k: values[k] for k in LAYOUT_FIELDS}, top=top,
-            plans=found)
+            plans=found, schedules=schedules)
     except ValueError as exc:
         return dict(out, error=str(exc))
     out.update(mode=mode, plans=[e.config for e in plans], plan_estimates=plans, error=message)
@@ -331,14 +337,14 @@ class PlannerWidget:
         return self._results
 
     @contextlib.contextmanager
-    def _held(self):
-        """Changes inside recompute once, at the end."""
+    def _held(self, refresh: bool = True):
+        """Changes inside recompute once, at the end (``refresh=False``: not at all)."""
         self._hold += 1
         try:
             yield
         finally:
             self._hold -= 1
-        if not self._hold:
+        if refresh and not self._hold:
             self.refresh()
 
     def _sync_model_fields(self, *, switched: bool = False) -> None:
@@ -346,7 +352,7 @@ class PlannerWidget:
         fields start from the plain GPT (0 = derived, GELU), not the last preset's."""
         preset = self.controls["preset"].value
         custom = preset == CUSTOM
-        with self._quiet():
+        with self._held(refresh=False):
             if custom and switched:
                 for name in SHAPE_FIELDS:
                     self.controls[name].value = DEFAULTS[name]
@@ -356,14 +362,6 @@ class PlannerWidget:
                 field.disabled = not custom
                 if not custom:
                     field.value = shape[name]
-
-    @contextlib.contextmanager
-    def _quiet(self):
-        self._hold += 1
-        try:
-            yield
-        finally:
-            self._hold -= 1
 
     def _on_change(self, change) -> None:
         if change["owner"] is self.controls["preset"]:

@@ -104,3 +104,34 @@ def test_search_tries_zb_h1_only_when_asked():
                               e.config.zero_stage, e.config.recompute))
         if twin is not None:
             assert e.step_time_s < twin.step_time_s and e.bubble < twin.bubble
+
+
+def test_widget_schedule_control_searches_zb_h1_and_says_so():
+    """compute(): schedule "1f1b" shows only 1F1B; "zb-h1" searches both, shows the faster (a
+    fixed pipelined layout with v = 1 gets ZB-H1) and a note says what ZB-H1 costs."""
+    from labs.planner import widgets  # why here: the widget module is this test's alone
+
+    values = dict(widgets.DEFAULTS, preset="custom", n_layers=24, hidden=2048, n_heads=16,
+                  seq_len=2048, vocab=51200, n_gpus=8, global_batch=16, tp=2, pp=4, v=1)
+    plain = widgets.compute(values)
+    both = widgets.compute(dict(values, schedule="zb-h1"))
+    assert plain["error"] is None and both["error"] is None
+    assert (plain["config"].schedule, both["config"].schedule) == ("1f1b", "zb-h1")
+    assert both["step_time_s"] < plain["step_time_s"] and both["bubble"] < plain["bubble"]
+    note = [n for n in both["notes"] if "zb-h1" in n]
+    assert len(note) == 1 and not [n for n in plain["notes"] if "zb-h1" in n]
+    said(note[0], "widgets.note_schedule", schedule="zb-h1")
+    auto = widgets.compute(dict(values, schedule="zb-h1", tp=0, pp=0, v=0))
+    assert {c.schedule for c in auto["plans"]} <= {"1f1b", "zb-h1"}
+    interleaved = widgets.compute(dict(values, schedule="zb-h1", v=2))
+    assert interleaved["config"].schedule == "1f1b" and interleaved["config"].v == 2
+
+
+def test_widget_timeline_draws_w_for_zb_h1():
+    from labs.planner import view  # why here: view imports ipywidgets and matplotlib
+
+    fig = view.timeline_figure(pl.Config(1, 4, 2, schedule="zb-h1"), 8, 0.2)
+    colors = {tuple(c.get_facecolor()[0]) for c in fig.axes[0].collections}
+    assert len(colors) == 3  # F, B and W, each in its own colour
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert len(legend) == 3
