@@ -10,6 +10,8 @@ cases' seeds and numbers are drawn from it: :mod:`labs.exercises.secret`)::
     check_choose_layout(choose_layout)    # ex2_4_layout, 3 points
     check_hybrid_step(hybrid_step)        # ex2_4_hybrid_step, 4 points (real ranks;
                                           # labs.exercises.hybrid_step_checks, served here)
+    check_3d_step(step_3d)                # ex2_4_3d_step, 5 points (real ranks;
+                                          # labs.exercises.three_d_checks, served here)
 
 :func:`choose_layout` is the reference of the last exercise: the rule of PTD-P's first
 takeaway (Narayanan et al. 2021, arXiv:2104.04473, §3.3) on model states alone.
@@ -26,11 +28,13 @@ from labs import memory
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
 from labs.exercises.hybrid_step_checks import HYBRID_TIMEOUT, check_hybrid_step  # noqa: F401
 from labs.exercises.secret import hidden_int, hidden_seed
+from labs.exercises.three_d_checks import STEP_3D_TIMEOUT, check_3d_step  # noqa: F401
 from labs.hybrid.mesh import DIMS, MeshShape
 from labs.messages import text
 
 __all__ = ["check_coords", "check_groups", "check_states_per_gpu", "check_choose_layout",
-           "check_hybrid_step", "choose_layout", "states_per_gpu", "HYBRID_TIMEOUT"]
+           "check_hybrid_step", "check_3d_step", "choose_layout", "states_per_gpu",
+           "HYBRID_TIMEOUT", "STEP_3D_TIMEOUT"]
 
 
 #: The domain of this module's hidden seeds and numbers (labs.exercises.secret).

@@ -217,4 +217,72 @@ MESSAGES = {
               "of the batch (rows {first}–{last}); the statement asks to split x and y over DP "
               "first (see hint 1)",
     },
+    # --- 练习 6: one DP × PP × TP step (labs.exercises.three_d_checks) ----------------------
+    "step3d_case": {
+        "zh": "dp={dp}, pp={pp}, tp={tp}，每个 stage 一个 MLP {d} → {hidden} → {d}，batch {batch}",
+        "en": "dp={dp}, pp={pp}, tp={tp}, each stage an MLP {d} → {hidden} → {d}, batch {batch}",
+    },
+    "step3d_case_hidden": {
+        "zh": "隐藏用例 {n}：{what}",
+        "en": "Hidden case {n}: {what}",
+    },
+    "step3d_what_loss": {
+        "zh": "DP 副本 {d} 的 loss（最后一个 stage）",
+        "en": "the loss of DP replica {d} (last stage)",
+    },
+    "step3d_what_weight": {
+        "zh": "一步 SGD 之后的 {weight} 分片",
+        "en": "the shard of {weight} after one SGD step",
+    },
+    "step3d_collective": {
+        "zh": "本练习里只能用 all_reduce（TP 的 f/g 和 DP 的梯度平均）和 send/recv（stage 之间），"
+              "不能用 {shown}（看提示 1）",
+        "en": "this exercise allows only all_reduce (TP's f/g, the DP gradient average) and "
+              "send/recv (between stages), not {shown} (see hint 1)",
+    },
+    "step3d_stage_computes_x": {
+        "zh": "rank {rank}（stage {s}）把 x 的行送进了矩阵乘法：它在替 stage 0 计算。stage {s} "
+              "只算自己的层，输入要用 dist.recv 从 stage 0 收（看提示 2）",
+        "en": "rank {rank} (stage {s}) put rows of x into a matrix product: it computes stage 0's "
+              "layers. Stage {s} computes only its own layers, on the activations it receives "
+              "from stage 0 with dist.recv (see hint 2)",
+    },
+    "step3d_sent_wrong_peer": {
+        "zh": "rank {rank}（stage {s}）向 rank {peer} 发送了数据：stage 之间只在同一 DP 副本、"
+              "同一 TP 坐标的一对 rank 之间传，它的伙伴是 rank {partner}（rank ± tp，看提示 2）",
+        "en": "rank {rank} (stage {s}) sent to rank {peer}: stages exchange data only between the "
+              "pair of ranks with the same DP replica and TP index; its partner is rank {partner} "
+              "(rank ± tp, see hint 2)",
+    },
+    "step3d_received_wrong_peer": {
+        "zh": "rank {rank}（stage {s}）从 rank {peer} 接收了数据：stage 之间只在同一 DP 副本、"
+              "同一 TP 坐标的一对 rank 之间传，它的伙伴是 rank {partner}（rank ± tp，看提示 2）",
+        "en": "rank {rank} (stage {s}) received from rank {peer}: stages exchange data only "
+              "between the pair of ranks with the same DP replica and TP index; its partner is "
+              "rank {partner} (rank ± tp, see hint 2)",
+    },
+    "step3d_no_sent": {
+        "zh": "rank {rank}（stage {s}）没有向 rank {partner} 发送任何东西：stage 0 发激活值，"
+              "stage 1 发回激活值的梯度（看提示 2）",
+        "en": "rank {rank} (stage {s}) sent nothing to rank {partner}: stage 0 sends its "
+              "activations, stage 1 sends back their gradient (see hint 2)",
+    },
+    "step3d_no_received": {
+        "zh": "rank {rank}（stage {s}）没有从 rank {partner} 接收任何东西：stage 1 收激活值，"
+              "stage 0 收回激活值的梯度（看提示 2）",
+        "en": "rank {rank} (stage {s}) received nothing from rank {partner}: stage 1 receives "
+              "the activations, stage 0 receives their gradient back (see hint 2)",
+    },
+    "step3d_not_three": {
+        "zh": "rank {rank} 应该返回 (loss 或 None, [w1 分片的梯度, w2 分片的梯度], "
+              "[更新后的 w1 分片, w2 分片])，实际得到 {got!r}（看提示 3）",
+        "en": "rank {rank} should return (loss or None, [grad of its w1 shard, grad of its w2 "
+              "shard], [its w1 shard, w2 shard after the step]), got {got!r} (see hint 3)",
+    },
+    "step3d_loss_missing": {
+        "zh": "rank {rank} 在最后一个 stage 上，应该返回它这个 DP 副本的 loss（一个数），"
+              "实际得到 {got!r}",
+        "en": "rank {rank} is on the last stage and should return its DP replica's loss (a "
+              "number), got {got!r}",
+    },
 }

@@ -152,6 +152,11 @@ EXERCISES: tuple[Exercise, ...] = (
              (*_MESH, "labs.tensor_parallel.layers.ColumnParallelLinear",
               "labs.tensor_parallel.layers.RowParallelLinear",
               "labs.tensor_parallel.layers.ParallelMLP")),
+    Exercise("ex2_4_3d_step", "2.4_hybrid_parallel.ipynb", 6, 5, "build",
+             "手写一个 DP × PP × TP 训练步", "Build a DP × PP × TP training step by hand",
+             ("labs.hybrid.three_d.hybrid_step", "labs.pipeline.executor.run_schedule",
+              "labs.pipeline.step.pipeline_step", "torch.distributed.pipelining.PipelineStage",
+              "torch.distributed.pipelining.ScheduleGPipe")),
     # --- 2.5 summary ---
     Exercise("ex2_5_capstone", "2.5_summary.ipynb", 1, 4, "build",
              "为一个新场景选配置并给出论证数字",
