@@ -150,7 +150,10 @@ def test_the_cell_is_the_same_code_in_both_editions_with_the_constants_of_labs_h
 
 def _run_cell(lang, monkeypatch, **environ):
     for name in (LANG_ENV, "COLAB_RELEASE_TAG", "KAGGLE_KERNEL_RUN_TYPE"):
-        monkeypatch.delenv(name, raising=False)
+        # setenv first, so that monkeypatch records the old state and restores it after
+        # the cell's os.environ.setdefault (a delenv of an absent name records nothing)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
     calls = []
