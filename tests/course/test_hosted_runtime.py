@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PREFILLED_WIDGETS = "7.7.1"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.hosted]
 
 
 def _pin(name: str) -> str:
