@@ -18,6 +18,8 @@ labs.exercises.checks'), or keep process groups in globals.
 
 from __future__ import annotations
 
+import contextlib
+
 from labs.exercises import routes
 from labs.exercises.checks import ExerciseFailed, assert_close, case, graded
 from labs.exercises.hybrid_step_checks import _rows_mode
@@ -60,6 +62,27 @@ def _reference(w1s, w2s, x, y):
     return loss.detach(), [(a.grad, b.grad) for a, b in zip(w1s, w2s)]
 
 
+@contextlib.contextmanager
+def _all_reduces(reduced: list):
+    """Within the block, every ``dist.all_reduce`` is recorded as (tensor shape, the members of
+    its group) and passed on: which group served as TP and which as DP."""
+    import torch.distributed as dist
+
+    original = dist.all_reduce
+
+    def record(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        members = (list(range(dist.get_world_size())) if group is None
+                   else sorted(dist.get_process_group_ranks(group)))
+        reduced.append((tuple(tensor.shape), members))
+        return original(tensor, op, group, async_op)
+
+    dist.all_reduce = record
+    try:
+        yield reduced
+    finally:
+        dist.all_reduce = original
+
+
 def _on_rank(student_fn, dp, tp, d, hidden, batch, seed, lr):
     """Inside a rank: the groups, then the student's step under the guards; what it returned,
     its traffic, the rows of x that reached a matrix product, the ready-made code it reached."""
@@ -74,7 +97,7 @@ def _on_rank(student_fn, dp, tp, d, hidden, batch, seed, lr):
             if rank in members:
                 groups[dim] = group
     w1s, w2s, x, y = _model(d, hidden, batch, seed)
-    traffic, rows = routes.Traffic(), set()
+    traffic, rows, reduced = routes.Traffic(), set(), []
 
     def refuse(shown):
         raise ExerciseFailed(text("checks_2_4.step3d_collective", shown=shown))
@@ -82,7 +105,7 @@ def _on_rank(student_fn, dp, tp, d, hidden, batch, seed, lr):
     with routes.borrowed(_READY_MADE) as seen:
         try:
             with routes.guarded(refuse, allowed=("all_reduce",), traffic=traffic), \
-                    _rows_mode(x, rows):
+                    _rows_mode(x, rows), _all_reduces(reduced):
                 got = student_fn(dp, tp, groups["tp"], groups["dp"], [w.clone() for w in w1s],
                                  [w.clone() for w in w2s], x.clone(), y.clone(), lr)
         except Exception:
@@ -95,7 +118,29 @@ def _on_rank(student_fn, dp, tp, d, hidden, batch, seed, lr):
         got = [[t.detach().clone() if hasattr(t, "detach") else t for t in g]
                if isinstance(g, (list, tuple)) else (g.detach().clone() if hasattr(g, "detach")
                                                       else g) for g in got]
-    return dict(got=got, sent=traffic.sent, received=traffic.received, rows=sorted(rows))
+    return dict(got=got, sent=traffic.sent, received=traffic.received, rows=sorted(rows),
+                reduced=reduced)
+
+
+def _check_groups(shape, d, hidden, batch, results) -> None:
+    """Every all-reduce of a gradient shard ran in the rank's DP group, every other one (f/g) in
+    its TP group (a tensor of both shapes may use either); one over the whole world is a missing
+    ``group=``."""
+    grads = {(hidden // shape.tp, d), (d, hidden // shape.tp)}
+    activation = (batch // shape.dp, d)
+    for rank, result in enumerate(results):
+        tp_members = next(g for g in shape.group_ranks("tp") if rank in g)
+        dp_members = next(g for g in shape.group_ranks("dp") if rank in g)
+        for tensor_shape, members in result["reduced"]:
+            allowed = ([dp_members] if tensor_shape in grads else []) + (
+                [tp_members] if tensor_shape not in grads or tensor_shape == activation else [])
+            if members in allowed:
+                continue
+            role, want = ("dp", dp_members) if tensor_shape in grads else ("tp", tp_members)
+            key = ("checks_2_4.step3d_group_missing" if len(members) == shape.world_size
+                   else "checks_2_4.group_membership_wrong")
+            raise ExerciseFailed(text(key, rank=rank, role=role.upper(), got=members, want=want,
+                                      tp=shape.tp, group=f"{role}_group"))
 
 
 def _check_structure(shape, batch, results) -> None:
@@ -133,6 +178,7 @@ def _check_case(student_fn, dp, tp, d, hidden, batch, seed, lr):
                            (student_fn, dp, tp, d, hidden, batch, seed, lr),
                            timeout=STEP_3D_TIMEOUT)
     _check_structure(shape, batch, results)
+    _check_groups(shape, d, hidden, batch, results)
     w1s, w2s, x, y = _model(d, hidden, batch, seed)
     _, full = _reference(w1s, w2s, x, y)
     per_replica = [_reference(w1s, w2s, xs, ys) for xs, ys in zip(x.chunk(dp), y.chunk(dp))]

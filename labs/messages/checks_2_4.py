@@ -273,6 +273,13 @@ MESSAGES = {
         "en": "rank {rank} (stage {s}) received nothing from rank {partner}: stage 1 receives "
               "the activations, stage 0 receives their gradient back (see hint 2)",
     },
+    "step3d_group_missing": {
+        "zh": "rank {rank} 的一次 {role} all-reduce 用的是所有 rank {got}，应该只在 {role} 组 {want} 里："
+              "很可能是漏了 group={group}（看提示 1）",
+        "en": "on rank {rank}, an all-reduce of the {role} group ran over every rank {got}; it "
+              "should run in the {role} group {want} only: most likely group={group} is missing "
+              "(see hint 1)",
+    },
     "step3d_not_three": {
         "zh": "rank {rank} 应该返回 (loss 或 None, [w1 分片的梯度, w2 分片的梯度], "
               "[更新后的 w1 分片, w2 分片])，实际得到 {got!r}（看提示 3）",

@@ -104,3 +104,11 @@ def test_untouched_stub_is_reported_unfinished(capsys):
     with pytest.raises(ExerciseIncomplete):
         check_3d_step(_student_fn(stub))
     assert verdicts.incomplete(6) in verdict(capsys)
+
+
+def test_a_missing_group_in_the_dp_average_is_named(capsys):
+    fn = _student_fn(replaced(_cell(), "dist.all_reduce(grad, group=dp_group)",
+                              "dist.all_reduce(grad)"))
+    message = _failed(capsys, fn)
+    found_in(message, "checks_2_4.step3d_group_missing", rank=0, role="DP",
+             got=list(range(8)), want=[0, 4], group="dp_group")
