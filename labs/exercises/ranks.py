@@ -15,6 +15,8 @@ Must not: import the grader, judge a result, print, or launch without a timeout.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import labs
 from labs.exercises import feedback as _feedback
 from labs.exercises import hooks as _hooks
@@ -27,10 +29,9 @@ __all__ = ["CHECK_TIMEOUT", "run_on_ranks", "as_number"]
 
 CHECK_TIMEOUT = 20.0  # seconds per launch; a correct solution needs well under one
 #: The checks whose rank bodies the launches run: the forkserver imports them once, not each rank.
-CHECK_MODULES = tuple(f"labs.exercises.{name}_checks" for name in (
-    "collectives", "data_parallel", "zero1", "tensor_parallel", "sequence_parallel", "pipeline",
-    "executor", "hybrid",
-    "hybrid_step", "summary"))
+#: Every ``*_checks`` module of this package, found by name, so a new one needs no entry here.
+CHECK_MODULES = tuple(f"labs.exercises.{path.stem}"
+                      for path in sorted(Path(__file__).parent.glob("*_checks.py")))
 _forkserver.preload(*CHECK_MODULES)
 
 
