@@ -64,6 +64,24 @@ def test_hybrid_row_takes_a_given_layout():
     assert row.step_time_s == est.step_time_s and row.memory_bytes == est.memory.total
 
 
+def test_four_paradigms_on_the_same_gpus():
+    """2.5's table (issue 29 c3): a 7B model, DP, TP, PP 8-way and a 2 x 2 x 2 hybrid all on
+    the same 8 GPUs; plain DP does not fit (16 bytes per parameter), the hybrid is the fastest
+    of the rows that do (TP pays exposed all-reduces, PP a 7/71 bubble)."""
+    model = pl.Model(n_layers=32, hidden=4096, n_heads=32, seq_len=2048, vocab=51200)
+    node = pl.Cluster("A100-80GB", 8)
+    train = pl.Training(global_batch=64, recompute="full")
+    rows = summary.paradigm_table(model, node, train, hybrid=pl.Config(2, 2, 2))
+    assert [r.n_gpus for r in rows] == [8, 8, 8, 8]
+    assert [r.fits for r in rows] == [False, True, True, True]
+    assert rows[0].states_bytes == pytest.approx(16 * model.n_params)
+    hybrid = pl.estimate(model, node, train, tp=2, pp=2, dp=2)
+    assert rows[3].step_time_s == hybrid.step_time_s
+    assert rows[3].step_time_s < min(rows[1].step_time_s, rows[2].step_time_s)
+    pp = pl.estimate(model, node, train, tp=1, pp=8, dp=1)
+    assert pp.bubble == pytest.approx(7 / 71)
+
+
 def test_a_row_that_does_not_fit_shows_no_step_time(rows):
     """A step time for a layout that cannot run would read as a result (issue 29, 2.5 c3)."""
     html = summary.table_html(rows)
