@@ -159,15 +159,17 @@ def _check_structure(shape, batch, results) -> None:
     for rank, result in enumerate(results):
         d, s, t = shape.coords(rank)
         partner = shape.rank(dp=d, pp=1 - s, tp=t)
-        for kind in ("sent", "received"):
+        for kind, wrong_key, none_key in (
+                ("sent", "checks_2_4.step3d_sent_wrong_peer", "checks_2_4.step3d_no_sent"),
+                ("received", "checks_2_4.step3d_received_wrong_peer",
+                 "checks_2_4.step3d_no_received")):
             peers = sorted({peer for peer, _ in result[kind]})
             wrong = [p for p in peers if p != partner]
             if wrong:
-                raise ExerciseFailed(text(f"checks_2_4.step3d_{kind}_wrong_peer", rank=rank,
-                                          peer=wrong[0], partner=partner, s=s))
+                raise ExerciseFailed(text(wrong_key, rank=rank, peer=wrong[0], partner=partner,
+                                          s=s))
             if not peers:
-                raise ExerciseFailed(text(f"checks_2_4.step3d_no_{kind}", rank=rank, s=s,
-                                          partner=partner))
+                raise ExerciseFailed(text(none_key, rank=rank, s=s, partner=partner))
 
 
 def _check_case(student_fn, dp, tp, d, hidden, batch, seed, lr):
