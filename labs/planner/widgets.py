@@ -18,6 +18,8 @@ Layout rule (``tp``, ``pp``, ``dp``, ``v``; 0 or "auto" = free):
 - otherwise *auto*: :func:`~labs.planner.plan`'s fitting layouts that match the fixed
   values, fastest first; the first one is shown.
 
+The ``schedule`` control: "1f1b", or "zb-h1" to try ZB-H1 beside 1F1B on v = 1 layouts.
+
 The *deciding* step of :func:`~labs.planner.decide` is the first step whose layout
 (tp, pp, dp) is the final one -- where the chapter's walk settled the shape; when no layout
 fits, the last step (which says so).
