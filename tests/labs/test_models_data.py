@@ -15,7 +15,7 @@ from labs.models import MLP, TinyGPT, TinyGPTConfig
 from labs.numerics import assert_close
 from labs.reference import tinygpt_reference, train_reference
 from labs.messages import LANG_ENV, text
-from tests.support.messages import said
+from tests.support.messages import pattern, said
 
 pytestmark = pytest.mark.numerics
 
@@ -161,9 +161,9 @@ def test_mlp_shapes_loss_and_validation():
     assert out.shape == (5, 4)
     assert_close(loss.item(), out.pow(2).mean().item())  # float32 results as Python floats
     assert len(mlp.layers) == 3 and mlp.num_params() == 8 * 16 + 16 * 16 + 16 * 4
-    with pytest.raises(ValueError, match="at least two"):
+    with pytest.raises(ValueError, match=pattern("models.mlp_sizes", sizes=[8])):
         MLP([8])
-    with pytest.raises(ValueError, match="activation='swish' is unknown"):
+    with pytest.raises(ValueError, match=pattern("models.unknown_activation", activation="swish")):
         MLP([8, 4], activation="swish")
 
 

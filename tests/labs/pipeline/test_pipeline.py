@@ -17,7 +17,9 @@ from labs import pipeline as pp
 from labs.numerics import assert_close
 from labs.pipeline import experiments as px
 from labs.pipeline import step as ps
+from labs.messages import text
 from labs.pipeline.schedules import Action
+from tests.support.messages import found_in, pattern
 
 pytestmark = pytest.mark.numerics
 
@@ -30,9 +32,9 @@ def test_partition_evenly_and_errors(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")
     assert pp.partition_evenly(8, 4) == [(0, 2), (2, 4), (4, 6), (6, 8)]
     assert pp.partition_evenly(7, 3) == [(0, 3), (3, 5), (5, 7)]
-    with pytest.raises(ValueError, match="cannot split 2 layers into 4 stages"):
+    with pytest.raises(ValueError, match=pattern("pipeline.too_many_stages", n_layers=2, n_stages=4)):
         pp.partition_evenly(2, 4)
-    with pytest.raises(ValueError, match="cannot split 3 layers into 4 stages"):
+    with pytest.raises(ValueError, match=pattern("pipeline.too_many_stages", n_layers=3, n_stages=4)):
         pp.balanced_partition([1.0, 2.0, 3.0], 4)
 
 
@@ -111,23 +113,28 @@ def test_deadlock_and_bad_schedules_are_errors(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")
     good = pp.build_schedule("gpipe", 2, 1)
     r0 = [Action("F", 0, 0), Action("RECV_B", 0, 0, 1), Action("SEND_F", 0, 0, 1), Action("B", 0, 0)]
-    with pytest.raises(pp.DeadlockError, match=r"rank 0 waits at RECV_B0<-1.*rank 1 waits at RECV_F0<-0"):
+    with pytest.raises(pp.DeadlockError) as info:
         pp.simulate([r0, good[1]])
-    with pytest.raises(pp.ScheduleError, match="never runs B0 of stage 1"):
+    waits = found_in(info.value, "pipeline.deadlock")["waits"]
+    found_in(waits, "pipeline.waits_at", r=0, action="RECV_B0<-1", pos=1)
+    found_in(waits, "pipeline.waits_at", r=1, action="RECV_F0<-0", pos=0)
+    with pytest.raises(pp.ScheduleError,
+                       match=pattern("pipeline.never_runs",
+                                     missing=text("pipeline.action_of_stage", action="B0", stage=1))):
         pp.simulate([good[0], [a for a in good[1] if a.kind != "B"]])
-    with pytest.raises(pp.ScheduleError, match="comes before its forward"):
+    with pytest.raises(pp.ScheduleError, match=pattern("pipeline.before_forward", r=0, action="B0", stage=0)):
         pp.simulate([[Action("B", 0, 0), Action("F", 0, 0)]])
-    with pytest.raises(pp.ScheduleError, match="lives on rank 1"):
+    with pytest.raises(pp.ScheduleError, match=pattern("pipeline.wrong_rank", owner=1)):
         pp.simulate([good[0] + [Action("F", 0, 1)], good[1]])
-    with pytest.raises(ValueError, match="multiple of 4"):
+    with pytest.raises(ValueError, match=pattern("pipeline.interleaved_multiple", p=4, m=6)):
         pp.build_schedule("interleaved", 4, 6, 2)
 
 
 def test_microbatches_must_divide_the_batch(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")
-    with pytest.raises(ValueError, match="cannot be split into 3 equal micro-batches"):
+    with pytest.raises(ValueError, match=pattern("pipeline.microbatches_split", batch_size=8, m=3)):
         pp.split_microbatches(torch.zeros(8, 4), 3)
-    with pytest.raises(ValueError, match="cannot be split into 3"):
+    with pytest.raises(ValueError, match=pattern("pipeline.microbatches_split", batch_size=8, m=3)):
         ps.PipelineRun(batch_size=8, n_microbatches=3)
 
 

@@ -24,7 +24,7 @@ import torch.distributed as dist
 import labs
 from labs import messages
 from labs.messages import text
-from tests.support.messages import found_in
+from tests.support.messages import found_in, pattern
 from labs.runtime import launcher
 from labs.runtime.processes import alive  # a zombie counts as gone
 
@@ -544,7 +544,7 @@ def test_rank_limit_follows_memory_and_cores(monkeypatch):
     assert launcher.max_world_size() == max(8, 4 * launcher.cpu_count())
     monkeypatch.setattr(launcher, "available_memory_bytes", lambda: 3 * launcher.RANK_MEMORY_BYTES)
     assert launcher.max_world_size() == 3
-    with pytest.raises(ValueError, match="at most 3 run here"):
+    with pytest.raises(ValueError, match=pattern("runtime.world_size_too_large", world_size=4, most=3)):
         labs.launch(environment_of_rank, 4)
     monkeypatch.setenv("LABS_MAX_WORLD_SIZE", "4")
     assert labs.launch(environment_of_rank, 4)[3]["rank"] == "3"
