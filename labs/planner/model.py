@@ -143,39 +143,49 @@ def _zero3_passes(recompute: str) -> int:
     return 4 if recompute == "full" else 3
 
 
-def _zero3_exposed_s(dp_s: float, compute_mb: float, m: int, recompute: str) -> float:
+def _hidden_s(comm_s: float, window_s: float, efficiency: Efficiency) -> float:
+    """What ``comm_s`` of communication under ``window_s`` of compute adds to the step: the
+    part that sticks out (:func:`labs.cost.exposed_seconds`) plus the slowdown of the compute
+    it runs beside (``Efficiency.overlap_slowdown`` × the overlapped time)."""
+    return (cost.exposed_seconds(comm_s, window_s)
+            + efficiency.overlap_slowdown * min(comm_s, window_s))
+
+
+def _zero3_exposed_s(dp_s: float, compute_mb: float, m: int, recompute: str,
+                     efficiency: Efficiency) -> float:
     """ZeRO-3's exposed DP time: each micro-batch's gathers hide only under the compute of
     their own pass (a layer's parameters are prefetched while the previous layer computes, and
     the next pass cannot start before this one ends). Forward: one all-gather under the
     forward's share of the compute (1/4 with full recomputation: forward, recomputed forward,
     backward = 1 + 1 + 2; 1/3 otherwise); backward: the other passes (recompute and backward
     gathers, the gradients' reduce-scatter) under the rest. Per pass: max(0, traffic -
-    compute) (:func:`labs.cost.exposed_seconds`). No fitted constant: the bytes of
-    :func:`_zero3_passes` on the inter-node bus bandwidth of :class:`Efficiency`."""
+    compute) plus the compute's slowdown while they overlap (:func:`_hidden_s`). No fitted
+    constant: the bytes of :func:`_zero3_passes` on the inter-node bus bandwidth and the
+    overlap slowdown of :class:`Efficiency`."""
     passes = _zero3_passes(recompute)
     one = dp_s / (m * passes)  # one pass over the parameters, one micro-batch
     forward = compute_mb / 3 if recompute != "full" else compute_mb / 4
-    return m * (cost.exposed_seconds(one, forward)
-                + cost.exposed_seconds((passes - 1) * one, compute_mb - forward))
+    return m * (_hidden_s(one, forward, efficiency)
+                + _hidden_s((passes - 1) * one, compute_mb - forward, efficiency))
 
 
 def _dp_exposed_s(dp_s: float, zero_stage: int, compute_mb: float, m: int,
-                  overlap: bool, recompute: str = "none") -> float:
+                  overlap: bool, recompute: str, efficiency: Efficiency) -> float:
     """The part of the DP traffic on the critical path. Gradients are reduced bucket by bucket
     while backward still runs (Li et al., arXiv:2006.15704, §3.2.3): ZeRO 0 all-reduces and
     ZeRO 1 reduce-scatters under the last micro-batch's backward (2/3 of its compute), ZeRO 2
     reduce-scatters under every micro-batch's backward; the all-gather of updated parameters of
     ZeRO 1 and 2 follows the optimizer step and is exposed. ZeRO 3 (:func:`_zero3_exposed_s`)
-    prefetches each pass's gathers under that pass's compute only. ``overlap=False``: all
-    exposed."""
+    prefetches each pass's gathers under that pass's compute only. Overlapped traffic also
+    slows the compute beside it (:func:`_hidden_s`). ``overlap=False``: all exposed."""
     if not overlap:
         return dp_s
     backward_s = compute_mb * 2 / 3
     if zero_stage == 3:
-        return _zero3_exposed_s(dp_s, compute_mb, m, recompute)
+        return _zero3_exposed_s(dp_s, compute_mb, m, recompute, efficiency)
     gather_s = {0: 0.0, 1: dp_s / 2, 2: dp_s / (m + 1)}[zero_stage]  # shares of dp_bytes_per_step
     window = m * backward_s if zero_stage == 2 else backward_s
-    return gather_s + cost.exposed_seconds(dp_s - gather_s, window)
+    return gather_s + _hidden_s(dp_s - gather_s, window, efficiency)
 
 
 def zb_times(recompute: str) -> tuple[float, float, float]:
@@ -243,7 +253,7 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
     microbatch_s = compute_mb + (comm_s["tp"] + comm_s["pp"]) / m
     pipeline_s = pipeline_seconds(microbatch_s, m, config, train.recompute)
     dp_exposed = _dp_exposed_s(comm_s["dp"], config.zero_stage, compute_mb, m,
-                               train.overlap_grad_reduce, train.recompute)
+                               train.overlap_grad_reduce, train.recompute, efficiency)
     return dict(compute_s=m * compute_mb, comm_bytes=comm_bytes, comm_s=comm_s,
                 dp_exposed_s=dp_exposed, step_s=pipeline_s + dp_exposed)
 

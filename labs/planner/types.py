@@ -40,6 +40,11 @@ class Efficiency:
     - ``nvlink_bus``, ``ib_bus``: nccl-tests all-reduce bus bandwidth / link peak on DGX A100,
       the figures quoted in :mod:`labs.hardware`: 230 of 300 GB/s inside a node (0.77),
       23 of 25 GB/s per GPU across nodes (0.92).
+    - ``overlap_slowdown``: how much slower compute runs while a collective runs beside it
+      (the collective's kernels take SMs and memory bandwidth): 18.9 % on average, 40 % at
+      most, measured on A100, H100, MI250 and MI210 with GPT and LLaMA layers
+      ("Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep
+      Learning", arXiv:2507.03114): each second of hidden communication costs 0.189 s.
     - ``reserved_bytes``, ``fragmentation``: memory the training tensors cannot use: CUDA
       context, cuBLAS workspaces and NCCL buffers (about 2 GiB, PyTorch CUDA semantics notes),
       and the caching allocator's fragmentation (assumed 10 % of the card).
@@ -49,6 +54,7 @@ class Efficiency:
     other_kernels: float = 0.15
     nvlink_bus: float = 230 / 300
     ib_bus: float = 23 / 25
+    overlap_slowdown: float = 0.189
     reserved_bytes: float = 2 * GiB
     fragmentation: float = 0.10
 

@@ -97,7 +97,7 @@ def test_unit_mistake_tells_the_slips_from_a_plain_error():
 def test_zero_first_rule_scores_zero_on_the_34b_gqa_model():
     """2.5's "ask first whether ZeRO/FSDP is enough": pure ZeRO-3 (DP over all 128 H100, the
     recipe's micro-batch 1) fits the 34B model but re-gathers the parameters for each of 8
-    micro-batches: 46.6 s against the best 12.4 s (TP 2 x PP 4 x DP 16, no recomputation)."""
+    micro-batches: 49.4 s against the best 12.5 s (TP 2 x PP 4 x DP 16, no recomputation)."""
     def student(model, cluster, train):  # the rule on the 34B case, the reference elsewhere
         if model != M34.model:
             return sc.plan_training(model, cluster, train)
@@ -107,8 +107,8 @@ def test_zero_first_rule_scores_zero_on_the_34b_gqa_model():
     zero = pl.estimate(M34.model, M34.cluster, M34.train, tp=1, pp=1, dp=128, zero_stage=3)
     best = cr.fitting(M34.model, M34.cluster, M34.train)[0]
     assert zero.fits and zero.n_microbatches == 8
-    assert zero.step_time_s == pytest.approx(46.58, abs=0.05)
-    assert best.step_time_s == pytest.approx(12.44, abs=0.05)
+    assert zero.step_time_s == pytest.approx(49.39, abs=0.05)
+    assert best.step_time_s == pytest.approx(12.46, abs=0.05)
     assert (best.config.tp, best.config.pp, best.config.zero_stage) == (2, 4, 1)
     message = _fails(student)
     assert _case(M34) in message

@@ -19,14 +19,11 @@ from labs.planner import calibration
 BAND = 0.30  # every row within 30 % of its paper's figure ...
 MEDIAN = 0.15  # ... and the median |error| within 15 % (issue 29, item 3)
 # PTD-P Table 2: ZeRO-3 without model parallelism. The planner counts 4 passes over the
-# parameters per micro-batch under full recomputation (3 gathers + 1 reduce-scatter) and hides
-# each pass's gathers only under that pass's compute: the two communication-bound rows (768 and
-# 1536 GPUs) land within 10 %. The compute-bound row (384 GPUs, 4 sequences per GPU), where
-# compute and gathers take about the same time, stays 35 % high: the planner assumes they
-# overlap perfectly. A known gap, kept in the table, checked for its direction and size, and
-# said in 2.4. Not widened elsewhere.
-ZERO3_GAP = (0.25, 0.40)
-ZERO3_GAP_ROW = "ZeRO-3 175B, 384 GPUs"
+# parameters per micro-batch under full recomputation (3 gathers + 1 reduce-scatter), hides
+# each pass's gathers only under that pass's compute, and slows that compute by the measured
+# 18.9 % while they overlap (Efficiency.overlap_slowdown). Before that slowdown the row where
+# compute and gathers take about as long (384 GPUs) was 35 % high: it is the row to watch.
+ZERO3_ROW = "ZeRO-3 175B, 384 GPUs"
 ROWS = calibration.table()
 
 
@@ -54,9 +51,8 @@ def problems(estimated: dict, rows=ROWS) -> list:
     for r in rows:
         name = r.run.name
         err = errors[name]
-        low, high = ZERO3_GAP if name == ZERO3_GAP_ROW else (-BAND, BAND)
-        if not low <= err <= high:
-            out.append(f"{name}: {err:+.0%} outside [{low:+.0%}, {high:+.0%}]")
+        if not -BAND <= err <= BAND:
+            out.append(f"{name}: {err:+.0%} outside ±{BAND:.0%}")
     median = statistics.median(abs(e) for e in errors.values())
     if median > MEDIAN:
         out.append(f"median |error| {median:.0%} > {MEDIAN:.0%}")
@@ -140,3 +136,24 @@ def test_the_bench_prints_the_calibration_table(capsys):
     assert bench.main(["--calibration"]) == 0
     out = capsys.readouterr().out
     assert all(r.run.name in out for r in ROWS) and "median |error|" in out
+
+
+def test_the_overlap_slowdown_is_what_brings_the_compute_bound_zero3_row_in():
+    """PTD-P Table 2's 384-GPU ZeRO-3 row (144 TFLOP/s): compute and gathers about as long.
+    Perfect overlap (no slowdown) reads +35 %; the measured 18.9 % slowdown of the compute
+    beside the gathers brings it within the band. The communication-bound rows barely move."""
+    rows = {r.run.name: r for r in ROWS}
+    run = rows[ZERO3_ROW].run
+    cluster = pl.Cluster(run.gpu, run.n_gpus)
+    perfect = pl.estimate(run.model, cluster, run.training, tp=run.tp, pp=run.pp, dp=run.dp,
+                          efficiency=pl.Efficiency(overlap_slowdown=0.0))
+    assert perfect.flops_per_gpu / 1e12 / run.reported - 1 > BAND
+    assert abs(rows[ZERO3_ROW].error) <= BAND
+    est = rows[ZERO3_ROW].estimate
+    compute_mb = est.compute_s / est.n_microbatches
+    # one micro-batch; its dp seconds split 1 : 3 over the forward (1/4) and the rest (3/4)
+    one, forward = est.comm_s["dp"] / 4, compute_mb / 4
+    slowdown = pl.Efficiency().overlap_slowdown
+    by_hand = (max(0, one - forward) + slowdown * min(one, forward)
+               + max(0, 3 * one - 3 * forward) + slowdown * min(3 * one, 3 * forward))
+    assert est.exposed_s["dp"] == pytest.approx(by_hand, rel=1e-9)
