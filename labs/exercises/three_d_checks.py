@@ -178,7 +178,7 @@ def _check_case(student_fn, dp, tp, d, hidden, batch, seed, lr):
     shape = MeshShape(dp=dp, pp=_PP, tp=tp)
     results = run_on_ranks(_on_rank, shape.world_size,
                            (student_fn, dp, tp, d, hidden, batch, seed, lr),
-                           timeout=STEP_3D_TIMEOUT)
+                           timeout=STEP_3D_TIMEOUT, deadlock="checks_2_4.step3d_deadlock")
     _check_structure(shape, batch, results)
     _check_groups(shape, d, hidden, batch, results)
     w1s, w2s, x, y = _model(d, hidden, batch, seed)

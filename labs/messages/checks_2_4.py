@@ -280,6 +280,15 @@ MESSAGES = {
               "should run in the {role} group {want} only: most likely group={group} is missing "
               "(see hint 1)",
     },
+    "step3d_deadlock": {
+        "zh": "这通常是死锁：各 rank 都在等通信。stage 0 先 send 激活值、再 recv 梯度，stage 1 先 recv、"
+              "再 send（看提示 2）；f/g 或 DP 平均里的 all_reduce 漏了 group= 时，它会去等另一个 "
+              "stage 的 rank，而它们正在等 recv（看提示 1）。",
+        "en": "This is usually a deadlock: every rank is waiting on communication. Stage 0 sends "
+              "its activations, then receives the gradient; stage 1 receives, then sends (see "
+              "hint 2). An all_reduce in f/g or in the DP average without group= waits for the "
+              "ranks of the other stage, which are waiting in a recv (see hint 1).",
+    },
     "step3d_not_three": {
         "zh": "rank {rank} 应该返回 (loss 或 None, [w1 分片的梯度, w2 分片的梯度], "
               "[更新后的 w1 分片, w2 分片])，实际得到 {got!r}（看提示 3）",

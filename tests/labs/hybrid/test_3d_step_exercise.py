@@ -13,6 +13,7 @@ import torch.distributed as dist
 
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
 from labs.exercises.generate import strip_solutions
+from labs.exercises import three_d_checks
 from labs.exercises.hybrid_checks import check_3d_step
 from labs.messages import text
 from tests.support import verdicts
@@ -112,3 +113,12 @@ def test_a_missing_group_in_the_dp_average_is_named(capsys):
     message = _failed(capsys, fn)
     found_in(message, "checks_2_4.step3d_group_missing", rank=0, role="DP",
              got=list(range(8)), want=[0, 4], group="dp_group")
+
+
+def test_a_missing_group_in_f_deadlocks_with_its_own_advice(capsys, monkeypatch):
+    # stage 1's f all-reduces over every rank in backward while stage 0 waits in its recv
+    monkeypatch.setattr(three_d_checks, "STEP_3D_TIMEOUT", 10.0)
+    fn = _student_fn(replaced(_cell(), "copy_to_tensor_parallel_region(h, group=tp_group)",
+                              "copy_to_tensor_parallel_region(h)"))
+    message = _failed(capsys, fn)
+    assert text("checks_2_4.step3d_deadlock") in message, message
