@@ -218,13 +218,15 @@ def _check_case(student_fn, dp, tp, d, hidden, batch, seed, lr):
 
 def _cases() -> list[tuple]:
     """(dp, tp, D, H, B, seed, lr): the shown 8-rank case, then two hidden ones on 4 ranks
-    (one replica, TP 2; two replicas, TP 1), their sizes drawn from the secret when one is set."""
+    (one replica, TP 2; two replicas, TP 1), their sizes drawn from the secret when one is set;
+    every replica has an even number of rows (two equal GPipe micro-batches are allowed)."""
     cases = [(2, 2, 4, 6, 8, hidden_seed(_TAG, 600), 0.1)]
     for k, (dp, tp) in enumerate(((1, 2), (2, 1)), start=1):
         key = 610 + 10 * k
         cases.append((dp, tp, hidden_int(_TAG, key, 3, 6, 5),
                       tp * hidden_int(_TAG, key + 1, 2, 5, 3),
-                      dp * hidden_int(_TAG, key + 2, 2, 5, 3), hidden_seed(_TAG, key + 3), 0.05))
+                      dp * 2 * hidden_int(_TAG, key + 2, 1, 3, 2), hidden_seed(_TAG, key + 3),
+                      0.05))
     return cases
 
 

@@ -122,3 +122,33 @@ def test_a_missing_group_in_f_deadlocks_with_its_own_advice(capsys, monkeypatch)
                               "copy_to_tensor_parallel_region(h)"))
     message = _failed(capsys, fn)
     assert text("checks_2_4.step3d_deadlock") in message, message
+
+
+def test_two_gpipe_microbatches_with_isend_pass(capsys):
+    """The statement allows micro-batches: two, GPipe order, isend for the activations."""
+    source = _cell()
+    start, end = source.index("    loss = None\n    if stage == 0:"), source.index("    # (c)")
+    fn = _student_fn(source[:start] + """\
+    loss = None
+    if stage == 0:
+        outs = [block(part) for part in x_mine.chunk(2)]
+        for request in [dist.isend(o.detach().contiguous(), dst=rank + tp) for o in outs]:
+            request.wait()
+        for o in outs:
+            grad_out = torch.empty_like(o)
+            dist.recv(grad_out, src=rank + tp)
+            o.backward(grad_out)
+    else:
+        hs = []
+        for part in y_mine.chunk(2):
+            h = torch.empty(part.shape[0], w1s[1].shape[1])
+            dist.recv(h, src=rank - tp)
+            hs.append(h.requires_grad_())
+        losses = [((block(h) - part) ** 2).mean() / 2 for h, part in zip(hs, y_mine.chunk(2))]
+        for h, part_loss in zip(hs, losses):
+            part_loss.backward()
+            dist.send(h.grad.contiguous(), dst=rank - tp)
+        loss = sum(part_loss.detach() for part_loss in losses)
+""" + source[end:])
+    check_3d_step(fn)
+    assert verdicts.passed(6, 5) in verdict(capsys)
