@@ -1,9 +1,11 @@
 """Notebook 2.4's exercise 6 (one DP × PP × TP step built by hand on 8 ranks): its check.
 
-The solution cell of solutions/2.4 (both editions) passes 5/5; planted mistakes get 0/5 with
-their own message: a replica computing on the whole batch, stage 1 computing stage 0's layers
-itself (no send/recv), gradients not averaged over DP, the lab's three_d.hybrid_step, a
-collective other than all_reduce; the untouched stub is reported unfinished.
+The solution cell of solutions/2.4 (both editions) passes 5/5, and so does a variant with two
+GPipe micro-batches; planted mistakes get 0/5 with their own message: a replica computing on the
+whole batch, stage 1 computing stage 0's layers itself (no send/recv), gradients not averaged
+over DP, a DP average without group=, f without group= (a deadlock, with its own advice), the
+lab's three_d.hybrid_step, a collective other than all_reduce; the untouched stub is reported
+unfinished.
 """
 from __future__ import annotations
 
