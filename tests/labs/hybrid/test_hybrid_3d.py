@@ -11,6 +11,7 @@ from labs.hybrid.three_d import check_3d
 from labs.models import TinyGPT
 from labs.pipeline import experiments as px
 from labs.pipeline import step as ps
+from tests.support.messages import pattern
 
 pytestmark = pytest.mark.numerics
 
@@ -48,7 +49,7 @@ def english(monkeypatch):
 
 def test_global_batch_that_cannot_be_split_says_so(english):
     run = ps.PipelineRun(n_microbatches=2, batch_size=6, steps=1)
-    with pytest.raises(labs.RankError, match="multiple of 8"):
+    with pytest.raises(labs.RankError, match=pattern("pipeline.dp_split", batch_size=6, dp=4, m=2, multiple=8)):
         labs.launch(check_3d, 8, args=(run, MeshShape(dp=4, pp=2, tp=1)), timeout=120)
 
 
@@ -87,9 +88,11 @@ def test_sequence_parallel_needs_tp_to_divide_the_sequence(english):
     from labs.hybrid.three_d import check_sequence_parallel
 
     run = px.with_(RUN, sequence_parallel=True, config=replace(RUN.config, block_size=15))
-    with pytest.raises(ValueError, match="does not divide the sequence length 15"):
+    with pytest.raises(ValueError, match=pattern("tensor_parallel.sequence_not_divisible",
+                                                 tp=2, seq_len=15)):
         check_sequence_parallel(run, MeshShape(dp=1, pp=2, tp=2))
     check_sequence_parallel(run, MeshShape(dp=2, pp=2, tp=1))  # tp=1: nothing to split
     check_sequence_parallel(px.with_(run, sequence_parallel=False), MeshShape(1, 2, 2))
-    with pytest.raises(labs.RankError, match="does not divide the sequence length 15"):
+    with pytest.raises(labs.RankError, match=pattern("tensor_parallel.sequence_not_divisible",
+                                                     tp=2, seq_len=15)):
         labs.launch(check_3d, 4, args=(run, MeshShape(dp=1, pp=2, tp=2)), timeout=120)

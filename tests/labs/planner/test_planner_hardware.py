@@ -7,6 +7,7 @@ import pytest
 
 from labs import planner as pl
 from labs.hardware import DTYPES, GPUS
+from tests.support.messages import pattern, said
 
 GiB = 2**30
 
@@ -79,7 +80,7 @@ def test_1_5b_on_v100_without_flash_attention_does_not_fit_with_ddp():
     assert auto.memory.usable / GiB == pytest.approx(26.8, abs=0.1)
     assert not auto.fits and auto.reasons
     assert _gpt2_xl_ddp(False).memory.total == auto.memory.total
-    with pytest.raises(ValueError, match="FlashAttention"):
+    with pytest.raises(ValueError, match=pattern("planner.flash_not_on_gpu")):
         _gpt2_xl_ddp(True)
 
 
@@ -121,8 +122,10 @@ def test_a_layout_no_whole_dp_completes_says_so_instead_of_a_fraction(english):
         pl.estimate(gpt3, pl.Cluster("A100-80GB", 1024), pl.Training(global_batch=1536),
                     tp=7, pp=16, dp=8)
     message = str(err.value)
-    assert "no whole dp" in message and "9.14" not in message
-    with pytest.raises(ValueError, match="change dp to 8"):
+    said(message, "planner.layout_product_no_dp", tp=7, pp=16, dp=8, n_gpus=1024)
+    assert "9.14" not in message
+    with pytest.raises(ValueError, match=pattern("planner.layout_product", tp=8, pp=16, dp=4,
+                                                    n_gpus=1024, dp_needed=8)):
         pl.estimate(gpt3, pl.Cluster("A100-80GB", 1024), pl.Training(global_batch=1536),
                     tp=8, pp=16, dp=4)
 
