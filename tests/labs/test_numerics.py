@@ -231,4 +231,4 @@ def test_ci_reruns_the_unit_tests_under_other_kernels_and_thread_counts():
     assert "$(BIN)/python -m pytest tests -m numerics " in recipe  # tests/course/test_markers.py
     ci = (root / ".ci" / "run").read_text()
     commands = [line.split()[:2] for line in ci.splitlines() if line.startswith("make ")]
-    assert commands == [["make", "test"], ["make", "test-portability"]]
+    assert commands == [["make", "test"], ["make", "test-portability"], ["make", "test-hosted"]]
