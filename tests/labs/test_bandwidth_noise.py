@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from labs import bandwidth
+from tests.support.messages import recorded_keys
 
 KiB, MiB = 2**10, 2**20
 SIZES = [KiB * 4**k for k in range(9)]
@@ -22,14 +23,7 @@ def ideal(alpha, beta):
 @pytest.fixture
 def keys(monkeypatch):
     """Replace the catalog lookup: every message becomes '<key>' (its fields recorded)."""
-    seen = []
-
-    def record(key, **fields):
-        seen.append((key, fields))
-        return f"<{key}>"
-
-    monkeypatch.setattr(bandwidth, "text", record)
-    return seen
+    return recorded_keys(monkeypatch, bandwidth)
 
 
 def test_alpha_comes_from_the_smallest_messages_and_beta_from_two_printed_points(keys):

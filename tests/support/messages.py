@@ -67,3 +67,18 @@ def found_in(got, key: str, /, *, lang: str | None = None, **known) -> dict:
     found = pattern(key, lang=lang, **known).search(text)
     assert found is not None, f"no message {key} with {known} in: {text!r}"
     return found.groupdict()
+
+
+def recorded_keys(monkeypatch, *modules) -> list:
+    """Replace the catalog lookup ``text`` in ``modules``: every message becomes '<key>', and its
+    key and fields are recorded, in order, in the list returned (for tests that ask which message
+    a function chose and with which numbers, whatever the language)."""
+    seen = []
+
+    def record(key, **fields):
+        seen.append((key, fields))
+        return f"<{key}>"
+
+    for module in modules:
+        monkeypatch.setattr(module, "text", record)
+    return seen

@@ -5,24 +5,16 @@ from __future__ import annotations
 import pytest
 
 from labs.exercises import hybrid_checks as hc
+from labs.exercises import hybrid_step_checks
 from labs.exercises.checks import ExerciseFailed
 from labs.exercises.hybrid_checks import check_hybrid_step
 from labs.messages import text
+from tests.support.messages import recorded_keys
 
 
 @pytest.fixture
 def keys(monkeypatch):
-    seen = []
-
-    def record(key, **fields):
-        seen.append((key, fields))
-        return f"<{key}>"
-
-    from labs.exercises import hybrid_step_checks
-
-    monkeypatch.setattr(hc, "text", record)
-    monkeypatch.setattr(hybrid_step_checks, "text", record)
-    return seen
+    return recorded_keys(monkeypatch, hc, hybrid_step_checks)
 
 
 def _fails(check, fn):
