@@ -83,7 +83,7 @@ def _check_order(student_fn, reference, shown, seed, name):
                                           extra=sorted(set(extra))))
             if got != expected:
                 first = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
-                raise ExerciseFailed(text("checks_2_3.order_wrong", index=first,
+                raise ExerciseFailed(text("checks_2_3.order_wrong", index=first + 1,
                                           expected=expected[first], got=got[first],
                                           head=expected[:first + 2]))
 

@@ -60,7 +60,7 @@ def _compare(got: list[str], expected: list[str]) -> None:
         raise ExerciseFailed(text("checks_2_3.zb_actions_wrong", missing=missing, extra=extra))
     if got != expected:
         first = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
-        raise ExerciseFailed(text("checks_2_3.order_wrong", index=first, expected=expected[first],
+        raise ExerciseFailed(text("checks_2_3.order_wrong", index=first + 1, expected=expected[first],
                                   got=got[first], head=expected[:first + 2]))
 
 

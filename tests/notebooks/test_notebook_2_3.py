@@ -56,5 +56,5 @@ def test_grader_gives_partial_marks_with_the_checks_message(grades):
     zh = dict(lang="zh")
     assert message == verdicts.failed(2, 3, "zh") + text(
         "checks.case_failed", **zh, case=text("checks.case_call", **zh, call="my_1f1b_order(4, 5, 1)"),
-        message=text("checks_2_3.order_wrong", **zh, index=3, expected="B0", got="F3",
+        message=text("checks_2_3.order_wrong", **zh, index=4, expected="B0", got="F3",
                      head=['F0', 'F1', 'F2', 'B0', 'F3']))

@@ -81,7 +81,7 @@ def test_every_w_right_after_its_b_is_wrong_from_stage_1_on(capsys):
     label, rest = message.split(": ", 1)
     said(label, "checks.case_call", call="my_zb_h1_order(4, 6, 1)")
     found = said(rest, "checks_2_3.order_wrong")
-    assert (found["index"], found["expected"], found["got"]) == ("4", "F3", "W0")
+    assert (found["index"], found["expected"], found["got"]) == ("5", "F3", "W0")
 
 
 def test_stage_0s_order_for_every_stage_is_wrong(capsys):
@@ -91,7 +91,7 @@ def test_stage_0s_order_for_every_stage_is_wrong(capsys):
     label, rest = message.split(": ", 1)
     said(label, "checks.case_call", call="my_zb_h1_order(4, 6, 1)")
     found = said(rest, "checks_2_3.order_wrong")
-    assert (found["index"], found["expected"], found["got"]) == ("3", "B0", "F3")
+    assert (found["index"], found["expected"], found["got"]) == ("4", "B0", "F3")
 
 
 def test_the_untouched_stub_is_not_done(capsys):
