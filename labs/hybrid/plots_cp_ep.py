@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import math
+
 import matplotlib.pyplot as plt
 from matplotlib.patches import Circle, FancyArrowPatch
 
@@ -22,9 +24,10 @@ from labs.plots import DPI, format_bytes, label
 
 __all__ = ["plot_ring", "plot_all_to_all"]
 
-FIGSIZE = (4.5, 4.2)
+FIGSIZE = (5.2, 4.8)  # room for both labels of a pair of ranks, in Chinese too
 NODE_RADIUS = 0.22
 CURVE = 0.18  # arc3 bend: the arrows i -> j and j -> i do not overlap
+CURVE_ACROSS = 0.34  # across the middle: the crossing pairs' labels land apart
 
 
 def _positions(n: int) -> list[tuple[float, float]]:
@@ -46,13 +49,18 @@ def _draw_nodes(ax, labels: list[str]) -> list[Circle]:
 
 
 def _draw_arrow(ax, source: Circle, target: Circle, label: str, color: str) -> None:
-    """A bent arrow between two nodes (clipped at their rims) with its label at the bend."""
+    """A bent arrow between two nodes (clipped at their rims) with its label at the bend.
+
+    An arrow across the middle (between opposite ranks of 4) bends more (``CURVE_ACROSS``), so
+    that the labels of the two crossing pairs do not all land on the centre."""
     (x1, y1), (x2, y2) = source.center, target.center
-    ax.add_patch(FancyArrowPatch((x1, y1), (x2, y2), connectionstyle=f"arc3,rad={CURVE}",
+    across = math.hypot((x1 + x2) / 2, (y1 + y2) / 2) < NODE_RADIUS
+    rad = CURVE_ACROSS if across else CURVE
+    ax.add_patch(FancyArrowPatch((x1, y1), (x2, y2), connectionstyle=f"arc3,rad={rad}",
                                  arrowstyle="-|>", mutation_scale=12, color=color, lw=1.4,
                                  patchA=source, patchB=target, shrinkA=2, shrinkB=2))
     # arc3 puts the control point at mid + rad * (dy, -dx); a quadratic curve passes half way
-    mx, my = (x1 + x2) / 2 + CURVE * (y2 - y1) / 2, (y1 + y2) / 2 - CURVE * (x2 - x1) / 2
+    mx, my = (x1 + x2) / 2 + rad * (y2 - y1) / 2, (y1 + y2) / 2 - rad * (x2 - x1) / 2
     ax.text(mx, my, label, ha="center", va="center", fontsize=7, color=color,
             bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none"))
 
