@@ -135,7 +135,8 @@ def test_the_bench_prints_the_calibration_table(capsys):
     from labs.bench import planner as bench
     assert bench.main(["--calibration"]) == 0
     out = capsys.readouterr().out
-    assert all(r.run.name in out for r in ROWS) and "median |error|" in out
+    assert all(r.run.name in out for r in ROWS + H100)
+    assert sum(line.startswith("median |error|") for line in out.splitlines()) == 2  # 2 tables
 
 
 def test_the_overlap_slowdown_is_what_brings_the_compute_bound_zero3_row_in():
@@ -157,3 +158,40 @@ def test_the_overlap_slowdown_is_what_brings_the_compute_bound_zero3_row_in():
     by_hand = (max(0, one - forward) + slowdown * min(one, forward)
                + max(0, 3 * one - 3 * forward) + slowdown * min(3 * one, 3 * forward))
     assert est.exposed_s["dp"] == pytest.approx(by_hand, rel=1e-9)
+
+
+# --- H100: MosaicML llm-foundry's H100 80GB BF16 table (FSDP = ZeRO-3 over every GPU) --------
+# Shown in 2.4 beside the A100 table and NOT yet within its targets (issue 29 stays open on
+# this): the planner's constants come from A100 measurements.
+H100 = calibration.table(calibration.H100_RUNS)
+
+
+def test_h100_rows_name_their_source_and_ran():
+    assert len(H100) == 10 and {r.run.gpu for r in H100} == {"H100-80GB"}
+    for r in H100:
+        assert "llm-foundry" in r.run.source and r.run.accounting == "tokens"
+        assert r.run.zero_stage == 3 and r.run.tp == r.run.pp == 1
+        assert r.estimate.fits, r.run.name  # they ran
+
+
+@pytest.mark.xfail(strict=True, reason="issue 29: the H100 rows miss the A100 table's targets "
+                   "(median |error| 43 %); when the planner meets them this passes and fails "
+                   "strictly: then move H100_RUNS into the targeted table")
+def test_h100_rows_meet_the_a100_targets():
+    s = calibration.summary(H100)
+    assert s["median_abs_error"] <= MEDIAN and s["max_abs_error"] <= BAND
+
+
+def test_the_h100_gap_is_what_2_4_says_it_is():
+    """2.4 names two gaps, in opposite directions: the planner is fast on one node (all three
+    single-node rows high), and its ZeRO-3 across nodes is slow where the measurement is flat
+    (13B at micro-batch 2: 4,767-4,811 tokens/s on 8 to 64 GPUs; the planner falls more than
+    2x from 8 to 16 GPUs, where the gathers leave NVLink)."""
+    by = {r.run.name: r for r in H100}
+    single = [r for r in H100 if r.run.n_gpus == 8]
+    assert len(single) == 3 and all(r.error > 0.2 for r in single)
+    b13 = [by[f"MPT-13B, {n} H100"] for n in (8, 16, 32, 64)]
+    measured = [r.run.reported for r in b13]
+    assert max(measured) / min(measured) < 1.02
+    assert b13[0].estimated / b13[1].estimated > 2
+    assert all(r.error < -0.3 for r in b13[1:])
