@@ -60,12 +60,12 @@ def _verdict(name: str, seconds: float) -> str:
 
 
 def print_calibration() -> None:
-    """The planner against published runs, each on its paper's accounting: the A100 table the
-    targets apply to, then the H100 check (:data:`labs.planner.calibration.H100_RUNS`)."""
-    for title, runs in (("A100 (targets: median |error| <= 15%, every row within 30%)",
+    """The planner against published runs, each on its paper's accounting: the table the
+    targets apply to, then FSDP on H100 (:data:`labs.planner.calibration.FSDP_RUNS`)."""
+    for title, runs in (("A100 and H100 (targets: median |error| <= 15%, every row within 30%)",
                          calibration.RUNS),
-                        ("H100 (shown beside, not yet within those targets)",
-                         calibration.H100_RUNS)):
+                        ("FSDP on H100 (shown beside, not within those targets)",
+                         calibration.FSDP_RUNS)):
         rows = calibration.table(runs)
         print(title)
         print(f"{'run':26s} {'layout':>12s} {'acc.':>6s} {'estimate':>9s} {'reported':>9s} "
