@@ -24,8 +24,7 @@ FP8; runs with context parallelism, which the planner does not model.
 the A100 runs below and six H100 runs of NVIDIA's DGX Cloud benchmarking recipes (Megatron
 through NeMo, BF16, measured step times): the smallest and the largest scale of each recipe
 whose layout the planner models (the step times of all of a recipe's scales are within 4 % of
-each other). Their recomputation and optimizer come from NeMo-Framework-Launcher's config of
-the same model.
+each other). Their recomputation and optimizer come from each recipe's own config.
 
 ``FSDP_RUNS`` is shown beside it and is not within those targets: MosaicML's llm-foundry
 benchmark (H100 80GB, BF16, FSDP FULL_SHARD = ZeRO-3 over every GPU, no TP or PP), every row
@@ -100,7 +99,7 @@ _T2 = PTDP + ", Table 2 (175B, ZeRO-3 without model parallelism, DeepSpeed)"
 _MT = ("MT-NLG, Smith et al. 2022, arXiv:2201.11990, §3: TP 8, PP 35, batch 1920, "
        "280/350/420 DGX A100 nodes")
 _DGXC = ("NVIDIA/dgxc-benchmarking, {readme} (commit {commit}): H100 BF16, {layout}; "
-         "{scale}; recomputation and optimizer from NeMo-Framework-Launcher's {conf}")
+         "{scale}; recomputation and optimizer from the recipe's {conf}")
 NEMOTRON_340B = Model(n_layers=96, hidden=18432, n_heads=96, n_kv_heads=8, seq_len=4096,
                       vocab=256000, tied_embeddings=False, learned_positions=False,
                       dropout=False)  # squared ReLU: 2 matrices of 4 x hidden, like GELU
@@ -120,21 +119,23 @@ def _dgxc(name, model, readme, commit, conf, tp, pp, gpus, global_batch, step_s,
                flash_attention=True, **kw)
 
 
-_G3 = ("nemo_megatron/README_175b.md", "0b71cfd", "gpt3/175b.yaml (selective, "
+_G3 = ("nemo_megatron/README_175b.md", "0b71cfd", "gpt3_175b_hydra.yaml (35a9aec: none, "
        "distributed_fused_adam)")
-_N340 = ("nemotron/README_340b.md", "143b90d", "nemotron_340b.yaml (none, "
-         "mcore_distributed_optim)")
-_N15 = ("nemotron/README_15b.md", "0b71cfd", "nemotron_15b.yaml (none, distributed_fused_adam)")
+_N340 = ("nemotron/README_340b.md", "143b90d", "nemotron4-340b-synth.yaml (8f5cbb3: "
+         "selective, distributed_fused_adam)")
+_N15 = ("nemotron/README_15b.md", "0b71cfd", "nemotron4-15b-synth.yaml (8f5cbb3: none, "
+        "mcore_distributed_optim)")
 _NVIDIA_H100 = (
     _dgxc("GPT-3 175B", gpt(96, 12288, 96), *_G3, 4, 8, 128, 256, 8.309, v=12,
-          recompute="selective"),
-    _dgxc("GPT-3 175B", gpt(96, 12288, 96), *_G3, 4, 8, 2048, 4096, 8.49, v=12,
-          recompute="selective"),
-    # 128 GPUs (DP 2) fits only with the recipe's bf16 optimizer states, which the planner
-    # does not model (it holds fp32 states: 79 GiB of 71 usable): its smallest scale here is 256
-    _dgxc("Nemotron-4 340B", NEMOTRON_340B, *_N340, 8, 8, 256, 64, 4.67, v=12, recompute="none"),
-    _dgxc("Nemotron-4 340B", NEMOTRON_340B, *_N340, 8, 8, 2048, 512, 4.84, v=12,
           recompute="none"),
+    _dgxc("GPT-3 175B", gpt(96, 12288, 96), *_G3, 4, 8, 2048, 4096, 8.49, v=12,
+          recompute="none"),
+    # 128 GPUs (DP 2) fits only with the recipe's bf16 optimizer states, which the planner
+    # does not model (it holds fp32 states: 79 GiB of 69.7 usable): its smallest scale here is 256
+    _dgxc("Nemotron-4 340B", NEMOTRON_340B, *_N340, 8, 8, 256, 64, 4.67, v=12,
+          recompute="selective"),
+    _dgxc("Nemotron-4 340B", NEMOTRON_340B, *_N340, 8, 8, 2048, 512, 4.84, v=12,
+          recompute="selective"),
     _dgxc("Nemotron-4 15B", NEMOTRON_15B, *_N15, 4, 1, 16, 64, 2.812, micro_batch=4,
           recompute="none"),
     _dgxc("Nemotron-4 15B", NEMOTRON_15B, *_N15, 4, 1, 2048, 8192, 2.887, micro_batch=4,
