@@ -164,11 +164,12 @@ def test_a_shard_never_broadcast_names_the_missing_broadcast(capsys):
     capsys.readouterr()
 
 
-@pytest.mark.slow  # waits out an 8 s deadlock (make test only, issue 27)
+@pytest.mark.slow  # waits out a 4 s deadlock (make test only, issue 27)
 def test_a_broadcast_deadlock_gets_collective_advice_not_isend(capsys, monkeypatch):
     from labs.exercises import zero1_checks
 
-    monkeypatch.setattr(zero1_checks, "CHECK_TIMEOUT", 8.0)
+    # 4 s (it was 8): the right verdict every time with three busy loops beside it
+    monkeypatch.setattr(zero1_checks, "CHECK_TIMEOUT", 4.0)
     (cls,) = define(WRONG_ORDER, ("MyZero1",), "zero1_plant", torch=torch, dist=dist)
     with pytest.raises(ExerciseFailed) as info:
         check_zero1(cls)
