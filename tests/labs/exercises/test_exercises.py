@@ -44,7 +44,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "support" / "fixtures"
 SOLUTIONS = FIXTURES / "solutions"
 STUDENTS = FIXTURES / "notebooks"
 DEMO = SOLUTIONS / "demo.ipynb"
-CELL_TIMEOUT = 8  # seconds; generous for the cell importing labs (torch), paid once by the hung cell
+CELL_TIMEOUT = 4  # seconds, paid once by the hung cell (it was 8; issue 27): the setup cell imports
+# labs.exercises.checks only (no torch), each exercise is a few list operations
 
 
 def read(path: Path):
@@ -464,11 +465,12 @@ def test_grader_overall_time_limit(tmp_path):
     path = tmp_path / "demo.ipynb"
     _variant(path, _insert_after_first_check("import time\ntime.sleep(600)"))
     start = time.monotonic()
-    result = grade_submission(path, load_sources(SOLUTIONS), timeout=5, cell_timeout=100)
+    # 3 s in all (it was 5; issue 27): the kernel, the setup and ex_sum take about one
+    result = grade_submission(path, load_sources(SOLUTIONS), timeout=3, cell_timeout=100)
     assert time.monotonic() - start < 25
     assert result.exercises[-1].points == 0
     assert result.exercises[-1].message == message("grade.overall", grade_id="ex_reverse",
-                                                   seconds=5)
+                                                   seconds=3)
 
 
 def test_grader_misuse(tmp_path, capsys):
