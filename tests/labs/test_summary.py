@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -294,8 +295,10 @@ def test_commands_are_the_documented_ones():
 
 @pytest.mark.slow  # two training runs, one of two nodes (make test only, issue 27)
 def test_one_node_and_two_nodes_give_the_same_training():
-    one = summary.run_one_node(steps=3, timeout=180)
-    two = summary.run_two_nodes(steps=3, timeout=180)
+    with ThreadPoolExecutor(2) as pool:  # both at once: they wait on start-up and rendezvous
+        one = pool.submit(summary.run_one_node, steps=3, timeout=180)
+        two = pool.submit(summary.run_two_nodes, steps=3, timeout=180)
+        one, two = one.result(), two.result()
     assert one.returncodes == [0] and two.returncodes == [0, 0]
     from labs.messages import text  # the script's result line, up to the numbers
     line = text("data_parallel.script_result", variant="ddp", world_size=2, backend="gloo",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,9 @@ def test_two_slurm_nodes_on_localhost_train_like_one_node():
     commands = [slurm.torchrun_command(_env(node, SLURM_JOB_NODELIST="127.0.0.1",
                                              SLURM_GPUS_ON_NODE="", LABS_RDZV_PORT=str(port)),
                                        args) for node in (0, 1)]
-    two = summary._run_together(commands, timeout=180)
-    one = summary.run_one_node(steps=3, batch_size=16, timeout=180)
+    with ThreadPoolExecutor(2) as pool:  # both at once: they wait on start-up and rendezvous
+        two = pool.submit(summary._run_together, commands, timeout=180)
+        one = pool.submit(summary.run_one_node, steps=3, batch_size=16, timeout=180)
+        two, one = two.result(), one.result()
     assert two.returncodes == [0, 0] and one.returncodes == [0]
     assert two.final_loss == one.final_loss
