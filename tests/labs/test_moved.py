@@ -161,7 +161,8 @@ async def _run_all(paths) -> dict:
 
     async def run(path):
         nb = nbformat.read(str(path), as_version=4)
-        await NotebookClient(nb, timeout=300, kernel_name="python3",
+        # killed at the end, not asked to stop: a graceful stop after labs.launch waits 2.6 s
+        await NotebookClient(nb, timeout=300, kernel_name="python3", shutdown_kernel="immediate",
                              resources={"metadata": {"path": str(ROOT)}}).async_execute()
         return nb
 
