@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -173,13 +174,26 @@ def _grade(tmp: Path, mode: str) -> dict:
     return {"proc": proc, "out": out, "plants": chosen, "mode": mode}
 
 
+_RUNS: dict = {}  # mode -> its grader run; the selected modes' runs go at the same time
+
+
 @pytest.fixture(scope="module", params=["bwrap", "none"])
 def graded(request, tmp_path_factory):
-    if request.param == "bwrap":
-        ok, why = sandbox.bwrap_available()
-        if not ok:
-            pytest.skip(f"bwrap sandbox not usable here: {why}")
-    return _grade(tmp_path_factory.mktemp(f"limits-{request.param}"), request.param)
+    ok, why = sandbox.bwrap_available()
+    if request.param == "bwrap" and not ok:
+        pytest.skip(f"bwrap sandbox not usable here: {why}")
+    if request.param not in _RUNS:
+        # both runs at once (issue 27: 18 s one after the other, 14 s together on 2 cores)
+        modes = {item.callspec.params["graded"] for item in request.session.items
+                 if item.module.__name__ == __name__ and "graded" in getattr(
+                     getattr(item, "callspec", None), "params", {})}
+        modes = [m for m in sorted(modes | {request.param})
+                 if m not in _RUNS and (ok or m != "bwrap")]
+        folders = {m: tmp_path_factory.mktemp(f"limits-{m}") for m in modes}
+        with ThreadPoolExecutor(len(modes)) as pool:
+            runs = {m: pool.submit(_grade, folders[m], m) for m in modes}
+            _RUNS.update({m: run.result() for m, run in runs.items()})
+    return _RUNS[request.param]
 
 
 @pytest.mark.slow
