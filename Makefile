@@ -61,19 +61,19 @@ lab: setup
 
 # Each edition's notebook body runs once (test_edition proves the two editions' code identical
 # up to strings, the generator's test that a student notebook is its solution minus the answers):
-# nbval runs the Chinese solution notebooks (solutions/*.ipynb: every cell, answers included,
-# without an error), the real-browser test (tests/notebooks/test_browser.py) Run Alls the English
-# student notebooks (notebooks/en/: only the unfinished exercises may error, English output only,
-# figures, widgets) where Chromium is installed, as in CI; on a machine without it, nbval runs
-# those instead. LABS_BROWSER_EDITIONS="zh en" runs both editions in the browser.
+# tests/notebooks/test_solutions_run.py runs the Chinese solution notebooks (solutions/*.ipynb:
+# every cell, answers included, without an error; two kernels at a time), the real-browser test
+# (tests/notebooks/test_browser.py) Run Alls the English student notebooks (notebooks/en/: only
+# the unfinished exercises may error, English output only, figures, widgets) where Chromium is
+# installed, as in CI; on a machine without it, nbval runs those instead.
+# LABS_BROWSER_EDITIONS="zh en" runs both editions in the browser.
 CHROMIUM := $(shell command -v $${LABS_CHROMIUM:-chromium} chromium-browser google-chrome 2>/dev/null | head -1)
-NBVAL_SOLUTIONS := $(sort $(wildcard solutions/*.ipynb))
 NBVAL_STUDENTS := $(if $(CHROMIUM),,$(sort $(wildcard notebooks/en/*.ipynb)))
 NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=300
 
 # `make test`: everything, as CI runs it (the README says how long it takes).
 test: $(DEV_READY)
-	$(BIN)/python -m pytest tests $(NBVAL_SOLUTIONS) $(NBVAL_STUDENTS) $(NBVAL) -m "not hosted" --durations=25
+	$(BIN)/python -m pytest tests $(NBVAL_STUDENTS) $(NBVAL) -m "not hosted" --durations=25
 
 # `make test-hosted`: the hosted-notebook bootstrap in a Colab-like virtual environment built
 # from the package index (ipywidgets 7.7.1): a few minutes and the network, so CI runs it after

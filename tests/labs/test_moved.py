@@ -10,7 +10,6 @@ keyword and call is as it was handed out.
 """
 from __future__ import annotations
 
-import asyncio
 import importlib
 import re
 import subprocess
@@ -18,11 +17,11 @@ import sys
 import warnings
 from pathlib import Path
 
-import nbformat
 import pytest
 
 import labs
 from labs import _moved
+from tests.support.notebook_runs import run_notebooks
 from tests.support.selection import items_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,22 +154,6 @@ def test_python_m_old_script_runs_the_new_one():
     assert "--check" in proc.stdout
 
 
-async def _run_all(paths) -> dict:
-    """Run All on each notebook of ``paths`` at once, each in its own kernel: ``{path: the
-    executed notebook, or the exception its run raised}``."""
-    from nbclient import NotebookClient
-
-    async def run(path):
-        nb = nbformat.read(str(path), as_version=4)
-        # killed at the end, not asked to stop: a graceful stop after labs.launch waits 2.6 s
-        await NotebookClient(nb, timeout=300, kernel_name="python3", shutdown_kernel="immediate",
-                             resources={"metadata": {"path": str(ROOT)}}).async_execute()
-        return nb
-
-    done = await asyncio.gather(*(run(p) for p in paths), return_exceptions=True)
-    return dict(zip(paths, done))
-
-
 @pytest.fixture(scope="module")
 def pre_layout_runs(request):
     """The selected pre-layout notebooks, run at the same time (issue 27: their cells mostly
@@ -179,7 +162,7 @@ def pre_layout_runs(request):
     name = "test_notebook_from_before_the_move_runs_and_passes_its_checks"
     paths = [item.callspec.params["path"] for item in items_of(request.session, __name__)
              if getattr(item, "originalname", None) == name]
-    return asyncio.run(_run_all(paths))
+    return run_notebooks(paths, at_once=len(paths), cwd=lambda p: ROOT)
 
 
 @pytest.mark.slow

@@ -36,8 +36,8 @@ from tests.support.selection import items_of
 
 ROOT = Path(__file__).resolve().parents[2]
 # The English student notebooks (notebooks/en/) by default: `make test` runs each edition's body
-# once, the Chinese one as solutions under nbval (see the Makefile). LABS_BROWSER_EDITIONS="zh en"
-# runs both editions here.
+# once, the Chinese one as solutions in test_solutions_run.py (see the Makefile).
+# LABS_BROWSER_EDITIONS="zh en" runs both editions here.
 EDITIONS = {"zh": ROOT / "notebooks", "en": ROOT / "notebooks" / "en"}
 STUDENTS = [path for edition in os.environ.get("LABS_BROWSER_EDITIONS", "en").split()
             for path in sorted(EDITIONS[edition].glob("*.ipynb"))]
