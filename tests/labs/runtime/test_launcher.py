@@ -192,6 +192,7 @@ def test_results_in_rank_order_and_prefixed_output(clean, capfd):
         assert f"[rank {r}] rank {r} says hi" in out
 
 
+@pytest.mark.slow  # a fresh interpreter runs a script on ranks (make test only, issue 27)
 def test_functions_and_classes_defined_in_main_script():
     """A script's __main__ (like a notebook cell) ships functions and classes by value."""
     proc = run_script("""
@@ -461,6 +462,7 @@ def test_labs_run_outside_torchrun_says_how():
     assert "must be started by torchrun" in proc.stderr
 
 
+@pytest.mark.slow  # the doctor's all-reduces in a fresh interpreter (make test only, issue 27)
 def test_doctor_runs_real_all_reduces():
     proc = subprocess.run([sys.executable, "-m", "labs", "doctor"], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
