@@ -16,7 +16,7 @@ import pytest
 from labs.bench import BENCHMARKS
 from labs.bench import ddp as bench_ddp
 from labs.bench import launch as bench_launch
-from tests.support.selection import items_of
+from tests.support.selection import selected_params
 
 ROOT = Path(__file__).resolve().parents[2]
 # Run, with their output checked, by tests/labs/runtime/test_launcher.py (not twice).
@@ -63,8 +63,7 @@ def smoke_runs(request):
     """The selected smoke runs, AT_ONCE at a time (issue 27: 50 s one after the other, 29 s
     three at once on 2 cores): ``{name: its finished process, or its TimeoutExpired}``."""
     test = "test_benchmark_runs_at_tiny_sizes"
-    names = {item.callspec.params["name"] for item in items_of(request.session, __name__)
-             if getattr(item, "originalname", None) == test}
+    names = set(selected_params(request.session, __name__, "name", test=test))
     order = [n for n in LONGEST_FIRST if n in names] + sorted(names - set(LONGEST_FIRST))
     with ThreadPoolExecutor(AT_ONCE) as pool:
         return dict(zip(order, pool.map(_smoke, order)))

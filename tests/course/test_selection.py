@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from types import SimpleNamespace
 
-from tests.support.selection import items_of
+from tests.support.selection import items_of, selected_params
 
 
 class NotebookCell:  # like nbval's IPyNbCell: no ``module`` attribute
@@ -18,3 +18,15 @@ def test_items_without_a_module_are_left_out():
     elsewhere = SimpleNamespace(module=sys.modules["tests.support.selection"])
     session = SimpleNamespace(items=[NotebookCell(), here, elsewhere, NotebookCell()])
     assert items_of(session, __name__) == [here]
+
+
+def test_selected_params_are_this_modules_values_of_one_test_each_once():
+    def item(test, **params):
+        return SimpleNamespace(module=sys.modules[__name__], originalname=test,
+                               callspec=SimpleNamespace(params=params))
+    session = SimpleNamespace(items=[
+        NotebookCell(), item("run", path="b"), item("run", path="a"), item("run", path="b"),
+        item("other", path="c"), SimpleNamespace(module=sys.modules[__name__])])
+    assert selected_params(session, __name__, "path", test="run") == ["b", "a"]
+    assert selected_params(session, __name__, "path") == ["b", "a", "c"]
+    assert selected_params(session, __name__, "mode") == []

@@ -28,7 +28,7 @@ import pytest
 
 from tests.support import grader_plants as gp
 from tests.support.messages import pattern, said
-from tests.support.selection import items_of
+from tests.support.selection import items_of, selected_params
 from grader import sandbox
 from labs.messages import text
 
@@ -281,10 +281,8 @@ def _run_once(request, tmp_path_factory, mode: str) -> dict:
     """``mode``'s run; the first call starts the runs of every selected mode at the same time
     (issue 27: 48 s one after the other, 35 s together on 2 cores)."""
     if mode not in _RUNS:
-        here = items_of(request.session, __name__)
-        modes = {item.callspec.params["graded"] for item in here
-                 if "graded" in getattr(getattr(item, "callspec", None), "params", {})}
-        if any("fallback" in item.fixturenames for item in here):
+        modes = set(selected_params(request.session, __name__, "graded"))
+        if any("fallback" in item.fixturenames for item in items_of(request.session, __name__)):
             modes.add("none")
         modes = [m for m in sorted(modes | {mode})
                  if m not in _RUNS and (m != "bwrap" or sandbox.bwrap_available()[0])]

@@ -27,7 +27,7 @@ import nbformat
 import pytest
 
 from tests.support import grader_plants as gp
-from tests.support.selection import items_of
+from tests.support.selection import selected_params
 from grader import cli, resources, sandbox
 from grader.monitor import error_kind
 from labs.messages import text
@@ -185,8 +185,7 @@ def graded(request, tmp_path_factory):
         pytest.skip(f"bwrap sandbox not usable here: {why}")
     if request.param not in _RUNS:
         # both runs at once (issue 27: 18 s one after the other, 14 s together on 2 cores)
-        modes = {item.callspec.params["graded"] for item in items_of(request.session, __name__)
-                 if "graded" in getattr(getattr(item, "callspec", None), "params", {})}
+        modes = set(selected_params(request.session, __name__, "graded"))
         modes = [m for m in sorted(modes | {request.param})
                  if m not in _RUNS and (ok or m != "bwrap")]
         folders = {m: tmp_path_factory.mktemp(f"limits-{m}") for m in modes}

@@ -22,7 +22,7 @@ import pytest
 import labs
 from labs import _moved
 from tests.support.notebook_runs import run_notebooks
-from tests.support.selection import items_of
+from tests.support.selection import selected_params
 
 ROOT = Path(__file__).resolve().parents[2]
 PRE_LAYOUT = sorted((ROOT / "tests" / "support" / "fixtures" / "pre_layout").glob("*.ipynb"))
@@ -160,8 +160,7 @@ def pre_layout_runs(request):
     wait on ranks, sleeps and kernels, so three kernels at once take about 40 s where one after
     the other took 64 s on 2 cores)."""
     name = "test_notebook_from_before_the_move_runs_and_passes_its_checks"
-    paths = [item.callspec.params["path"] for item in items_of(request.session, __name__)
-             if getattr(item, "originalname", None) == name]
+    paths = selected_params(request.session, __name__, "path", test=name)
     return run_notebooks(paths, at_once=len(paths), cwd=lambda p: ROOT)
 
 

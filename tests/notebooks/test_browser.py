@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.selection import items_of
+from tests.support.selection import selected_params
 
 ROOT = Path(__file__).resolve().parents[2]
 # The English student notebooks (notebooks/en/) by default: `make test` runs each edition's body
@@ -235,8 +235,7 @@ def runs(lab, browser, request):
     or ``{path: {"failed": why}}``."""
     base, token, root = lab
     name = "test_run_all_in_a_real_browser"
-    paths = [item.callspec.params["path"] for item in items_of(request.session, __name__)
-             if getattr(item, "originalname", None) == name]
+    paths = selected_params(request.session, __name__, "path", test=name)
     order = sorted(paths, key=lambda p: (next((i for i, s in enumerate(LONGEST_FIRST)
                                                 if p.stem.startswith(s)), len(LONGEST_FIRST)),
                                           str(p)))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.notebook_runs import run_notebooks
-from tests.support.selection import items_of
+from tests.support.selection import selected_params
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
@@ -32,8 +32,7 @@ def _rank(path: Path) -> tuple:
 def solution_runs(request):
     """The selected solution notebooks, run AT_ONCE at a time."""
     name = "test_solution_runs_end_to_end"
-    paths = [item.callspec.params["path"] for item in items_of(request.session, __name__)
-             if getattr(item, "originalname", None) == name]
+    paths = selected_params(request.session, __name__, "path", test=name)
     return run_notebooks(sorted(paths, key=_rank), at_once=AT_ONCE, cwd=lambda p: p.parent,
                          timeout=CELL_TIMEOUT)
 
