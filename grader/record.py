@@ -20,9 +20,17 @@ from __future__ import annotations
 
 import base64
 import builtins
+import collections
+import contextlib
+import dataclasses
+import enum
+import fractions
 import json
+import keyword
 import math
+import numbers
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,11 +130,15 @@ def encode(value, depth: int = 0):
                                     "scalar": isinstance(value, numpy.generic),
                                     "data": base64.b64encode(
                                         numpy.ascontiguousarray(array).tobytes()).decode()}}
-    if isinstance(value, int):
-        return int(value) if type(value) is int else {"__opaque__": _opaque(value)}
-    if isinstance(value, float):
-        if type(value) is not float:
-            return {"__opaque__": _opaque(value)}
+    if isinstance(value, enum.Enum) and not isinstance(value, (int, float)):
+        return {"__enum__": {"type": type(value).__name__, "name": value.name,
+                             "value": encode(value.value, depth + 1)}}
+    if isinstance(value, int):  # an IntEnum, a bool-free int subclass: its number
+        return int(value)
+    if isinstance(value, fractions.Fraction):
+        return {"__fraction__": [value.numerator, value.denominator]}
+    if isinstance(value, (float, numbers.Real)):  # any other real number: its float
+        value = float(value)
         return value if math.isfinite(value) else {"__float__": repr(value)}
     if torch is not None and isinstance(value, torch.Tensor):
         data = _tensor(value)
@@ -134,12 +146,19 @@ def encode(value, depth: int = 0):
             return data
     if torch is not None and isinstance(value, torch.dtype):
         return {"__dtype__": str(value).replace("torch.", "")}
-    if isinstance(value, list) and type(value) is list:
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):  # a NamedTuple
+        return {"__namedtuple__": {"type": type(value).__name__,
+                                   "fields": [str(f) for f in type(value)._fields],
+                                   "values": [encode(v, depth + 1) for v in value]}}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"__dataclass__": {"type": type(value).__name__, "fields": [
+            [f.name, encode(getattr(value, f.name), depth + 1)]
+            for f in dataclasses.fields(value)]}}
+    if isinstance(value, list):  # a list subclass too: its items
         return [encode(v, depth + 1) for v in value]
-    if isinstance(value, tuple) and (type(value) is tuple or _module("torch") is not None
-                                     and isinstance(value, torch.Size)):
+    if isinstance(value, tuple):  # torch.Size and other tuple subclasses: their items
         return {"__tuple__": [encode(v, depth + 1) for v in value]}
-    if isinstance(value, dict) and type(value) is dict:
+    if isinstance(value, dict):  # OrderedDict, defaultdict: their items
         return {"__dict__": [[encode(k, depth + 1), encode(v, depth + 1)]
                              for k, v in value.items()]}
     return {"__opaque__": _opaque(value)}
@@ -154,8 +173,6 @@ def _opaque(value) -> dict:
 
 
 def _module(name: str):
-    import sys
-
     return sys.modules.get(name)
 
 
@@ -185,6 +202,11 @@ def decode(data, depth: int = 0):
         return out
     if kind == "__float__" and body in ("nan", "inf", "-inf"):
         return float(body)
+    if kind == "__fraction__" and isinstance(body, list) and len(body) == 2 and all(
+            type(x) is int for x in body) and body[1]:
+        return fractions.Fraction(body[0], body[1])
+    if kind in ("__namedtuple__", "__dataclass__", "__enum__") and isinstance(body, dict):
+        return _decode_class(kind, body, depth)
     if kind == "__tensor__" and isinstance(body, dict):
         return _decode_tensor(body)
     if kind == "__ndarray__" and isinstance(body, dict):
@@ -195,6 +217,30 @@ def decode(data, depth: int = 0):
         return getattr(torch, body)
     if kind == "__opaque__" and isinstance(body, dict):
         return Opaque(str(body.get("type", "object"))[:100], str(body.get("repr", ""))[:200])
+    raise RecordError(why("record.codec"))
+
+
+def _names(type_name, *names) -> bool:  # a class name and field names to make a class with
+    return all(isinstance(n, str) and n.isidentifier() and not keyword.iskeyword(n)
+               for n in (type_name, *names)) and not any(n.startswith("_") for n in names)
+
+
+def _decode_class(kind: str, body: dict, depth: int):
+    """A NamedTuple, dataclass or Enum member of the same name, fields and values (the class is
+    made anew here from names only: no code of the student's runs)."""
+    name, fields = body.get("type"), body.get("fields")
+    if kind == "__namedtuple__" and isinstance(fields, list) and isinstance(
+            body.get("values"), list) and len(fields) == len(body["values"]) and _names(name, *fields):
+        return collections.namedtuple(name, fields)(*(decode(v, depth + 1) for v in body["values"]))
+    if kind == "__dataclass__" and isinstance(fields, list) and all(
+            isinstance(p, list) and len(p) == 2 for p in fields) and _names(name, *(
+                p[0] for p in fields)):
+        cls = dataclasses.make_dataclass(name, [p[0] for p in fields])
+        return cls(*(decode(p[1], depth + 1) for p in fields))
+    if kind == "__enum__" and _names(name, body.get("name")):
+        with contextlib.suppress(TypeError, ValueError):
+            member = body["name"]
+            return enum.Enum(name, [(member, decode(body.get("value"), depth + 1))])[member]
     raise RecordError(why("record.codec"))
 
 
@@ -243,7 +289,8 @@ def _decode_ndarray(body: dict):
 def encode_exception(exc: BaseException) -> dict:
     """What the check needs of an exception of the student's code (or of a rank), as data:
     its kind, message, the student's line, and for a rank's error the rank's traceback."""
-    out: dict[str, Any] = {"type": type(exc).__name__, "message": _text(exc, 8000)}
+    out: dict[str, Any] = {"type": type(exc).__name__, "message": _text(exc, 8000),
+                           "notes": [str(n)[:200] for n in getattr(exc, "__notes__", ())][:8]}
     if isinstance(exc, checks.ExerciseIncomplete):
         out["class"] = "incomplete"
     elif isinstance(exc, checks.ExerciseFailed):
@@ -283,6 +330,13 @@ def decode_exception(data: dict) -> BaseException:
     """An exception that makes the check say what the recorded one made it say."""
     if not isinstance(data, dict):
         raise RecordError(why("record.bad_exception"))
+    exc = _decode_exception(data)
+    for note in data["notes"] if isinstance(data.get("notes"), list) else ():
+        exc.add_note(str(note)[:200])
+    return exc
+
+
+def _decode_exception(data: dict) -> BaseException:
     message = str(data.get("message", ""))
     kind = data.get("class")
     if kind == "incomplete":

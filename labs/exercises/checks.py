@@ -51,7 +51,7 @@ import sys
 import warnings
 from typing import Any, Callable
 
-from labs.exercises import catalog, feedback, hooks
+from labs.exercises import catalog, feedback, hooks, offlimits
 from labs.exercises.errors import FULL_TRACEBACK_ENV, ExerciseFailed, ExerciseIncomplete
 from labs.messages import LANGUAGES, Message, lazy, text
 # the comparisons live in labs.exercises.compare; every check imports them from here
@@ -210,6 +210,8 @@ def run_check(exercise_id: str, points: int | float, fn: Callable[..., Any], *ar
     handed the check instead, with this ordinary run to call.
     """
     __tracebackhide__ = True  # noqa: F841  (IPython/pytest hide this frame)
+    # the course's own answers refused while the student's objects run (labs.exercises.offlimits)
+    args = offlimits.guarded(args, exercise_id)
     interceptor = hooks.installed()
     if interceptor is not None:
         return interceptor.check(exercise_id, points, fn, args, kwargs, _run)

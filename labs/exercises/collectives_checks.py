@@ -1,47 +1,37 @@
 """Checks of the graded exercises of notebook 2.0 (process groups and collectives).
 
-Each check runs the student's function on real ranks (``labs.launch``, gloo) and compares what
-every rank ends with against the reference: the sum over the ranks' inputs, computed here in
-float64. A short timeout turns a deadlocked ring into a clear message instead of a frozen
-notebook. Student code is reached through the function passed to the check, so the checks do
-not care how the notebook is laid out::
+Each build check runs the student's function on real ranks, compares what every rank ends
+with against the sum over the ranks' inputs (computed here in float64), and holds the
+mechanism's invariants over what each rank did (labs.exercises.trace / invariants)::
 
     check_ring_all_reduce(my_ring_all_reduce)           # ex2_0_ring_all_reduce, 3 points
     check_all_reduce_from_rs_ag(all_reduce_from_rs_ag)  # ex2_0_rs_ag_all_reduce, 2 points
     check_ring_bytes(ring_bytes_sent_per_rank)          # ex2_0_ring_bytes, 1 point
 
-Owns: 2.0's checks and their hidden cases. Must not: import the grader or the planner widget, print
-(the verdict is labs.exercises.checks'), or keep process groups in globals.
+Owns: 2.0's cases, rank bodies and mechanisms. Must not: import the grader or the planner
+widget, print (the verdict is labs.exercises.checks'), or keep process groups in globals.
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
+import math
 from dataclasses import dataclass
 
 from labs import collectives, numerics
-from labs.exercises.checks import (ExerciseFailed, Message, assert_close, case, compare_tensors,
-                                   graded, msg)
-from labs.exercises import routes, rules
-from labs.exercises.ranks import CHECK_TIMEOUT, as_number, run_on_ranks
-from labs.exercises.routes import Traffic
+from labs.exercises.checks import ExerciseFailed, Message, assert_close, case, compare_tensors, \
+    graded, msg
+from labs.exercises.invariants import count, hold, only, peers, uses, wire
+from labs.exercises.ranks import CHECK_TIMEOUT, as_number, check_cases, run_on_ranks
 from labs.exercises.secret import hidden_int, hidden_seed
+from labs.exercises.trace import before_comm
 from labs.messages import text
 
 __all__ = ["check_ring_all_reduce", "check_all_reduce_from_rs_ag", "check_ring_bytes",
-           "CHECK_TIMEOUT"]
+           "CHECK_TIMEOUT", "RING", "RS_AG"]
 
 #: The domain of this module's hidden seeds and sizes (labs.exercises.secret).
 TAG = "2.0"
-
-#: Seconds one launch of the student's code may take; a correct solution needs well under 1 s.
-
-# Collectives of torch.distributed (and the lab's own) that an exercise may not call.
-COLLECTIVES = routes.COLLECTIVES
-LAB_COLLECTIVES = ("ring_all_reduce", "ring_reduce_scatter", "ring_all_gather",
-                   "naive_all_reduce")
-REDUCE_SCATTERS = ("reduce_scatter_single", "reduce_scatter_tensor", "reduce_scatter")
-ALL_GATHERS = ("all_gather_single", "all_gather_into_tensor", "all_gather")
 
 
 @dataclass(frozen=True)
@@ -51,123 +41,121 @@ class Case:
     shape: tuple
     dtype: str = "float32"
     hidden: bool = False
-    seed: int = 0
+    seed: int = 0  # the inputs' generator seed (from the instructor's secret for a hidden case)
     values: str = "small integers"  # or "normal": random floats, summed in a different order
-    # A hidden case's (low, high) per dimension: with the instructor's secret its shape is drawn
-    # there (``shape`` otherwise); ``uneven``: a length not divisible by the world size.
-    dims: tuple = ()
-    uneven: bool = False
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return 8 if self.dtype in ("float64", "int64") else 4
 
 
-# Shown in the notebook's markdown: small integer values, so a message reads easily.
-ALL_REDUCE_CASES = (
-    Case(msg("checks_2_0.case_ranks_length", n=1, world_size=4, length=8), 4, (8,)),
-    Case(msg("checks_2_0.case_ranks_length", n=2, world_size=2, length=6), 2, (6,), seed=1),
-    Case(msg("checks_2_0.case_hidden_uneven", n=1, world_size=3), 3, (10,), hidden=True, seed=2,
-         dims=((4, 40),), uneven=True),
-    Case(msg("checks_2_0.case_hidden_2d", n=2, world_size=4, dtype="float64"), 4, (3, 5),
-         "float64", hidden=True, seed=3, dims=((2, 6), (2, 7))),
-    Case(msg("checks_2_0.case_hidden_dtype", n=3, world_size=4, dtype="int64"), 4, (9,), "int64",
-         hidden=True, seed=4, dims=((5, 40),)),
-    Case(msg("checks_2_0.case_hidden_few", n=4, world_size=4), 4, (2,), hidden=True, seed=5,
-         dims=((1, 3),)),  # fewer elements than the 4 ranks
-    Case(msg("checks_2_0.case_hidden_long", n=5, world_size=3), 3, (1001,), hidden=True, seed=6,
-         values="normal", dims=((500, 2000),)),
+# (label, world size, shape, dtype, values, the hidden shape's (low, high) per dimension or
+# None for a shown case, a length not divisible by the world size); shown ones first, with
+# small integer values so a message reads easily.
+_TEMPLATES = (
+    (msg("checks_2_0.case_ranks_length", n=1, world_size=4, length=8), 4, (8,), "float32",
+     "small integers", None, False),
+    (msg("checks_2_0.case_ranks_length", n=2, world_size=2, length=6), 2, (6,), "float32",
+     "small integers", None, False),
+    (msg("checks_2_0.case_hidden_uneven", n=1, world_size=3), 3, (10,), "float32",
+     "small integers", ((4, 40),), True),
+    (msg("checks_2_0.case_hidden_2d", n=2, world_size=4, dtype="float64"), 4, (3, 5), "float64",
+     "small integers", ((2, 6), (2, 7)), False),
+    (msg("checks_2_0.case_hidden_dtype", n=3, world_size=4, dtype="int64"), 4, (9,), "int64",
+     "small integers", ((5, 40),), False),
+    (msg("checks_2_0.case_hidden_few", n=4, world_size=4), 4, (2,), "float32",  # < 4 elements
+     "small integers", ((1, 3),), False),
+    (msg("checks_2_0.case_hidden_long", n=5, world_size=3), 3, (1001,), "float32", "normal",
+     ((500, 2000),), False),
+)
+
+
+def all_reduce_cases() -> list[Case]:
+    """The cases of exercises 1 and 2, the hidden ones' shapes and values drawn from the
+    instructor's secret when one is set (each keeps what its label promises)."""
+    cases = []
+    for k, (label, world_size, shape, dtype, values, dims, uneven) in enumerate(_TEMPLATES):
+        if dims:
+            shape = tuple(hidden_int(TAG, 2000 + 10 * k + d, low, high, default)
+                          for d, ((low, high), default) in enumerate(zip(dims, shape)))
+            if uneven and shape[0] % world_size == 0:
+                shape = (shape[0] + 1,) + shape[1:]
+        cases.append(Case(label, world_size, shape, dtype, hidden=dims is not None,
+                          seed=hidden_seed(TAG, 1000 + k), values=values))
+    return cases
+
+
+def _chunk_bytes(c: Case, rounding) -> int:
+    """Bytes of the smallest (floor) or largest (ceil) chunk of an even split over the ranks."""
+    n, p = c.numel, c.world_size
+    return (n // p if rounding == "floor" else -(-n // p)) * c.itemsize
+
+
+#: The ring: point-to-point only, with the two neighbours only; reduce-scatter then all-gather,
+#: N-1 steps each, one chunk of about S/N per step: 2(N-1) sends, 2(N-1)/N·S bytes per rank.
+RING = (
+    only("send", "recv"),
+    peers(lambda c, rank: {(rank - 1) % c.world_size, (rank + 1) % c.world_size}),
+    count("send", lambda c: 2 * (c.world_size - 1)),
+    count("recv", lambda c: 2 * (c.world_size - 1)),
+    wire(most=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "ceil"),
+         least=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "floor")),
+)
+#: All-reduce = reduce-scatter + all-gather: both collectives and nothing else, and no more
+#: bytes than the ring's (an all-gather of the whole tensor plus a local sum sends N/2 times more).
+RS_AG = (
+    only("reduce_scatter", "all_gather"),
+    uses("reduce_scatter", "all_gather"),
+    wire(most=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "ceil"),
+         least=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "floor")),
 )
 
 
 # --- on the ranks --------------------------------------------------------------------------
 
-def _shape(c: Case) -> tuple:
-    """The case's shape: ``c.shape``, or for a hidden case with the instructor's secret one drawn
-    from it within ``c.dims`` (the same kind of shape; the label's promise kept)."""
-    shape = tuple(hidden_int(TAG, 2000 + 10 * c.seed + d, low, high, default)
-                  for d, ((low, high), default) in enumerate(zip(c.dims, c.shape)))
-    if not shape:
-        return c.shape
-    if c.uneven and shape[0] % c.world_size == 0:
-        shape = (shape[0] + 1,) + shape[1:]
-    return shape
-
-
 def _inputs(c: Case):
-    """One input tensor per rank, deterministic in the case's seed (from the instructor's secret
-    when one is set)."""
+    """One input tensor per rank, deterministic in the case's seed."""
     import torch
 
-    g = torch.Generator().manual_seed(hidden_seed(TAG, 1000 + c.seed))
-    dtype, shape = getattr(torch, c.dtype), _shape(c)
+    g = torch.Generator().manual_seed(c.seed)
+    dtype, shape = getattr(torch, c.dtype), c.shape
     if c.values == "normal":
         return [torch.randn(shape, generator=g, dtype=dtype) for _ in range(c.world_size)]
     return [torch.randint(-9, 10, shape, generator=g).to(dtype) for _ in range(c.world_size)]
 
 
-@contextlib.contextmanager
-def _guarded(forbidden: tuple, recorded: tuple, calls: list, why: str, traffic: Traffic,
-             dtype=None):
-    """Inside a rank: refuse every route to a collective in ``forbidden`` (labs.exercises.routes:
-    dist, distributed_c10d, ProcessGroup methods, torch.ops, the functional collectives) and the
-    lab's own; record calls of ``recorded`` ones and every send/receive in ``traffic``."""
+class _SameDtype:
+    """Before a send or receive: its tensors have the input's dtype (gloo aborts the process on
+    a buffer of another dtype; the check says "dtype" first)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __call__(self, op, args):
+        import torch
+
+        if op not in ("send", "recv"):
+            return
+        for tensors in args[:1]:
+            for t in tensors if isinstance(tensors, (list, tuple)) else [tensors]:
+                if isinstance(t, torch.Tensor) and t.dtype != self.dtype:
+                    raise ExerciseFailed(text("checks_2_0.p2p_dtype", kind=op, got=t.dtype,
+                                              dtype=self.dtype))
+
+
+def _sum_body(student_fn, c: Case, run):
+    """Rank body: the student's function on this rank's input. Returns the input tensor after
+    the call and what the function returned (None when it returned the input itself)."""
     import torch.distributed as dist
 
-    saved = []
-
-    def refuse(shown):
-        raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=shown, why=why))
-
-    def forbid(module, name, shown):
-        def refused(*args, **kwargs):
-            refuse(shown)
-        saved.append((module, name, getattr(module, name)))
-        setattr(module, name, refused)
-
-    def record(module, name):
-        original = getattr(module, name)
-
-        def wrapper(*args, **kwargs):
-            calls.append(name)
-            return original(*args, **kwargs)
-        saved.append((module, name, original))
-        setattr(module, name, wrapper)
-
-    for name in LAB_COLLECTIVES:
-        forbid(collectives, name, f"labs.collectives.{name}")
-    allowed = tuple(name for name in routes.COLLECTIVES if name not in forbidden)
-
-    def same_dtype(kind, tensors):  # gloo aborts on a buffer of another dtype: say it first
-        for t in tensors:
-            if dtype is not None and t.dtype != dtype:
-                raise ExerciseFailed(text("checks_2_0.p2p_dtype", kind=kind, got=t.dtype,
-                                          dtype=dtype))
-    # the lab's own collectives, however reached (a reloaded labs.collectives too)
-    with routes.guarded(refuse, allowed=allowed, traffic=traffic, dtype_check=same_dtype), \
-            routes.borrowed(("labs.collectives",)) as seen:
-        for name in recorded:
-            if hasattr(dist, name):
-                record(dist, name)
-        try:
-            yield
-            if seen:
-                refuse(seen[0])
-        finally:
-            for module, name, original in reversed(saved):
-                setattr(module, name, original)
-
-
-def _run_student(fn, inputs, forbidden, recorded, why):
-    """Rank body: call ``fn`` on this rank's input; return (the input tensor after the call,
-    what ``fn`` returned unless None or that tensor itself, names of recorded calls, (sent,
-    received) as (peer, bytes) pairs)."""
-    import torch.distributed as dist
-
-    tensor = inputs[dist.get_rank()].clone()
-    calls: list = []
-    traffic = Traffic()
-    with _guarded(forbidden, recorded, calls, why, traffic, dtype=tensor.dtype):
-        out = fn(tensor)
-    if out is tensor:  # returned the input itself: sent once (a record keeps no identity)
-        out = None
-    return tensor, out, calls, (traffic.sent, traffic.received)
+    tensor = _inputs(c)[dist.get_rank()].clone()
+    with before_comm(_SameDtype(tensor.dtype)):
+        out = run(student_fn, tensor)
+    return {"tensor": tensor, "out": None if out is tensor else out}
 
 
 def _count_ring_bytes(numel: int, dtype: str) -> int:
@@ -181,74 +169,45 @@ def _count_ring_bytes(numel: int, dtype: str) -> int:
 
 # --- in the notebook's process -------------------------------------------------------------
 
-def _check_sum_on_ranks(student_fn, cases, *, forbidden, recorded, why, required=None,
-                        ring=False):
+def _judge_sums(mechanism, c: Case, values, traces) -> None:
+    """Every rank's input tensor, after the call, is the sum over the ranks' inputs (in place),
+    and the ranks did what ``mechanism`` says."""
     import torch
 
-    for c in cases:
-        with case(c.label, hidden=c.hidden):
-            inputs = _inputs(c)
-            total = torch.stack([x.double() for x in inputs]).sum(0).to(inputs[0].dtype)
-            results = run_on_ranks(_run_student, c.world_size,
-                                   (student_fn, inputs, forbidden, recorded, why))
-            for rank, (tensor, out, calls, traffic) in enumerate(results):
-                if required is not None:
-                    required(calls, rank)
-                what = text("checks_2_0.what_result")
-                try:  # in place: the input tensor itself ends as the sum
-                    compare_tensors(total, tensor, what=what, rank=rank)
-                except ExerciseFailed:
-                    if out is None:
-                        raise
-                    compare_tensors(total, out, what=what, rank=rank)  # what came back is wrong
-                    raise ExerciseFailed(text("checks_2_0.not_in_place", rank=rank)) from None
-                if ring:
-                    _check_ring_traffic(rank, c.world_size, tensor, traffic)
+    inputs = _inputs(c)
+    total = torch.stack([x.double() for x in inputs]).sum(0).to(inputs[0].dtype)
+    what = text("checks_2_0.what_result")
+    for rank, value in enumerate(values):
+        try:  # in place: the input tensor itself ends as the sum
+            compare_tensors(total, value["tensor"], what=what, rank=rank,
+                            factors={"N": c.world_size})
+        except ExerciseFailed:
+            if value["out"] is None:
+                raise
+            compare_tensors(total, value["out"], what=what, rank=rank)  # what came back
+            raise ExerciseFailed(text("checks_2_0.not_in_place", rank=rank)) from None
+    hold(mechanism, c, traces)
 
 
-def _check_ring_traffic(rank: int, n: int, tensor, traffic) -> None:
-    """A ring: this rank exchanged data with its two neighbours only and sent 2(N-1) chunks of
-    about S/N bytes (between the smallest and the largest chunk of an uneven split)."""
-    sent, received = traffic
-    left, right = (rank - 1) % n, (rank + 1) % n
-    others = sorted({peer for peer, _ in sent + received} - {left, right})
-    if others:
-        raise ExerciseFailed(text("checks_2_0.not_a_ring", rank=rank, peers=others[0],
-                                  left=left, right=right))
-    numel, size = tensor.numel(), tensor.numel() * tensor.element_size()
-    low = 2 * (n - 1) * (numel // n) * tensor.element_size()
-    high = 2 * (n - 1) * -(-numel // n) * tensor.element_size()
-    bytes_sent = sum(nbytes for _, nbytes in sent)
-    if not low <= bytes_sent <= high:
-        why = text("checks_2_0.why_too_many_bytes" if bytes_sent > high
-                   else "checks_2_0.why_too_few_bytes")
-        raise ExerciseFailed(text("checks_2_0.ring_bytes_off", rank=rank, sent=bytes_sent,
-                                  expected=2 * (n - 1) / n * size, size=size, n=n, why=why))
+#: The exercises on ranks: ``id -> (cases, rank body, judge)`` (tests/catalog/test_secrets.py
+#: runs the reference answers on the cases of many secrets at once through these).
+RANK_EXERCISES = {
+    "ex2_0_ring_all_reduce": (all_reduce_cases, _sum_body, functools.partial(_judge_sums, RING)),
+    "ex2_0_rs_ag_all_reduce": (all_reduce_cases, _sum_body,
+                               functools.partial(_judge_sums, RS_AG)),
+}
 
 
 @graded("ex2_0_ring_all_reduce")
 def check_ring_all_reduce(student_fn):
     """``student_fn(tensor)`` sums ``tensor`` over the ranks in place with send/recv only."""
-    _check_sum_on_ranks(
-        student_fn, ALL_REDUCE_CASES, forbidden=COLLECTIVES, recorded=(),
-        why=text("checks_2_0.why_ring"), ring=True)
+    check_cases("ex2_0_ring_all_reduce", student_fn, *RANK_EXERCISES["ex2_0_ring_all_reduce"])
 
 
 @graded("ex2_0_rs_ag_all_reduce")
 def check_all_reduce_from_rs_ag(student_fn):
     """``student_fn(tensor)`` sums ``tensor`` over the ranks with reduce-scatter + all-gather."""
-
-    def required(calls, rank):
-        for names, what in ((REDUCE_SCATTERS, "reduce-scatter"), (ALL_GATHERS, "all-gather")):
-            if not any(name in calls for name in names):
-                raise ExerciseFailed(text("checks_2_0.missing_call", rank=rank, what=what,
-                                          example=names[0]))
-
-    _check_sum_on_ranks(
-        student_fn, ALL_REDUCE_CASES,
-        forbidden=tuple(n for n in COLLECTIVES if n not in REDUCE_SCATTERS + ALL_GATHERS),
-        recorded=REDUCE_SCATTERS + ALL_GATHERS, required=required,
-        why=text("checks_2_0.why_rs_ag"))
+    check_cases("ex2_0_rs_ag_all_reduce", student_fn, *RANK_EXERCISES["ex2_0_rs_ag_all_reduce"])
 
 
 # (size in bytes, world size, hidden); the hidden ones as they are without a secret
@@ -272,10 +231,6 @@ def _bytes_cases() -> tuple:
     return shown + hidden
 
 
-# The course's own formulas, which the exercise must not call (module file, function name).
-FORMULAS = (("labs/cost", "ring_all_reduce_bytes_per_rank"),
-            ("labs/collectives", "ring_all_reduce_bytes_per_rank"))
-
 # Measured on real ranks: (world size, elements, dtype); element counts divisible by N.
 MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
 
@@ -283,29 +238,22 @@ MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
 @graded("ex2_0_ring_bytes")
 def check_ring_bytes(student_fn):
     """``student_fn(size_bytes, world_size)`` = bytes each rank sends in a ring all-reduce."""
-    cases = _bytes_cases()
-    calls = [((size, n), {}) for size, n, _ in cases]
-    calls += [((numel * (4 if dtype == "float32" else 8), n), {})
-              for n, numel, dtype in MEASURED_CASES]
-    seen = rules.called(student_fn, calls, functions=FORMULAS)  # recorded: the grader sees it too
-    if seen:
-        raise ExerciseFailed(text("checks_2_0.forbidden_call", shown=seen[0],
-                                  why=text("checks_2_0.why_formula")))
     hidden_count = 0
-    for size, n, hidden in cases:
+    returned = text("checks.what_returned")
+    for size, n, hidden in _bytes_cases():
         hidden_count += hidden
         label = (text("checks.case_hidden", n=hidden_count) if hidden
                  else text("checks_2_0.case_bytes", size=size, n=n))
-        returned = text("checks.what_returned")
         with case(label, hidden=hidden):
             got = as_number(student_fn(size, n), returned)
             expected = float(collectives.ring_all_reduce_bytes_per_rank(size, n))
-            assert_close(expected, got, what=returned, dtype="float64")
+            assert_close(expected, got, what=returned, dtype="float64",
+                         factors={"N": n, "2": 2})
     for n, numel, dtype in MEASURED_CASES:
         with case(text("checks_2_0.case_measured", n=n)):
             sent = run_on_ranks(_count_ring_bytes, n, (numel, dtype))
             size = numel * (4 if dtype == "float32" else 8)
-            got = as_number(student_fn(size, n), text("checks.what_returned"))
+            got = as_number(student_fn(size, n), returned)
             for rank, measured in enumerate(sent):
                 if not numerics.is_close(got, float(measured), dtype="float64"):
                     raise ExerciseFailed(text("checks_2_0.measured_mismatch", rank=rank,

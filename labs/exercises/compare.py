@@ -9,6 +9,7 @@ the grader or the planner widget; print.
 """
 from __future__ import annotations
 
+import numbers
 import sys
 from typing import Any
 
@@ -28,13 +29,31 @@ def _fmt(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def _factor(expected, got, factors, close) -> str | None:
+    """When ``got`` is ``expected`` times (or divided by) one of ``factors`` everywhere (``close``
+    decides with the comparison's tolerances), the sentence that says so; else None."""
+    for name, f in {"2": 2, **(factors or {})}.items():
+        if f in (0, 1, None):
+            continue
+        for ratio in (f, 1 / f):
+            try:
+                if close(expected * ratio, got):
+                    key = ("checks.off_by_factor" if name == str(f)
+                           else "checks.off_by_named_factor")
+                    return text(key, ratio=_num(float(ratio)), name=name, factor=_num(f))
+            except Exception:  # noqa: BLE001 - not comparable that way: no such sentence
+                return None
+    return None
+
+
 def compare_tensors(expected, got, *, what: str, rank: int | None = None,
                     atol: float | None = None, rtol: float | None = None,
-                    dtype=None, check_dtype: bool = True) -> None:
+                    dtype=None, check_dtype: bool = True, factors: dict | None = None) -> None:
     """Raise ExerciseFailed unless ``got`` is a tensor close to ``expected``.
 
     The message names the rank, the first mismatching index, the expected and the actual
-    value, and how many elements differ. Tolerances default to the course's policy
+    value, and how many elements differ; when ``got`` is off by exactly one of ``factors``
+    (``{"N": 4}``: the world size, say; 2 always) everywhere, it says so. Tolerances default to the course's policy
     (:mod:`labs.numerics`) for ``dtype``, by default the expected tensor's dtype (exact for
     integers and bool); tensors are compared on the CPU.
     """
@@ -67,9 +86,13 @@ def compare_tensors(expected, got, *, what: str, rank: int | None = None,
     index = tuple(int(i) for i in bad[0])
     exp_value, got_value = expected_cpu[index].item(), got_cpu[index].item()
     at = text("checks.at_index", index=index) if index else text("checks.at_scalar")
-    raise ExerciseFailed(text("checks.wrong_elements", where=where, at=at,
-                              expected=_num(exp_value), got=_num(got_value), bad=len(bad),
-                              total=close.numel(), atol=atol, rtol=rtol))
+    message = text("checks.wrong_elements", where=where, at=at, expected=_num(exp_value),
+                   got=_num(got_value), bad=len(bad), total=close.numel(), atol=atol, rtol=rtol)
+    if bool(expected_cpu.ne(0).any()):
+        factor = _factor(expected_cpu.double(), got_cpu.double(), factors, lambda e, g: bool(
+            torch.isclose(g, e, rtol=max(rtol, 1e-6), atol=atol).all()))
+        message = f"{message} {factor}" if factor else message
+    raise ExerciseFailed(message)
 
 
 def _num(value: Any) -> str:
@@ -81,20 +104,27 @@ def _is_tensor(value: Any) -> bool:
     return torch is not None and isinstance(value, torch.Tensor)
 
 
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def assert_close(expected, got, *, what: str, rank: int | None = None,
-                 atol: float | None = None, rtol: float | None = None, dtype=None) -> None:
+                 atol: float | None = None, rtol: float | None = None, dtype=None,
+                 factors: dict | None = None) -> None:
     """Compare numbers, tensors, and (nested) lists/tuples/dicts of them.
 
     Tolerances follow the course's policy (:mod:`labs.numerics`): tensors by their dtype,
     floats as float32 (what the course computes in) unless ``dtype`` says otherwise, e.g.
     ``dtype="float64"`` for a formula computed in plain Python; ``atol``/``rtol`` override.
-    Everything else is compared exactly. Raises ExerciseFailed naming the element
-    (``what[2]['w']``) that differs.
+    Everything else is compared exactly; a number of any ``numbers.Real`` type (a Fraction, a
+    numpy scalar) counts as a number. Raises ExerciseFailed naming the element (``what[2]['w']``)
+    that differs, and, for a number off by exactly one of ``factors`` (or 2), by which.
     """
     __tracebackhide__ = True  # noqa: F841
     where = _where(what, rank)
     if _is_tensor(expected) or _is_tensor(got):
-        compare_tensors(expected, got, what=what, rank=rank, atol=atol, rtol=rtol, dtype=dtype)
+        compare_tensors(expected, got, what=what, rank=rank, atol=atol, rtol=rtol, dtype=dtype,
+                        factors=factors)
     elif isinstance(expected, dict):
         if not isinstance(got, dict):
             raise ExerciseFailed(text("checks.wrong_kind", where=where, wanted="dict",
@@ -106,7 +136,7 @@ def assert_close(expected, got, *, what: str, rank: int | None = None,
                                       extra=sorted(map(repr, extra))))
         for key in expected:
             assert_close(expected[key], got[key], what=f"{what}[{key!r}]", rank=rank,
-                         atol=atol, rtol=rtol, dtype=dtype)
+                         atol=atol, rtol=rtol, dtype=dtype, factors=factors)
     elif isinstance(expected, (list, tuple)):
         if not isinstance(got, (list, tuple)):
             raise ExerciseFailed(text("checks.wrong_kind", where=where,
@@ -116,11 +146,19 @@ def assert_close(expected, got, *, what: str, rank: int | None = None,
             raise ExerciseFailed(text("checks.wrong_length", where=where, expected=len(expected),
                                       got=len(got)))
         for i, (e, g) in enumerate(zip(expected, got)):
-            assert_close(e, g, what=f"{what}[{i}]", rank=rank, atol=atol, rtol=rtol, dtype=dtype)
-    elif isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+            assert_close(e, g, what=f"{what}[{i}]", rank=rank, atol=atol, rtol=rtol, dtype=dtype,
+                         factors=factors)
+    elif isinstance(expected, float) and _real(got):
+        got = float(got)
         if not numerics.is_close(got, expected, dtype=dtype, rtol=rtol, atol=atol, equal_nan=True):
-            raise ExerciseFailed(text("checks.wrong_value", where=where, expected=repr(expected),
-                                      got=repr(got)))
+            message = text("checks.wrong_value", where=where, expected=repr(expected),
+                           got=repr(got))
+            factor = expected and _factor(expected, got, factors, lambda e, g: numerics.is_close(
+                g, e, dtype=dtype, rtol=rtol, atol=atol))
+            raise ExerciseFailed(f"{message} {factor}" if factor else message)
+    elif isinstance(expected, int) and not isinstance(expected, bool) and _real(got) and \
+            float(got) == int(got) == expected:
+        return  # an exact whole number of any Real type (3.0, Fraction(3), numpy.int64(3))
     elif type(got) is not type(expected) and not (
             isinstance(expected, int) and isinstance(got, int) and not isinstance(got, bool)):
         raise ExerciseFailed(text("checks.wrong_type", where=where,

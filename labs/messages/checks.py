@@ -143,6 +143,17 @@ MESSAGES = {
         "zh": "{where}不对：期望 {expected}，实际 {got}",
         "en": "{where} is wrong: expected {expected}, got {got}",
     },
+    "off_by_factor": {
+        "zh": "（恰好是应有值的 {ratio} 倍：是不是多乘或少乘了 {factor}？）",
+        "en": "(Exactly {ratio}x the expected value: a factor of {factor} applied once too "
+              "often, or not at all?)",
+    },
+    "off_by_named_factor": {
+        "zh": "（恰好是应有值的 {ratio} 倍，而 {name} = {factor}：是不是该求平均却求了和（或反过来），"
+              "或者用错了组的大小？）",
+        "en": "(Exactly {ratio}x the expected value, and {name} = {factor}: a sum where an "
+              "average is asked (or the other way round), or the wrong group's size?)",
+    },
     "wrong_type": {
         "zh": "{where}类型不对：期望 {expected_type}（{expected}），实际 {got_type}（{got}）",
         "en": "{where} has the wrong type: expected {expected_type} ({expected}), "
@@ -245,6 +256,25 @@ MESSAGES = {
               "ranks both start with a blocking send (or recv) and wait for each other. For "
               "point-to-point communication, post the send and the receive together at every "
               "step with dist.isend / dist.irecv, then call wait() on both.",
+    },
+    "deadlock_pending": {
+        "zh": "死锁：在 {world_size} 个 rank 上 {timeout:g} 秒还没有结束，各 rank 都在等一个不会完成的通信——"
+              "{pending}。每个 recv 要有配对的 send（同样的对端、同样的字节数），"
+              "每个 isend / irecv 返回的 Work 都要 wait()，各 rank 调用集合通信的顺序要一致。",
+        "en": "Deadlock: still not finished after {timeout:g} s on {world_size} ranks, each "
+              "waiting on communication that never completes -- {pending}. Every recv needs a "
+              "matching send (same peer, same bytes), every Work that isend / irecv returns "
+              "needs wait(), and the ranks must call collectives in the same order.",
+    },
+    "rank_waits_for": {
+        "zh": "rank {rank} 在等 {what}",
+        "en": "rank {rank} waits for {what}",
+    },
+    "off_limits": {
+        "zh": "{exercise} 要你自己写出这一步，但你的代码用到了课程现成的实现 {shown}；"
+              "请只用练习说明里给出的工具自己实现它。",
+        "en": "{exercise} asks you to write this yourself, but your code reached the course's "
+              "own implementation {shown}; build it with the tools the exercise names.",
     },
     "rank_crashed": {
         "zh": "rank {rank} 没有抛出 Python 异常就退出了（exit code {exitcode}），"

@@ -37,14 +37,17 @@ class LaunchTimeoutError(LaunchError, TimeoutError):
     ``stacks`` maps each waiting rank to its frames (``labs.runtime.stacks.Frame``, innermost
     first) when they could be read; ``in_communication`` is True when every waiting rank was
     blocked in torch.distributed (ranks waiting on each other: a deadlock), False when some
-    rank was still running its own code (slow or endless work), None when unknown.
+    rank was still running its own code (slow or endless work), None when unknown. ``notes``
+    maps a waiting rank to the line it left on what it was waiting for
+    (``labs.runtime.rank.note``: a check's tracer names the pending operation).
     """
 
-    def __init__(self, message, *, waiting, stacks=None, in_communication=None):
+    def __init__(self, message, *, waiting, stacks=None, in_communication=None, notes=None):
         super().__init__(message)
         self.waiting = waiting
         self.stacks = stacks or {}
         self.in_communication = in_communication
+        self.notes = notes or {}
 
 
 class HelperError(LaunchError):

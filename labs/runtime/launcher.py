@@ -366,6 +366,7 @@ class _Run:
         finished = [r for r in range(self.world_size)
                     if os.path.exists(self.path(f"rank{r}.result"))]
         stacks = self._dump_stacks(waiting)
+        notes = _stacks.read_notes(self.run_dir, waiting)
         self._stop_all()
         self._pump(final=True)
         detail, in_communication = _stacks.describe_waiting(stacks)
@@ -379,7 +380,7 @@ class _Run:
         raise LaunchTimeoutError(
             f"{head}\n{why}\n{detail}",
             waiting=waiting, in_communication=in_communication if stacks else None,
-            stacks={r: _stacks.parse_stack(dump) for r, dump in stacks.items()})
+            stacks={r: _stacks.parse_stack(dump) for r, dump in stacks.items()}, notes=notes)
 
     def _dump_stacks(self, ranks):
         """Ask the waiting ranks for their Python stacks (faulthandler on SIGUSR1)."""

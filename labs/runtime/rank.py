@@ -33,7 +33,10 @@ from labs.runtime import host as _host
 from labs.runtime import processes as _processes
 
 __all__ = ["cpu_count", "threads_per_rank", "device", "setup_rank", "rank_main",
-           "exit_rank"]
+           "exit_rank", "note"]
+
+#: Where this rank leaves its note (:func:`note`); None outside a launched rank.
+_note_path: str | None = None
 
 # Messages of collectives that failed only because another rank went away first.
 SECONDARY_ERROR_MARKERS = (
@@ -115,6 +118,19 @@ def _to_cpu(value):
     return value
 
 
+def note(words: str | None) -> None:
+    """Leave (or, with None, clear) this rank's note: one line on what it is waiting for now,
+    which the launcher shows if the run times out (a deadlock then names the pending operation
+    of every rank). A no-op outside a rank launched by ``labs.launch``."""
+    if _note_path is None:
+        return
+    with contextlib.suppress(OSError):
+        if words is None:
+            os.unlink(_note_path)
+        else:
+            _write_atomic(_note_path, words.encode("utf-8", "replace"))
+
+
 def _write_atomic(path: str, payload: bytes) -> None:
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
@@ -180,6 +196,8 @@ def rank_main(run_dir: str, rank: int, world_size: int, backend: str, timeout: f
     """Entry point of one launched rank (runs in a process forked by the forkserver)."""
     _processes.lead_own_group_and_adopt_orphans()
     _redirect_output(run_dir, rank)
+    global _note_path
+    _note_path = os.path.join(run_dir, f"rank{rank}.note")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the launcher stops ranks, not Ctrl-C
     stack_file = open(os.path.join(run_dir, f"rank{rank}.stack"), "w")
     faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=False)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from labs.messages import text
 
-__all__ = ["Frame", "parse_stack", "short_path", "is_library", "is_communication",
+__all__ = ["Frame", "read_notes", "parse_stack", "short_path", "is_library", "is_communication",
            "first_user_frame", "describe_waiting"]
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
@@ -37,6 +37,21 @@ class Frame:
     file: str
     line: int
     func: str
+
+
+def read_notes(run_dir: str, ranks) -> dict:
+    """What each of ``ranks`` last said it was waiting for (``labs.runtime.rank.note``: the
+    file ``rank<r>.note`` of the launch's folder), for those that said something."""
+    notes = {}
+    for r in ranks:
+        try:
+            with open(os.path.join(run_dir, f"rank{r}.note"), encoding="utf-8") as f:
+                words = f.read().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if words:
+            notes[r] = words
+    return notes
 
 
 def parse_stack(dump: str) -> list[Frame]:
@@ -72,7 +87,7 @@ def _lab_copy(filename: str) -> bool:
 def is_library(filename: str) -> bool:
     """Frames of torch, the standard library, the lab (or a copy of it) or the import system:
     not the student's."""
-    return (filename.startswith("<frozen") or "site-packages" in filename
+    return (filename.startswith(("<frozen", "<labs:")) or "site-packages" in filename
             or "dist-packages" in filename or filename.startswith((_LAB, _LAB_REAL))
             or filename.startswith(sysconfig.get_paths()["stdlib"]) or _lab_copy(filename))
 
