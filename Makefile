@@ -33,7 +33,7 @@ SUBMISSIONS ?= submissions
 # CPU-kernel numerics: they run in `make test` only.
 PORTABILITY ?= default:1 avx2:2
 
-.PHONY: setup lab test check test-portability test-hosted notebooks execute handout grade doctor bench clean
+.PHONY: setup lab test check test-portability test-hosted test-secrets mutants notebooks execute handout grade doctor bench clean
 
 setup: $(READY)
 
@@ -89,6 +89,18 @@ test-hosted: $(DEV_READY)
 CHECK_NOTEBOOK ?= solutions/2.0_collectives.ipynb
 check: $(DEV_READY)
 	$(BIN)/python -m pytest tests $(CHECK_NOTEBOOK) -m "not slow" $(NBVAL) --durations=10
+
+# `make test-secrets`: every exercise's reference answer gets full marks under 1,000 random
+# instructor secrets (tests/catalog/test_secrets.py; make test runs 20); CI runs it.
+test-secrets: $(DEV_READY)
+	LABS_TEST_SECRETS=1000 $(BIN)/python -m pytest tests/catalog/test_secrets.py -p no:cacheprovider
+
+# `make mutants [EXERCISES="ex2_3_1f1b_executor ..."]`: how strong each check is -- the reference
+# answer mutated (a call or a wait dropped, SUM for AVG, a group swapped, an order reversed, a
+# bound off by one, ...), the exercise's check run on every mutant (python -m grader.mutants):
+# mutants/report.json and the table the README shows.
+mutants: setup
+	$(BIN)/python -m grader.mutants $(EXERCISES)
 
 test-portability: $(DEV_READY)
 	@status=0; for variant in $(PORTABILITY); do \

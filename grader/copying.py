@@ -18,8 +18,10 @@ score, or run any of the code it reads.
 from __future__ import annotations
 
 import ast
+import importlib.util
+import textwrap
 
-from labs.exercises import catalog
+from labs.exercises import catalog, offlimits
 
 __all__ = ["REFERENCES", "TAMPERING", "references_in", "tampering_in", "normalized",
            "matches_solution", "flags"]
@@ -39,7 +41,9 @@ TAMPERING = ("get_ipython", "set_custom_exc", "input_transformers_cleanup",
 ALIASES = {"dist": "torch.distributed", "F": "torch.nn.functional", "nn": "torch.nn",
            "np": "numpy"}
 DISTINCTIVE = 10
-MIN_SOLUTION_NODES = 30  # a shorter solution block is too easy to write the same way honestly
+#: A solution block shorter than this (in AST nodes: a few lines, what the third hint walks
+#: through) is written the same way honestly: equal to it means nothing, so it is not flagged.
+MIN_SOLUTION_NODES = 150
 
 
 def _imports(tree) -> dict[str, str]:
@@ -98,8 +102,8 @@ def references_in(code: str, wanted, *, context: str = "") -> list[str]:
     found = set()
     imported = {full for full in _imports(tree).values()}
     for full in imported:
-        if full in wanted:
-            found.add(full)
+        found.update(name for name in wanted if full == name or (
+            full.startswith(name + ".") and _is_module(name)))
     for node in ast.walk(tree):
         if isinstance(node, (ast.Attribute, ast.Name)):
             parts = _dotted(node)
@@ -111,13 +115,43 @@ def references_in(code: str, wanted, *, context: str = "") -> list[str]:
             resolved = ".".join([head, *parts[1:]]) if head else None
             for name in wanted:
                 last = name.rsplit(".", 1)[-1]
-                if resolved == name:
-                    found.add(name)
+                if resolved == name or _same_object(resolved, name) or (
+                        resolved and resolved.startswith(name + ".") and _is_module(name)):
+                    found.add(name)  # the name itself, a re-export of it, or part of a module
                 elif "." not in name and parts == [name] and name not in defined:
                     found.add(name)  # a builtin (``sum``) that the cell did not redefine
                 elif head is None and parts[-1] == last and len(last) >= DISTINCTIVE:
                     found.add(name)
     return sorted(found)
+
+
+_objects: dict = {}
+
+
+def _same_object(dotted: str | None, wanted: str) -> bool:
+    """Whether ``dotted`` (``labs.pipeline.gpipe_order``, a package's re-export) names the same
+    course or torch object as ``wanted`` (``labs.pipeline.schedules.gpipe_order``): compared by
+    importing both (course code, never the student's)."""
+    if not dotted or dotted == wanted or dotted.rsplit(".", 1)[-1] != wanted.rsplit(".", 1)[-1] \
+            or dotted.split(".")[0] not in ("labs", "torch"):
+        return False
+    for name in (dotted, wanted):
+        if name not in _objects:
+            _objects[name] = offlimits.resolve(name)
+    return _objects[dotted] is not None and _objects[dotted] is _objects[wanted]
+
+
+_modules: dict = {}
+
+
+def _is_module(dotted: str) -> bool:
+    """Whether a declared reference names a whole module or package (found, not imported)."""
+    if dotted not in _modules:
+        try:
+            _modules[dotted] = importlib.util.find_spec(dotted) is not None
+        except (ImportError, ValueError, AttributeError):
+            _modules[dotted] = False
+    return _modules[dotted]
 
 
 class _Canon(ast.NodeTransformer):
@@ -167,20 +201,20 @@ def normalized(code: str) -> str | None:
 
 
 def _solution_size(code: str) -> int:
-    """AST nodes between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (all of it if none)."""
-    lines, inside, block = code.splitlines(), False, []
-    for line in lines:
+    """AST nodes between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, every such block of
+    the cell (a class has several) counted (all of the cell if it has none)."""
+    blocks, block, inside = [], [], False
+    for line in code.splitlines():
         text = line.strip().lstrip("#").strip()
         if text == "BEGIN SOLUTION":
-            inside = True
+            inside, block = True, []
         elif text == "END SOLUTION":
             inside = False
+            blocks.append(textwrap.dedent("\n".join(block)))
         elif inside:
             block.append(line)
-    import textwrap
-
-    tree = _parse(textwrap.dedent("\n".join(block)) if block else code)
-    return sum(1 for _ in ast.walk(tree)) if tree is not None else 0
+    trees = [_parse(b) for b in blocks] if blocks else [_parse(code)]
+    return sum(sum(1 for _ in ast.walk(t)) for t in trees if t is not None)
 
 
 def matches_solution(student: str, solution: str) -> bool:

@@ -79,7 +79,8 @@ class Replayer:
             raise record.decode_exception(event["raised"])
         if "result" not in event:
             raise record.RecordError(record.why("record.no_outcome", n=self.position))
-        return record.decode(event["result"])
+        value = record.decode(event["result"])
+        return iter(value) if event.get("iterator") else value  # a generator, run once (recorder)
 
     def call(self, arg: Placeholder, args, kwargs):
         __tracebackhide__ = True  # noqa: F841

@@ -9,17 +9,31 @@ instead of five, while an honest solution keeps a wide margin: the floor covers 
 cold start (its first launch imports torch once more) and a loaded machine; the factor a
 solution ten times slower than the course's. ``--cell-timeout`` sets one fixed limit instead.
 
-Owns: reading the recorded run times and deriving the limits. Must not: run anything.
+Fair under load: a wall-time limit counts the time the machine had for the kernel, not the
+clock (labs.runtime.load, as the launcher counts its timeouts). While an exercise runs, each
+moment counts ``1 / stretch`` of itself, where ``stretch`` is how much slower the kernel's
+runnable processes go because others (another submission graded beside it, anything else on
+the machine) compete for the cores; a kernel that waits (a deadlock, a sleep) is stretched by
+nothing. CPU time is limited separately
+(grader.resources). So an honest submission graded beside a CPU hog gets the points it gets
+alone; a hung one is stopped as before.
+
+Owns: reading the recorded run times, deriving the limits and the load's stretch. Must not: run
+anything.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-__all__ = ["FLOOR", "FACTOR", "cell_seconds", "derive"]
+from labs.runtime import load
+
+__all__ = ["FLOOR", "FACTOR", "MAX_STRETCH", "cell_seconds", "derive", "stretch"]
 
 FLOOR = 30.0  # seconds every step gets on top of the scaled source time
 FACTOR = 10.0  # times the source's own time
+# the load's stretch of a wall-time limit: the launcher's rule (labs.runtime.load)
+MAX_STRETCH, stretch = load.MAX_STRETCH, load.stretch
 
 
 def cell_seconds(cell) -> float | None:
@@ -50,3 +64,4 @@ def derive(source, steps: dict, cap: float) -> dict:
     for exercise in steps["exercises"]:
         limits[exercise["grade_id"]] = _limit([source.cells[i] for i in exercise["cells"]], cap)
     return limits
+

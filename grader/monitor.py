@@ -16,6 +16,7 @@ import threading
 
 from grader import sandbox
 from grader.resources import KiB, MiB, Cgroups, Limits
+from labs.runtime.load import Pace
 
 __all__ = ["POLL", "Monitor", "tree", "error_kind"]
 
@@ -50,6 +51,7 @@ def _stat(pid: int) -> tuple[float, int]:
         return (int(fields[11]) + int(fields[12])) / _TICK, int(fields[17])
     except (OSError, ValueError, IndexError):
         return 0.0, 0
+
 
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -107,6 +109,9 @@ class Monitor:
         self._dead_cpu = 0.0
         self._seen: dict[int, float] = {}
         self._active = False
+        self._wall = float("inf")  # the exercise's wall-time limit, counted at the load's pace
+        self._pace: Pace | None = None
+        self._pids: list[int] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True, name="limits")
@@ -122,8 +127,12 @@ class Monitor:
         self._seen = now
         return self._dead_cpu + sum(now.values())
 
-    def begin(self, cpu: bool = True) -> None:
+    def begin(self, cpu: bool = True, wall: float | None = None) -> None:
+        """Watch from now; ``wall``: the wall-time limit, each moment counted 1/stretch of
+        itself (grader.limits.stretch: another submission's load does not use it up)."""
         with self._lock:
+            self._wall = float("inf") if wall is None else wall
+            self._pace = Pace(lambda: self._pids)
             self._cpu_limit = self.limits.cpu if cpu else float("inf")
             self.tripped, self.output_bytes = None, 0
             members = self.cgroups.members()
@@ -160,6 +169,9 @@ class Monitor:
             return "processes"
         if self._cpu(pids) - self._base > self._cpu_limit:
             return "cpu"
+        self._pids = pids
+        if self._pace is not None and self._pace.spent() > self._wall:
+            return "time"
         if self.mode == "bwrap" and _tmp_full(pids, lim):
             return "tmp"
         return None

@@ -64,12 +64,35 @@ def _verdict(namespace: dict, check_source: str) -> tuple[bool, str]:
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            exec(compile(check_source, "<check>", "exec"), namespace)
+            exec(compile(check_source, "<check>", "exec", dont_inherit=True), namespace)
     except (ExerciseFailed, ExerciseIncomplete):
         return False, _first(out.getvalue())
     except Exception as exc:  # noqa: BLE001 - the check cell itself broke: killed, said why
         return False, f"{type(exc).__name__}: {exc}"[:200]
     return True, _first(out.getvalue())
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float):
+    """A mutant that loops for ever in this process (a function exercise has no ranks to time
+    out) is stopped after ``seconds``: TimeoutError in the student's code, so the check fails it."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeoutError(f"still running after {seconds:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _first(printed: str) -> str:
@@ -83,9 +106,9 @@ def _base(notebook: str) -> dict:
     setup, solutions, _ = notebook_cells(notebook)
     namespace = {"__name__": "__labs_mutants__"}
     with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(setup, "<setup>", "exec"), namespace)
+        exec(compile(setup, "<setup>", "exec", dont_inherit=True), namespace)
         for source in solutions.values():
-            exec(compile(source, "<solution>", "exec"), namespace)
+            exec(compile(source, "<solution>", "exec", dont_inherit=True), namespace)
     return namespace
 
 
@@ -109,8 +132,9 @@ def run_exercise(exercise_id: str, *, base: dict | None = None, log=None) -> dic
         for name, source in mutants(solutions[exercise_id]):
             namespace = dict(base)
             try:
-                exec(compile(source, "<mutant>", "exec"), namespace)
-                survived, line = _verdict(namespace, checks[exercise_id])
+                exec(compile(source, "<mutant>", "exec", dont_inherit=True), namespace)
+                with _deadline(4 * cap + 10):
+                    survived, line = _verdict(namespace, checks[exercise_id])
             except Exception as exc:  # noqa: BLE001 - the mutant does not even define: killed
                 survived, line = False, f"{type(exc).__name__}: {exc}"
             if log is not None:

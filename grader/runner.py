@@ -31,6 +31,7 @@ from pathlib import Path
 from labs.messages import text
 
 from grader import monitor as monitor_module
+from grader import limits as time_limits
 from grader import resources, sandbox
 
 __all__ = ["run_job", "main"]
@@ -133,7 +134,10 @@ def _run_cells(kernel: _Kernel, nb, indices, deadline: float, overall: float,
     """Run cells ``indices`` until ``deadline``, watched by ``monitor``; (status, index it
     stopped at). Past a resource limit the status is LIMIT (the limit: ``monitor.tripped``);
     ``cpu=False`` (the setup): no CPU-time limit, the wall-time limit only."""
-    monitor.begin(cpu=cpu)
+    start = time.monotonic()
+    monitor.begin(cpu=cpu, wall=deadline - start)  # the limit, counted at the load's pace
+    # the clock's own deadline: as far as the load may stretch the limit (grader.limits)
+    deadline = start + (deadline - start) * time_limits.MAX_STRETCH
     status, at = OK, None
     for index in indices:
         left = min(deadline, overall) - time.monotonic()
@@ -148,7 +152,12 @@ def _run_cells(kernel: _Kernel, nb, indices, deadline: float, overall: float,
             break
     ran = [o for i in indices[:indices.index(at) + 1 if at is not None else len(indices)]
            for o in nb.cells[i].get("outputs", [])]
-    if monitor.end(ran):
+    tripped = monitor.end(ran)
+    if tripped == "time":  # the wall-time limit, counted at the load's pace: a timeout
+        monitor.tripped = None
+        return (OVERALL if time.monotonic() >= overall - 0.5 else TIMEOUT), (
+            at if at is not None else indices[-1])
+    if tripped:
         return LIMIT, at if at is not None else indices[-1]
     return status, at
 

@@ -85,17 +85,25 @@ def _zeros(result: SubmissionResult, reference: dict, message: str) -> None:
 
 
 def _flags(grade_id: str, nb, exercise: dict, setup: list[int], source) -> list[str]:
-    student = [nb.cells[i].source for i in exercise["cells"] if i != exercise["check"]]
+    # the student's own code: the exercise's cells but its check and the cells the course
+    # provides, as provided (an import cell handed out is not the student's)
+    provided = {c.source for c in source.cells if c.cell_type == "code"
+                and not c.metadata.get("nbgrader", {}).get("solution")}
+    student = [nb.cells[i].source for i in exercise["cells"]
+               if i != exercise["check"] and nb.cells[i].source not in provided]
     solutions = [c.source for c in source.cells if c.cell_type == "code"
                  and c.metadata.get("nbgrader", {}).get("solution")
                  and not c.metadata.get("nbgrader", {}).get("grade")
                  and c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(grade_id)]
-    context = "\n".join(nb.cells[i].source for i in setup)
+    # what the student's code may name: the setup's imports and the provided cells' (as handed out)
+    context = "\n".join([nb.cells[i].source for i in setup] + [
+        nb.cells[i].source for i in exercise["cells"]
+        if i != exercise["check"] and nb.cells[i].source in provided])
     course = source.metadata.get("course", {})
     extra = course.get("references") if isinstance(course, dict) else None
     source_code = [setup_source(source)] + [
-        c.source for c in source.cells
-        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+        c.source for c in source.cells if c.cell_type == "code"
+        and not c.metadata.get("nbgrader", {}).get("grade")]  # every cell but the checks
     found = copying.flags(grade_id, student, solutions, context=context,
                           extra=extra if isinstance(extra, dict) else None,
                           source_cells=source_code)

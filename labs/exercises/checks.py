@@ -79,6 +79,15 @@ __all__ = [
 _MOVED = {"STUB_MARKER": "checks.stub_marker", "TRACEBACK_NOTE": "checks.traceback_note"}
 
 _last: dict = {"exercise": None, "text": None}
+_warnings: list = []  # what torch warned on the ranks during the check running now, once each
+
+
+def warned(lines) -> None:
+    """Keep the warnings the ranks gave (labs.exercises.trace collects them), to show each once
+    after the verdict instead of once per rank and case."""
+    for line in lines:
+        if line not in _warnings and len(_warnings) < 20:
+            _warnings.append(line)
 
 
 def __getattr__(name: str):  # deprecated aliases, not a language mechanism
@@ -223,6 +232,7 @@ def _run(exercise_id: str, points, fn: Callable[..., Any], args: tuple, kwargs: 
     __tracebackhide__ = True  # noqa: F841
     name = catalog.label(exercise_id)
     feedback.clear_hidden_logs()
+    _warnings.clear()
     try:
         result = fn(*args, **kwargs)
     except (KeyboardInterrupt, SystemExit):
@@ -230,6 +240,7 @@ def _run(exercise_id: str, points, fn: Callable[..., Any], args: tuple, kwargs: 
     except BaseException as exc:
         final = _verdict_exception(exc)
         print("\n".join(verdict_lines(exercise_id, points, final)), flush=True)
+        _show_warnings()
         final.announced = True
         _last.update(exercise=name, text=final.full_traceback)
         if final is exc:
@@ -238,7 +249,14 @@ def _run(exercise_id: str, points, fn: Callable[..., Any], args: tuple, kwargs: 
     finally:
         feedback.clear_hidden_logs()
     print(text("checks.verdict_passed", exercise=name, points=points), flush=True)
+    _show_warnings()
     return result
+
+
+def _show_warnings() -> None:
+    if _warnings:
+        print(text("checks.warned_once", warnings="\n    ".join(_warnings)), flush=True)
+        _warnings.clear()
 
 
 def verdict_lines(exercise_id: str, points, final: BaseException) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from labs import collectives, numerics
 from labs.exercises.checks import ExerciseFailed, Message, assert_close, case, compare_tensors, \
@@ -41,8 +41,12 @@ class Case:
     shape: tuple
     dtype: str = "float32"
     hidden: bool = False
-    seed: int = 0  # the inputs' generator seed (from the instructor's secret for a hidden case)
+    seed: int = 0  # the number the inputs' seed is derived from (the secret's, when hidden)
     values: str = "small integers"  # or "normal": random floats, summed in a different order
+    # A hidden case's (low, high) per dimension: with the instructor's secret its shape is drawn
+    # there (``shape`` otherwise); ``uneven``: a length not divisible by the world size.
+    dims: tuple = ()
+    uneven: bool = False
 
     @property
     def numel(self) -> int:
@@ -53,39 +57,34 @@ class Case:
         return 8 if self.dtype in ("float64", "int64") else 4
 
 
-# (label, world size, shape, dtype, values, the hidden shape's (low, high) per dimension or
-# None for a shown case, a length not divisible by the world size); shown ones first, with
-# small integer values so a message reads easily.
-_TEMPLATES = (
-    (msg("checks_2_0.case_ranks_length", n=1, world_size=4, length=8), 4, (8,), "float32",
-     "small integers", None, False),
-    (msg("checks_2_0.case_ranks_length", n=2, world_size=2, length=6), 2, (6,), "float32",
-     "small integers", None, False),
-    (msg("checks_2_0.case_hidden_uneven", n=1, world_size=3), 3, (10,), "float32",
-     "small integers", ((4, 40),), True),
-    (msg("checks_2_0.case_hidden_2d", n=2, world_size=4, dtype="float64"), 4, (3, 5), "float64",
-     "small integers", ((2, 6), (2, 7)), False),
-    (msg("checks_2_0.case_hidden_dtype", n=3, world_size=4, dtype="int64"), 4, (9,), "int64",
-     "small integers", ((5, 40),), False),
-    (msg("checks_2_0.case_hidden_few", n=4, world_size=4), 4, (2,), "float32",  # < 4 elements
-     "small integers", ((1, 3),), False),
-    (msg("checks_2_0.case_hidden_long", n=5, world_size=3), 3, (1001,), "float32", "normal",
-     ((500, 2000),), False),
+# Shown in the notebook's markdown: small integer values, so a message reads easily.
+ALL_REDUCE_CASES = (
+    Case(msg("checks_2_0.case_ranks_length", n=1, world_size=4, length=8), 4, (8,)),
+    Case(msg("checks_2_0.case_ranks_length", n=2, world_size=2, length=6), 2, (6,), seed=1),
+    Case(msg("checks_2_0.case_hidden_uneven", n=1, world_size=3), 3, (10,), hidden=True, seed=2,
+         dims=((4, 40),), uneven=True),
+    Case(msg("checks_2_0.case_hidden_2d", n=2, world_size=4, dtype="float64"), 4, (3, 5),
+         "float64", hidden=True, seed=3, dims=((2, 6), (2, 7))),
+    Case(msg("checks_2_0.case_hidden_dtype", n=3, world_size=4, dtype="int64"), 4, (9,), "int64",
+         hidden=True, seed=4, dims=((5, 40),)),
+    Case(msg("checks_2_0.case_hidden_few", n=4, world_size=4), 4, (2,), hidden=True, seed=5,
+         dims=((1, 3),)),  # fewer elements than the 4 ranks
+    Case(msg("checks_2_0.case_hidden_long", n=5, world_size=3), 3, (1001,), hidden=True, seed=6,
+         values="normal", dims=((500, 2000),)),
 )
 
 
 def all_reduce_cases() -> list[Case]:
-    """The cases of exercises 1 and 2, the hidden ones' shapes and values drawn from the
-    instructor's secret when one is set (each keeps what its label promises)."""
+    """ALL_REDUCE_CASES made concrete: a hidden case's shape (within its ``dims``) and every
+    case's seed drawn from the instructor's secret when one is set (the label's promise kept)."""
     cases = []
-    for k, (label, world_size, shape, dtype, values, dims, uneven) in enumerate(_TEMPLATES):
-        if dims:
-            shape = tuple(hidden_int(TAG, 2000 + 10 * k + d, low, high, default)
-                          for d, ((low, high), default) in enumerate(zip(dims, shape)))
-            if uneven and shape[0] % world_size == 0:
-                shape = (shape[0] + 1,) + shape[1:]
-        cases.append(Case(label, world_size, shape, dtype, hidden=dims is not None,
-                          seed=hidden_seed(TAG, 1000 + k), values=values))
+    for c in ALL_REDUCE_CASES:
+        shape = tuple(hidden_int(TAG, 2000 + 10 * c.seed + d, low, high, default)
+                      for d, ((low, high), default) in enumerate(zip(c.dims, c.shape)))
+        if shape and c.uneven and shape[0] % c.world_size == 0:
+            shape = (shape[0] + 1,) + shape[1:]
+        cases.append(replace(c, shape=shape or c.shape, seed=hidden_seed(TAG, 1000 + c.seed),
+                             dims=()))
     return cases
 
 
@@ -100,10 +99,11 @@ def _chunk_bytes(c: Case, rounding) -> int:
 RING = (
     only("send", "recv"),
     peers(lambda c, rank: {(rank - 1) % c.world_size, (rank + 1) % c.world_size}),
-    count("send", lambda c: 2 * (c.world_size - 1)),
-    count("recv", lambda c: 2 * (c.world_size - 1)),
     wire(most=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "ceil"),
          least=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "floor")),
+    # 2(N-1) messages each way (fewer elements than ranks: empty chunks may be skipped)
+    count("send", lambda c: 2 * (c.world_size - 1) if c.numel >= c.world_size else None),
+    count("recv", lambda c: 2 * (c.world_size - 1) if c.numel >= c.world_size else None),
 )
 #: All-reduce = reduce-scatter + all-gather: both collectives and nothing else, and no more
 #: bytes than the ring's (an all-gather of the whole tensor plus a local sum sends N/2 times more).
@@ -192,8 +192,9 @@ def _judge_sums(mechanism, c: Case, values, traces) -> None:
 #: The exercises on ranks: ``id -> (cases, rank body, judge)`` (tests/catalog/test_secrets.py
 #: runs the reference answers on the cases of many secrets at once through these).
 RANK_EXERCISES = {
-    "ex2_0_ring_all_reduce": (all_reduce_cases, _sum_body, functools.partial(_judge_sums, RING)),
-    "ex2_0_rs_ag_all_reduce": (all_reduce_cases, _sum_body,
+    "ex2_0_ring_all_reduce": (lambda: all_reduce_cases(), _sum_body,
+                              functools.partial(_judge_sums, RING)),
+    "ex2_0_rs_ag_all_reduce": (lambda: all_reduce_cases(), _sum_body,
                                functools.partial(_judge_sums, RS_AG)),
 }
 

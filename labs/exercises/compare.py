@@ -149,11 +149,12 @@ def assert_close(expected, got, *, what: str, rank: int | None = None,
             assert_close(e, g, what=f"{what}[{i}]", rank=rank, atol=atol, rtol=rtol, dtype=dtype,
                          factors=factors)
     elif isinstance(expected, float) and _real(got):
-        got = float(got)
-        if not numerics.is_close(got, expected, dtype=dtype, rtol=rtol, atol=atol, equal_nan=True):
+        value = float(got)
+        if not numerics.is_close(value, expected, dtype=dtype, rtol=rtol, atol=atol,
+                                 equal_nan=True):
             message = text("checks.wrong_value", where=where, expected=repr(expected),
                            got=repr(got))
-            factor = expected and _factor(expected, got, factors, lambda e, g: numerics.is_close(
+            factor = expected and _factor(expected, value, factors, lambda e, g: numerics.is_close(
                 g, e, dtype=dtype, rtol=rtol, atol=atol))
             raise ExerciseFailed(f"{message} {factor}" if factor else message)
     elif isinstance(expected, int) and not isinstance(expected, bool) and _real(got) and \

@@ -27,8 +27,8 @@ from labs.exercises.errors import ExerciseFailed
 from labs.exercises.trace import Trace
 from labs.messages import text
 
-__all__ = ["Invariant", "only", "uses", "count", "peers", "wire", "groups", "flops", "order",
-           "waited", "ALWAYS", "hold"]
+__all__ = ["Invariant", "only", "uses", "count", "peers", "wire", "groups", "flops", "sharded",
+           "order", "waited", "ALWAYS", "hold"]
 
 
 def _value(spec, c, rank=None):
@@ -79,10 +79,11 @@ def uses(*ops: str) -> Invariant:
 
 
 def count(op: str, n, *, backward: bool | None = None) -> Invariant:
-    """Every rank calls ``op`` exactly ``n`` times (in one pass when ``backward`` is given)."""
+    """Every rank calls ``op`` exactly ``n`` times (in one pass when ``backward`` is given);
+    ``n`` None for a case: not counted there."""
     def rule(c, rank, trace):
         want, got = _value(n, c, rank), len(trace.ops(op, backward=backward))
-        if got != want:
+        if want is not None and got != want:
             _fail("invariants.count", rank=rank, op=op, got=got, expected=want,
                   where=_pass_word(backward))
     return Invariant(rule)
@@ -141,6 +142,21 @@ def flops(share, reference, *, tolerance: float = 0.1, backward: bool | None = N
         if abs(got - want) > tolerance * want + 1:
             _fail("invariants.flops", rank=rank, got=got, expected=round(want),
                   ratio=got / want if want else float("inf"), where=_pass_word(backward))
+    return Invariant(rule)
+
+
+def sharded(weights, *, backward: bool | None = False) -> Invariant:
+    """No matrix product of a rank (in the forward pass unless ``backward`` says otherwise)
+    takes one of the whole weights ``weights(c)`` (shapes, either way round) as an operand: a
+    sharded mechanism multiplies shards only."""
+    def rule(c, rank, trace):
+        whole = {tuple(s) for s in _value(weights, c, rank)}
+        whole |= {s[::-1] for s in whole}
+        for p in trace.products:
+            hit = next((tuple(s) for s in p.shapes if tuple(s) in whole), None)
+            if hit is not None and (backward is None or p.backward == backward):
+                _fail("invariants.sharded", rank=rank, op=p.op, shape=hit,
+                      where=_pass_word(backward))
     return Invariant(rule)
 
 

@@ -21,6 +21,7 @@ import labs
 from labs.exercises import feedback as _feedback
 from labs.exercises import hooks as _hooks
 from labs.exercises import offlimits, trace
+from labs.exercises import checks
 from labs.exercises.checks import ExerciseFailed
 from labs.exercises.checks import case as named
 from labs.messages import text
@@ -204,4 +205,6 @@ def check_cases(exercise_id, student, cases, body, judge, *, timeout=None,
         for k, c in enumerate(batch):
             with named(c.label, hidden=c.hidden):
                 per_rank = [results[r][k] for r in range(world_size)]
+                for r in per_rank:
+                    checks.warned(r["trace"]["warnings"])
                 judge(c, [r["value"] for r in per_rank], [r["trace"] for r in per_rank])

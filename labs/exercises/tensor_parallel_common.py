@@ -1,50 +1,99 @@
-"""What notebook 2.2's checks share: the hidden cases' seeds and sizes (from the instructor's
-secret), the TP group a rank body builds, the one-failure comparison of named gradients, and the
-likely cause named when only the case with two TP groups fails (a collective without ``group=``).
+"""What notebook 2.2's checks (:mod:`~labs.exercises.tensor_parallel_checks`,
+:mod:`~labs.exercises.sequence_parallel_checks`) share: the case, the TP group as an invariant, a
+case's parts cut out of a rank's trace, the full layer on one process (output, gradients, FLOPs:
+the ``flops`` invariant's reference), the comparison of a layer's output and gradients.
 
-Owns: these helpers of :mod:`labs.exercises.tensor_parallel_checks` and
-:mod:`labs.exercises.sequence_parallel_checks`. Must not: import either of them, the grader or the
-planner widget; print; keep process groups in globals.
+Must not: import the checks, the grader; print; keep process groups in globals.
 """
 from __future__ import annotations
 
-import contextlib
+from dataclasses import dataclass
 
-from labs.exercises.checks import ExerciseFailed, compare_tensors
-from labs.exercises.secret import hidden_int, hidden_seed
+from labs.exercises import trace
+from labs.exercises.checks import ExerciseFailed, Message, compare_tensors
+from labs.exercises.invariants import groups
 from labs.messages import text
-from labs.tensor_parallel.model import tensor_parallel_group
 
-__all__ = ["SECRET_TAG", "seed", "size", "tp_group", "group_rank", "compare_gradients",
-           "group_hint"]
+__all__ = ["TAG", "Case", "members", "IN_GROUP", "Mark", "parts", "forward_backward", "traced",
+           "mlp", "compare_layer"]
 
 #: the domain of 2.2's hidden seeds and sizes (labs.exercises.secret)
-SECRET_TAG = "2.2"
+TAG = "2.2"
 
 
-def seed(seed: int) -> int:
-    """``seed`` itself, or the instructor's secret's seed for it (labs.exercises.secret)."""
-    return hidden_seed(SECRET_TAG, seed)
+@dataclass(frozen=True)
+class Case:
+    """A case on ``world_size`` ranks in TP groups of ``tp`` consecutive ranks."""
+    label: Message
+    world_size: int
+    tp: int
+    sizes: tuple  # (tokens, in, out) of a layer; (batch, sequence, C) of the SP block
+    hidden: bool = False
+    seed: int = 0
+    kind: str = ""  # the layer: "conjugate" (f and g), "column", "row", "mlp", "sp"
 
 
-def size(key: int, low: int, high: int, default: int, multiple: int = 1) -> int:
-    """A hidden case's size: ``default`` without a secret, else a multiple of ``multiple`` in
-    ``[low, high]`` (both multiples of it) drawn from the secret."""
-    return multiple * hidden_int(SECRET_TAG, key, low // multiple, high // multiple,
-                                 default // multiple)
+def members(tp: int, rank: int) -> list:
+    """The TP group of global ``rank``: ``tp`` consecutive ranks (tensor_parallel_group's)."""
+    return list(range(rank - rank % tp, rank - rank % tp + tp))
 
 
-def tp_group(tp):
-    return tensor_parallel_group(tp)
+#: Every collective runs over the rank's own TP group (``c.tp``: the group's size).
+IN_GROUP = groups(lambda c, rank, comm: {"tp": members(c.tp, rank)})
 
 
-def group_rank(group):
-    import torch.distributed as dist
-    return dist.get_rank(group), dist.get_world_size(group)
+class Mark:
+    """Called through a case's ``run``: the rank's trace notes that part ``name`` starts here."""
+
+    def __call__(self, name: str) -> None:
+        trace.current().mark("part", name)
 
 
-def compare_gradients(rank, names, expected, grads, correct_so_far: str, advice: str):
-    """Compare each named gradient; one failure that lists the wrong ones and the right ones."""
+def parts(traces) -> dict:
+    """``{part: [each rank's Trace of that part]}``: the traces cut at their :class:`Mark`\\ s."""
+    found: dict = {}
+    for data in traces:
+        whole = trace.Trace.from_data(data)
+        cuts = [(seq, name) for seq, kind, name in whole.marks if kind == "part"]
+        for (start, name), (end, _) in zip(cuts, cuts[1:] + [(float("inf"), None)]):
+            found.setdefault(name, []).append(trace.Trace(
+                whole.rank, [x for x in whole.comms if start < x.seq < end],
+                [x for x in whole.products if start < x.seq < end]))
+    return found
+
+
+def forward_backward(run, fn, args: tuple, cot):
+    """On a rank: ``fn(*args)`` and, when its output can take it, the backward of ``cot``, both
+    through ``run`` (watched, the course's answers refused); the output, detached."""
+    import torch
+
+    y = run(fn, *args)
+    if isinstance(y, torch.Tensor) and y.requires_grad and y.shape == cot.shape:
+        run(y.backward, cot)
+    return y.detach() if isinstance(y, torch.Tensor) else y
+
+
+def traced(fn, tensors, cot):
+    """The full layer ``fn(*tensors)`` on this process, forward and backward of ``cot``,
+    watched like a rank: (output, the tensors' gradients, FLOPs of its matrix products)."""
+    leaves = [t.detach().clone().requires_grad_() for t in tensors]
+    with trace.watching() as record:
+        y = fn(*leaves)
+        y.backward(cot)
+    return y.detach(), [t.grad for t in leaves], record.flops()
+
+
+def mlp(x, fc_w, fc_b, proj_w, proj_b):
+    """The GPT MLP, c_proj(gelu(c_fc(x))), on whole tensors."""
+    import torch.nn.functional as F
+
+    return F.linear(F.gelu(F.linear(x, fc_w, fc_b)), proj_w, proj_b)
+
+
+def compare_layer(rank, t, want_y, y, what: str, names, expected, grads, advice: str):
+    """The output first, then each named gradient: one failure that lists the wrong gradients
+    and the right ones."""
+    compare_tensors(want_y, y, rank=rank, what=what, factors={"t": t})
     wrong, right = [], []
     for name, exp, got in zip(names, expected, grads):
         try:
@@ -55,26 +104,7 @@ def compare_gradients(rank, names, expected, grads, correct_so_far: str, advice:
         except ExerciseFailed as exc:
             wrong.append(str(exc))
     if wrong:
-        raise ExerciseFailed(text(
-            "checks_2_2.wrong_gradients", rank=rank, correct_so_far=correct_so_far,
-            wrong=text("checks.clause_separator").join(wrong),
-            right=text("checks.list_separator").join(right) or text("checks_2_2.none"),
-            advice=advice))
-
-
-@contextlib.contextmanager
-def group_hint(two_groups: bool):
-    """Around a ``case`` with two TP groups {0,1} {2,3} that follows cases with one group: a
-    failure there (after those passed) most likely comes from a collective called without
-    ``group=`` (it then runs over all 4 ranks and mixes the other group's data in), so the
-    failure says so. Other cases pass through unchanged."""
-    try:
-        yield
-    except ExerciseFailed as exc:
-        if not two_groups:
-            raise
-        failed = ExerciseFailed(text("checks_2_2.likely_missing_group", message=exc))
-        for name in ("kind", "full_traceback"):
-            if name in vars(exc):
-                setattr(failed, name, vars(exc)[name])
-        raise failed from None
+        raise ExerciseFailed(text("checks_2_2.wrong_gradients", rank=rank, advice=advice,
+                                  wrong=text("checks.clause_separator").join(wrong),
+                                  right=text("checks.list_separator").join(right)
+                                  or text("checks_2_2.none")))

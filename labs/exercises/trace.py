@@ -136,6 +136,13 @@ class Trace:
     def flops(self, *, backward: bool | None = None) -> int:
         return sum(p.flops for p in self.products if backward is None or p.backward == backward)
 
+    def phase(self, comm: Comm) -> str:
+        """'forward', 'backward', or 'after' the backward pass (no backward product follows)."""
+        if comm.backward:
+            return "backward"
+        last = max((p.seq for p in self.products if p.backward), default=0)
+        return "after" if comm.seq > last else "forward"
+
     def pending(self) -> list:
         """Operations whose ``Work`` was never waited for."""
         return [c for c in self.comms if not c.waited]

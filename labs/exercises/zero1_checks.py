@@ -1,255 +1,235 @@
-"""The check of notebook 2.1's 练习 6, ZeRO-1 by hand, on real ranks (served to the notebook by
-labs.exercises.data_parallel_checks, whose module the notebook imports).
+"""The check of notebook 2.1's exercise 6, ZeRO-1 by hand, on real ranks (the notebook imports
+it from labs.exercises.data_parallel_checks), and the cases on ranks both share.
 
 The student's optimizer class trains a small MLP for a few steps on 2 or 4 ranks (and on two
-data-parallel pairs, a subgroup case); the check compares the weights with a plain optimizer's
-and verifies the mechanism the statement asks for, on every rank:
+data-parallel pairs), the gradients averaged over the group by the check, as DDP would. Held:
 
-- the optimizer state this rank holds, summed over EVERY optimizer alive in the rank (not only
-  ``self.optim``: a second optimizer over the other parameters is counted too), covers only
-  its shard, about 1/N of the full state, each parameter on exactly one rank, balanced;
-- ``step()`` really communicates (a broadcast or another collective reaches the process group):
-  updating every parameter locally from the averaged gradients keeps the replicas equal without
-  sharding anything, and is refused;
-- the ready-made sharded optimizers (torch's ZeroRedundancyOptimizer, the lab's) are refused.
+- the weights equal an unsharded optimizer's in one process, bit-identical on the group's ranks;
+- the optimizer state a rank holds -- counted over every torch optimizer that stepped there
+  (torch's global step hook), not only ``self.optim`` -- is no more than the fullest rank holds
+  in the statement's partition (any as balanced counts), and the group's ranks hold the whole
+  state once between them;
+- the parameters are sent from their owners by collectives in the group (:data:`SENT`): at
+  least every parameter's bytes per step, and not many more.
 
-Owns: 练习 6's cases and rank body. Must not: import the grader, print (the verdict is
-labs.exercises.checks'), or keep process groups in globals.
+Owns: 2.1's cases on ranks (Case, cases_of, the group helpers); exercise 6's cases, rank body
+and mechanism. Must not: import the grader, print (the verdict is labs.exercises.checks'), or
+keep process groups in globals.
 """
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 from labs.data import regression_batch, shard_batch
-from labs.exercises import routes
-from labs.exercises.checks import ExerciseFailed, assert_close, case, graded, msg
-from labs.exercises.ranks import run_on_ranks
+from labs.data_parallel.zero import partition_by_size
+from labs.exercises.checks import ExerciseFailed, Message, assert_close, graded, msg
+from labs.exercises.invariants import Invariant, groups, hold, only
+from labs.exercises.ranks import check_cases
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import text
 from labs.models import MLP
 
-__all__ = ["check_zero1", "CHECK_TIMEOUT"]
+__all__ = ["check_zero1", "Case", "cases_of", "draws", "rank_group", "dp_group", "joined",
+           "SENT", "TAG", "CHECK_TIMEOUT", "STEPS"]
 
 CHECK_TIMEOUT = 30.0  # seconds per launch; a correct solution needs well under 1 s
-TAG = "2.1"  # the domain of 2.1's hidden seeds (as labs.exercises.data_parallel_checks)
+TAG = "2.1"  # the domain of 2.1's hidden seeds and sizes (labs.exercises.secret)
+STEPS = 3
+OPTIMIZERS = {"adam": ("Adam", dict(lr=1e-2), 2),  # (torch.optim class, options, states)
+              "sgd_momentum": ("SGD", dict(lr=0.05, momentum=0.9), 1)}
 
 
-def _seed(part: str, seed: int) -> int:
-    """Seed ``seed`` of ``part``: itself without the instructor's secret, else drawn from it."""
-    return hidden_seed(f"{TAG}/{part}", seed)
+@dataclass(frozen=True)
+class Case:
+    """A case of 2.1 on ranks: an MLP of ``sizes`` trained by data-parallel ``groups``."""
+    label: Message
+    world_size: int
+    sizes: tuple  # the MLP's widths
+    seeds: tuple  # each group's model and data
+    groups: tuple  # the process groups (global ranks); one of every rank: the default group
+    hidden: bool = False
+    batch: int = 8  # each group's global batch
+    optimizer: str = ""  # exercise 6's: a key of OPTIMIZERS
+
+    @property
+    def numels(self) -> list:
+        return [n for a, b in zip(self.sizes, self.sizes[1:]) for n in (a * b, b)]
 
 
-def _int(part: str, key: int, low: int, high: int, default):
-    """A hidden case's number: ``default`` without the instructor's secret, else one in
-    [low, high] drawn from it."""
-    return type(default)(hidden_int(f"{TAG}/{part}", key, low, high, default))
+def draws(part: str):
+    """``draw(key, low, high, default)``: a hidden case's number of ``part``: ``default``
+    without the instructor's secret, else one in [low, high] drawn from it."""
+    return functools.partial(hidden_int, f"{TAG}/{part}")
 
 
-# --- exercise 6: ZeRO-1 by hand, on real ranks -------------------------------------------
-
-ZERO1_STEPS = 3
-#: torch's and the lab's sharded optimizers: the exercise is to write one, not to call one.
-_READY_MADE = (("torch.distributed.optim", "ZeroRedundancyOptimizer"),
-               ("labs.data_parallel.zero", "ShardedOptimizer"),
-               ("labs.data_parallel.zero_stages", "Zero2Optimizer"),
-               ("labs.data_parallel.zero_stages", "Zero3Optimizer"))
-#: Their modules: no function of theirs may run inside the exercise, by any route.
-_READY_MODULES = ("torch.distributed.optim.zero_redundancy_optimizer", "labs.data_parallel.zero",
-                  "labs.data_parallel.zero_stages")
-_ZERO1_OPTIMIZERS = {"adam": ("torch.optim.Adam", dict(lr=1e-2)),
-                     "sgd_momentum": ("torch.optim.SGD", dict(lr=0.05, momentum=0.9))}
+def cases_of(part: str, rows) -> list[Case]:
+    """``Case`` of each ``(label, world size, sizes, number of groups, hidden, fields)``: the
+    groups split the ranks in order; each group's seed drawn from the instructor's secret."""
+    return [Case(label, ws, sizes, tuple(hidden_seed(f"{TAG}/{part}", k + g) for g in range(n)),
+                 tuple(tuple(range(g * ws // n, (g + 1) * ws // n)) for g in range(n)), hidden,
+                 **fields)
+            for k, (label, ws, sizes, n, hidden, fields) in enumerate(rows)]
 
 
-def _optimizer(name):
-    import torch
-
-    cls_name, options = _ZERO1_OPTIMIZERS[name]
-    return getattr(torch.optim, cls_name.rsplit(".", 1)[1]), dict(options)
+def rank_group(c: Case, rank: int) -> tuple:
+    """The process group (global ranks) of ``c.groups`` that ``rank`` belongs to."""
+    return next(g for g in c.groups if rank in g)
 
 
-class _refused:
-    """Inside a rank: the ready-made sharded optimizers raise when constructed."""
+def dp_group(c: Case, rank: int, comm=None) -> dict:
+    """The group each collective of ``rank`` belongs in (invariants.groups): its DP group."""
+    return {"DP": rank_group(c, rank)}
+
+
+def joined(c: Case) -> tuple:
+    """On a rank: (the group to pass as ``group=``, None for the default one; its members;
+    their index in ``c.groups``). Every rank makes every group, as new_group asks."""
+    import torch.distributed as dist
+
+    made = [dist.new_group(list(g)) for g in c.groups] if len(c.groups) > 1 else [None]
+    members = rank_group(c, dist.get_rank())
+    return made[c.groups.index(members)], members, c.groups.index(members)
+
+
+def _sent(c: Case, rank: int, trace) -> None:
+    """Every parameter's bytes leave their owner each step (a broadcast's size, an all-gather's
+    output, an all-reduce with zeros elsewhere), and not many more (one round more at most)."""
+    sent, params = sum(comm.size for comm in trace.comms), 4 * sum(c.numels)
+    if not STEPS * params <= sent <= (STEPS + 1) * params:
+        raise ExerciseFailed(text("checks_2_1.params_sent", rank=rank, sent=sent, steps=STEPS,
+                                  least=STEPS * params, most=(STEPS + 1) * params))
+
+
+#: ZeRO-1's communication: the updated parameters from their owners, by collectives in the
+#: group given (the gradients' all-reduce is the check's own, as DDP's is).
+SENT = (only("broadcast", "all_gather", "all_reduce"), groups(dp_group), Invariant(_sent))
+
+
+class _Stepped:
+    """The torch optimizers that stepped in the ``with`` block (torch's global step hook: a
+    method, as every callback the student's code reaches is) and the state they hold."""
 
     def __enter__(self):
-        import importlib
+        from torch.optim.optimizer import register_optimizer_step_post_hook
 
-        self.saved = []
-        for module_name, name in _READY_MADE:
-            cls = getattr(importlib.import_module(module_name), name)
-            shown = f"{module_name}.{name}"
-
-            def refuse(self_, *args, _shown=shown, **kwargs):
-                raise ExerciseFailed(text("checks_2_1.ready_made_optimizer", shown=_shown))
-            self.saved.append((cls, cls.__init__))
-            cls.__init__ = refuse
+        self.seen: dict = {}
+        self.handle = register_optimizer_step_post_hook(self.saw)
         return self
 
-    def __exit__(self, *exc):
-        for cls, init in reversed(self.saved):
-            cls.__init__ = init
-        return False
+    def saw(self, optimizer, args, kwargs) -> None:
+        self.seen[id(optimizer)] = optimizer
+
+    def __exit__(self, *exc) -> None:
+        self.handle.remove()
+
+    def held(self) -> int:
+        """State elements (Adam's m and v, a momentum buffer; step counters aside)."""
+        import torch
+
+        return sum(v.numel() for o in self.seen.values() for state in o.state.values()
+                   for k, v in state.items() if torch.is_tensor(v) and k != "step")
 
 
-def _zero1_batch(step, sizes, seed):
-    return regression_batch(step, 8, sizes[0], sizes[-1], seed=seed)
-
-
-def _zero1_on_rank(student_cls, sizes, optimizer, pairs, seeds):
-    """Inside a rank: ZERO1_STEPS steps of the student's optimizer on this rank's data slice
-    (gradients averaged over the group by the check; group k's model and data from seeds[k]);
-    what it ended with."""
-    import gc
-
+def _zero1_body(student_cls, c: Case, run):
+    """Rank body: STEPS steps of the student's optimizer on this rank's slice of the batch,
+    the gradients averaged over the group first (the averages go back to the judge, whose
+    unsharded optimizer steps on the same ones); the weights and the state it ended with."""
     import torch
     import torch.distributed as dist
 
-    group, pair = None, 0
-    if pairs:  # data-parallel pairs {0, 1}, {2, 3}, each on its own data
-        groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
-        pair = dist.get_rank() // 2
-        group = groups[pair]
-    seed = seeds[pair]
-    rank, world_size = dist.get_rank(group), dist.get_world_size(group)
-    model = MLP(sizes, seed=seed)
-    params = list(model.parameters())
-    cls, options = _optimizer(optimizer)
-    calls: list = []
-    with _refused(), routes.borrowed(_READY_MODULES) as seen:
-        opt = student_cls(model.parameters(), cls, group=group, **options)
-        for step in range(ZERO1_STEPS):
-            for p in params:
-                p.grad = None
-            x, y = shard_batch(*_zero1_batch(step, sizes, seed), rank, world_size)
-            model(x, y)[1].backward()
-            for p in params:  # what DDP would do: the student's step() gets averaged gradients
-                dist.all_reduce(p.grad, group=group)
-                p.grad.div_(world_size)
-            with routes.counting(calls):
-                opt.step()
-    if seen:  # reloaded, recompiled from its source, or reached under another name
-        raise ExerciseFailed(text("checks_2_1.ready_made_optimizer", shown=seen[0]))
-    index = {id(p): i for i, p in enumerate(params)}
-    states = None
-    # every optimizer alive in this rank, wherever the student keeps it (by type(o), not
-    # isinstance: isinstance reads o.__class__, which warns on deprecated module attributes
-    # such as torch.distributed.reduce_op, printing absolute paths into the notebook)
-    for local in [o for o in gc.get_objects() if issubclass(type(o), torch.optim.Optimizer)]:
-        states = {} if states is None else states
-        for p, state in local.state.items():  # state elements per parameter (step counters aside)
-            numel = sum(v.numel() for k, v in state.items() if torch.is_tensor(v) and k != "step")
-            key = index.get(id(p), -1)
-            states[key] = states.get(key, 0) + numel
-    return dict(seed=seed, weights={n: p.detach().clone() for n, p in model.named_parameters()},
-                states=states, numels=[p.numel() for p in params], calls=len(calls))
+    group, members, k = joined(c)
+    model = MLP(list(c.sizes), seed=c.seeds[k])
+    name, options, _ = OPTIMIZERS[c.optimizer]
+    averaged = []
+    with _Stepped() as stepped:
+        opt = run(student_cls, model.parameters(), getattr(torch.optim, name), group=group,
+                  **options)
+        for step in range(STEPS):
+            model.zero_grad(set_to_none=True)
+            batch = regression_batch(step, c.batch, c.sizes[0], c.sizes[-1], seed=c.seeds[k])
+            model(*shard_batch(*batch, members.index(dist.get_rank()), len(members)))[1].backward()
+            grads = [p.grad for p in model.parameters()]  # DDP's all-reduce, in one message
+            flat = torch.cat([g.reshape(-1) for g in grads])
+            dist.all_reduce(flat, group=group)
+            averaged.append(flat.div_(len(members)).clone())
+            for g, part in zip(grads, flat.split(c.numels)):
+                g.copy_(part.view_as(g))
+            run(opt.step)
+    return {"weights": {n: p.detach().clone() for n, p in model.named_parameters()},
+            "held": stepped.held(), "averaged": averaged}
 
 
-def _zero1_model(sizes, seed=0):
-    return MLP(sizes, seed=seed)
-
-
-def _zero1_expected(sizes, optimizer, seed):
-    model = MLP(sizes, seed=seed)
-    cls, options = _optimizer(optimizer)
-    opt = cls(model.parameters(), **options)
-    for step in range(ZERO1_STEPS):
-        opt.zero_grad()
-        model(*_zero1_batch(step, sizes, seed))[1].backward()
-        opt.step()
-    return {n: p.detach().clone() for n, p in model.named_parameters()}
-
-
-def _greedy_max_load(numels, world_size):
-    """The fullest rank's elements under the greedy rule (largest first, least loaded rank)."""
-    loads = [0] * world_size
-    for n in sorted(numels, reverse=True):
-        loads[loads.index(min(loads))] += n
-    return max(loads)
-
-
-def _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs, part="zero1"):
+def _expected(c: Case, k: int, averaged) -> dict:
+    """Group ``k``'s weights after the unsharded optimizer's steps, in one process, on the
+    gradients the group's ranks were given (float32 rounding would not survive Adam)."""
     import torch
 
-    groups = [[0, 1], [2, 3]] if pairs else [list(range(world_size))]
-    # group k trains on seed k; with the instructor's secret on one drawn from it
-    seeds = tuple(_seed(part, k) for k in range(len(groups)))
-    results = run_on_ranks(_zero1_on_rank, world_size,
-                           (student_cls, sizes, optimizer, pairs, seeds), timeout=CHECK_TIMEOUT,
-                           deadlock="checks_2_1.deadlock_broadcast")
-    per_state = 2 if optimizer == "adam" else 1  # state elements per parameter element
-    for seed, members in zip(seeds, groups):  # group k trains on seeds[k] (as _zero1_on_rank)
-        expected = _zero1_expected(sizes, optimizer, seed)
-        initial = dict(_zero1_model(sizes, seed).named_parameters())
-        for rank in members:  # a parameter never updated here: its owner did not broadcast it
-            for name, value in expected.items():
-                got = results[rank]["weights"][name]
-                if torch.equal(got, initial[name].detach()) and not torch.equal(got, value):
-                    raise ExerciseFailed(text("checks_2_1.not_updated_here", rank=rank,
-                                              name=name, steps=ZERO1_STEPS))
+    model = MLP(list(c.sizes), seed=c.seeds[k])
+    name, options, _ = OPTIMIZERS[c.optimizer]
+    opt = getattr(torch.optim, name)(model.parameters(), **options)
+    for flat in averaged:
+        for p, part in zip(model.parameters(), flat.split(c.numels)):
+            p.grad = part.view_as(p).clone()
+        opt.step()
+    return {n: p.detach() for n, p in model.named_parameters()}
+
+
+def _judge_zero1(c: Case, values, traces) -> None:
+    import torch
+
+    hold(SENT, c, traces)
+    per = OPTIMIZERS[c.optimizer][2]  # state elements per parameter element
+    for k, members in enumerate(c.groups):
+        expected = _expected(c, k, values[members[0]]["averaged"])
         for rank in members:
             for name, value in expected.items():
-                got = results[rank]["weights"][name]
-                assert_close(value, got,
-                             what=text("checks_2_1.what_weight_after", steps=ZERO1_STEPS,
-                                       name=name), rank=rank)
-        for rank in members[1:]:
-            for name, value in results[members[0]]["weights"].items():
-                if not torch.equal(value, results[rank]["weights"][name]):
+                got = values[rank]["weights"][name]
+                assert_close(value, got, rank=rank, what=text(
+                    "checks_2_1.what_weight_after", steps=STEPS, name=name))
+                if not torch.equal(got, values[members[0]]["weights"][name]):
                     raise ExerciseFailed(text("checks_2_1.not_bitwise_equal", rank=rank,
                                               first=members[0], name=name))
-        numels = [p.numel() for p in _zero1_model(sizes).parameters()]
-        owners: dict = {}
-        for rank in members:
-            if len(members) > 1 and not results[rank]["calls"]:
-                raise ExerciseFailed(text("checks_2_1.step_without_communication", rank=rank))
-            states = results[rank]["states"]
-            if states is None:
-                raise ExerciseFailed(text("checks_2_1.no_local_optimizer", rank=rank))
-            if -1 in states:
-                raise ExerciseFailed(text("checks_2_1.foreign_tensor", rank=rank))
-            held = sum(states.values())
-            if held >= per_state * sum(numels):
-                raise ExerciseFailed(text("checks_2_1.full_state", rank=rank, held=held,
-                                          total=sum(numels)))
-            for i in states:
-                owners.setdefault(i, []).append(rank)
-        shared = {i: r for i, r in owners.items() if len(r) > 1}
-        if shared:
-            i, ranks = next(iter(shared.items()))
-            raise ExerciseFailed(text("checks_2_1.shared_owner", index=i, ranks=ranks))
-        missing = [i for i in range(len(numels)) if i not in owners]
-        if missing:
-            raise ExerciseFailed(text("checks_2_1.no_owner", index=missing[0]))
-        loads = [sum(numels[i] for i, r in owners.items() if r == [rank]) for rank in members]
-        if max(loads) > _greedy_max_load(numels, len(members)):
-            raise ExerciseFailed(text("checks_2_1.unbalanced", loads=loads))
+        # no more than the fullest rank of the statement's partition (partition_by_size's)
+        most = per * max(sum(c.numels[i] for i in part)
+                         for part in partition_by_size(c.numels, len(members)))
+        full = per * sum(c.numels)
+        held = [values[rank]["held"] for rank in members]
+        for rank, n in zip(members, held):
+            if n > most:
+                raise ExerciseFailed(text("checks_2_1.state_not_sharded", rank=rank, held=n,
+                                          most=most, full=full, g=len(members)))
+        if not full <= sum(held) <= full + per * (len(members) - 1):  # padding allowed
+            raise ExerciseFailed(text("checks_2_1.state_total", held=held, full=full))
 
 
-def _zero1_cases() -> list:
-    """(label, world size, sizes, optimizer, pairs, hidden): with the instructor's secret the
-    hidden cases' widths, and the world size of the first two (2 or 4: the batch of 8 rows is
-    split evenly), are drawn from it; every rank of a group still owns a tensor."""
-    def draw(key, low, high, default):
-        return _int("zero1", key, low, high, default)
+def zero1_cases() -> list[Case]:
+    """Shown: 2 ranks with Adam, 4 with SGD with momentum; hidden (widths, seeds, and the
+    world size of the first two, 2 or 4, drawn from the instructor's secret): no even split
+    of the parameters, and 4 ranks in two pairs {0, 1}, {2, 3} (broadcast's src is global)."""
+    draw, adam, sgd = draws("zero1"), dict(optimizer="adam"), dict(optimizer="sgd_momentum")
+    return cases_of("zero1", [
+        (msg("checks_2_1.case_zero1", n=1, world_size=2, optimizer="Adam", sizes=[8, 16, 4]),
+         2, (8, 16, 4), 1, False, adam),
+        (msg("checks_2_1.case_zero1", n=2, world_size=4, optimizer=msg("checks_2_1.sgd_momentum"),
+             sizes=[8, 16, 4]), 4, (8, 16, 4), 1, False, sgd),
+        # without a secret 57 parameters in tensors of 30, 6, 18, 3
+        (msg("checks.case_hidden", n=1), 2 * draw(10, 1, 2, 1),
+         (draw(11, 2, 9, 5), draw(12, 2, 9, 6), draw(13, 1, 6, 3)), 1, True, sgd),
+        (msg("checks.case_hidden", n=2), 2 * draw(20, 1, 2, 2),
+         (draw(21, 2, 9, 5), draw(22, 2, 9, 7), draw(23, 2, 9, 7), draw(24, 1, 6, 3)), 1, True,
+         adam),
+        (msg("checks.case_hidden", n=3), 4,
+         (draw(31, 2, 9, 5), draw(32, 2, 9, 6), draw(33, 1, 6, 3)), 2, True, adam)])
 
-    return [(msg("checks_2_1.case_zero1", n=1, world_size=2, optimizer="Adam", sizes=[8, 16, 4]),
-             2, [8, 16, 4], "adam", False, False),
-            (msg("checks_2_1.case_zero1", n=2, world_size=4,
-                 optimizer=msg("checks_2_1.sgd_momentum"), sizes=[8, 16, 4]),
-             4, [8, 16, 4], "sgd_momentum", False, False),
-            # without a secret 57 parameters in tensors of 30, 6, 18, 3: no even split on 2 or
-            # 4 ranks
-            (msg("checks.case_hidden", n=1), 2 * draw(10, 1, 2, 1),
-             [draw(11, 2, 9, 5), draw(12, 2, 9, 6), draw(13, 1, 6, 3)], "sgd_momentum", False,
-             True),
-            (msg("checks.case_hidden", n=2), 2 * draw(20, 1, 2, 2),
-             [draw(21, 2, 9, 5), draw(22, 2, 9, 7), draw(23, 2, 9, 7), draw(24, 1, 6, 3)], "adam",
-             False, True),
-            # 4 ranks, two groups {0, 1} and {2, 3}: broadcast's src is a global rank
-            (msg("checks.case_hidden", n=3), 4,
-             [draw(31, 2, 9, 5), draw(32, 2, 9, 6), draw(33, 1, 6, 3)], "adam", True, True)]
+
+#: ``id -> (cases, rank body, judge)`` (tests/catalog/test_secrets.py).
+RANK_EXERCISES = {"ex2_1_zero1": (zero1_cases, _zero1_body, _judge_zero1)}
 
 
 @graded("ex2_1_zero1")
 def check_zero1(student_cls):
-    for n, (label, world_size, sizes, optimizer, pairs, hidden) in enumerate(_zero1_cases()):
-        with case(label, hidden=hidden):
-            _check_zero1_case(student_cls, world_size, sizes, optimizer, pairs,
-                              part=f"zero1/case{n + 1}")
+    """``student_cls(params, optimizer_class, group=None, **defaults)`` and its ``step()``:
+    ZeRO-1, each rank holding and updating its own shard, then sending it to the others."""
+    check_cases("ex2_1_zero1", student_cls, *RANK_EXERCISES["ex2_1_zero1"],
+                timeout=CHECK_TIMEOUT, deadlock="checks_2_1.deadlock_collective")

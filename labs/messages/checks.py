@@ -257,6 +257,11 @@ MESSAGES = {
               "point-to-point communication, post the send and the receive together at every "
               "step with dist.isend / dist.irecv, then call wait() on both.",
     },
+    "warned_once": {
+        "zh": "（检查运行时 torch 给出的警告，所有 rank 和用例合并后各显示一次）：\n    {warnings}",
+        "en": "(What torch warned while the check ran, each shown once for all ranks and "
+              "cases):\n    {warnings}",
+    },
     "deadlock_pending": {
         "zh": "死锁：在 {world_size} 个 rank 上 {timeout:g} 秒还没有结束，各 rank 都在等一个不会完成的通信——"
               "{pending}。每个 recv 要有配对的 send（同样的对端、同样的字节数），"
@@ -271,10 +276,11 @@ MESSAGES = {
         "en": "rank {rank} waits for {what}",
     },
     "off_limits": {
-        "zh": "{exercise} 要你自己写出这一步，但你的代码用到了课程现成的实现 {shown}；"
+        "zh": "{exercise} 要你自己写出这一步，但你的代码用到了现成的实现 {shown}（课程或 torch 自带的）；"
               "请只用练习说明里给出的工具自己实现它。",
-        "en": "{exercise} asks you to write this yourself, but your code reached the course's "
-              "own implementation {shown}; build it with the tools the exercise names.",
+        "en": "{exercise} asks you to write this yourself, but your code reached a ready-made "
+              "implementation, {shown} (the course's or torch's); build it with the tools the "
+              "exercise names.",
     },
     "rank_crashed": {
         "zh": "rank {rank} 没有抛出 Python 异常就退出了（exit code {exitcode}），"

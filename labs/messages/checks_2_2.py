@@ -17,33 +17,6 @@ MESSAGES = {
         "zh": "隐藏用例 {n}：{world_size} 个 rank，每个 rank 分到奇数个序列位置",
         "en": "Hidden case {n}: {world_size} ranks, an odd number of sequence positions each",
     },
-    "likely_missing_group": {
-        "zh": "{message}\n只有一个 TP 组的用例都通过了，只在两个 TP 组的用例上失败：最可能的原因是某个集合通信"
-              "没有传 group=group，于是它在全部 4 个 rank 上进行，把另一组的数据混了进来。",
-        "en": "{message}\nThe cases with one TP group passed and only the case with two TP groups "
-              "failed: most likely a collective was called without group=group, so it ran over "
-              "all 4 ranks and mixed the other group's data in.",
-    },
-    "f_g_swapped": {
-        "zh": "rank {rank} 的输出等于把 f 和 g 对调后的结果：进入 MLP 时用了 g（前向 all-reduce，"
-              "把组内各 rank 的 x 加了起来），离开时用了 f（前向恒等，部分和没有求和）。"
-              "进入并行区域用 f（copy_to_tensor_parallel_region），离开用 g（reduce_from_tensor_parallel_region）",
-        "en": "on rank {rank}, the output is what f and g swapped give: the MLP is entered with g "
-              "(an all-reduce forward, which added up the group's copies of x) and left with f "
-              "(identity forward, the partial sums never summed). Enter the parallel region with "
-              "f (copy_to_tensor_parallel_region) and leave it with g "
-              "(reduce_from_tensor_parallel_region)",
-    },
-    "sp_forbidden_call": {
-        "zh": "本练习不能调用 {shown}：SeqAllGather 和 SeqReduceScatter 的通信只用 all-gather 和 "
-              "reduce-scatter（dist.all_gather_single、dist.reduce_scatter_single）；用 all-reduce "
-              "再切片，每个 rank 要多发一倍的字节，正是序列并行要省掉的（看提示 1）",
-        "en": "This exercise may not call {shown}: the communication of SeqAllGather and "
-              "SeqReduceScatter is an all-gather and a reduce-scatter only "
-              "(dist.all_gather_single, dist.reduce_scatter_single); an all-reduce followed by a "
-              "slice sends twice the bytes per rank, exactly what sequence parallelism saves "
-              "(see hint 1)",
-    },
     "what_copy_forward": {
         "zh": "CopyToRegion 的前向输出（f 的前向应是恒等）",
         "en": "the forward output of CopyToRegion (f's forward should be the identity)",
@@ -62,35 +35,19 @@ MESSAGES = {
         "zh": "ReduceFromRegion 反向传回的梯度（g 的反向应是恒等）",
         "en": "the gradient ReduceFromRegion passes back (g's backward should be the identity)",
     },
+    "what_input_after": {
+        "zh": "调用 ReduceFromRegion 之后它的输入（g 不能改动输入：对一份拷贝做 all-reduce）",
+        "en": "the input of ReduceFromRegion after the call (g must not change its input: "
+              "all-reduce a copy)",
+    },
     "what_column_output": {
         "zh": "输出（应是完整输出的第 r 块列）",
         "en": "the output (it should be block r of the full output's columns)",
-    },
-    "what_column_input_grad": {
-        "zh": "输入 x 的梯度（每个 rank 只算了部分和：是不是少了 f？）",
-        "en": "the gradient of the input x (each rank computed only a partial sum: is f "
-              "missing?)",
     },
     "what_row_output": {
         "zh": "输出（应等于完整线性层的输出 x Wᵀ + b，每个 rank 上都一样）",
         "en": "the output (it should equal the full linear layer's output x Wᵀ + b, the same on "
               "every rank)",
-    },
-    "what_row_input_grad": {
-        "zh": "输入分片 x_r 的梯度",
-        "en": "the gradient of the input shard x_r",
-    },
-    "what_weight_grad": {
-        "zh": "完整 weight 上的梯度（只有本 rank 的分片非零）",
-        "en": "the gradient on the full weight (only this rank's shard is non-zero)",
-    },
-    "no_bias_grad": {
-        "zh": "rank {rank} 上 bias 没有梯度：输出里要用到 bias",
-        "en": "on rank {rank}, the bias has no gradient: the output must use the bias",
-    },
-    "what_bias_grad": {
-        "zh": "bias 的梯度",
-        "en": "the gradient of the bias",
     },
     "name_input_x": {
         "zh": "输入 x",
@@ -99,10 +56,6 @@ MESSAGES = {
     "what_mlp_output": {
         "zh": "MLP 的输出",
         "en": "the MLP's output",
-    },
-    "forward_correct": {
-        "zh": "前向输出正确",
-        "en": "the forward output is right",
     },
     "advice_f_g": {
         "zh": "检查 f（进入并行区域：前向恒等、反向 all-reduce）和 g"
@@ -120,9 +73,9 @@ MESSAGES = {
         "en": "the gradient of {name}",
     },
     "wrong_gradients": {
-        "zh": "rank {rank}：{correct_so_far}，但这些梯度不对：{wrong}。正确的梯度：{right}。{advice}",
-        "en": "rank {rank}: {correct_so_far}, but these gradients are wrong: {wrong}. The right "
-              "gradients: {right}. {advice}",
+        "zh": "rank {rank}：前向输出正确，但这些梯度不对：{wrong}。正确的梯度：{right}。{advice}",
+        "en": "rank {rank}: the forward output is right, but these gradients are wrong: {wrong}. "
+              "The right gradients: {right}. {advice}",
     },
     "none": {
         "zh": "无",
@@ -132,10 +85,6 @@ MESSAGES = {
         "zh": "用例 3C={rows}, rank={rank}, TP={tp}",
         "en": "Case 3C={rows}, rank={rank}, TP={tp}",
     },
-    "return_two_tensors": {
-        "zh": "应该返回 (weight 分片, bias 分片) 两个张量",
-        "en": "should return two tensors, (weight shard, bias shard)",
-    },
     "contiguous_block": {
         "zh": "rank {rank} 拿到的是融合权重中连续的一块（第 {first} 到 {last} 行）："
               "这样有的 rank 只有 q，有的只有 v。每个 rank 要从 q、k、v 三段中各取自己的那几个头",
@@ -143,52 +92,26 @@ MESSAGES = {
               "{last}): then some ranks hold only q and others only v. Each rank must take its "
               "own heads from each of the three parts q, k and v",
     },
-    "what_weight_shard": {
-        "zh": "weight 分片",
-        "en": "the weight shard",
+    "return_two_tensors": {
+        "zh": "应该返回 (weight 分片, bias 分片) 两个张量",
+        "en": "should return two tensors, (weight shard, bias shard)",
     },
-    "what_bias_shard": {
-        "zh": "bias 分片",
-        "en": "the bias shard",
+    "what_shards": {
+        "zh": "返回的 (weight 分片, bias 分片)",
+        "en": "the (weight shard, bias shard) returned",
     },
     "case_tp_bytes": {
         "zh": "用例 b={b}, s={s}, h={h}, TP={t}, {e} 字节/元素",
         "en": "Case b={b}, s={s}, h={h}, TP={t}, {e} bytes/element",
     },
-    "case_measured_block": {
-        "zh": "实测：2 个 rank 上一个 TP block 的前向 + 反向（CommCounter）",
-        "en": "Measured: forward + backward of one TP block on 2 ranks (CommCounter)",
-    },
-    "what_measured_bytes": {
-        "zh": "实测的 {count} 次 all-reduce 的发送字节数",
-        "en": "the bytes sent by the {count} all-reduces measured",
-    },
     "case_sp": {
         "zh": "用例 {n}：{world_size} 个 rank，序列长 {seq}",
         "en": "Case {n}: {world_size} ranks, sequence length {seq}",
-    },
-    "ready_made_sp": {
-        "zh": "本练习不能使用现成的 {shown}：两个 autograd Function 里的通信要自己用 dist 的集合通信写出来（看提示 2）",
-        "en": "This exercise may not use the ready-made {shown}: write the communication of "
-              "the two autograd Functions yourself with dist's collectives (see hint 2)",
-    },
-    "not_a_tensor": {
-        "zh": "rank {rank} 上{what}应该返回 torch.Tensor，实际得到 {got_type}",
-        "en": "on rank {rank}, {what} should return a torch.Tensor, got {got_type}",
-    },
-    "what_gather_forward_call": {
-        "zh": "SeqAllGather 的前向",
-        "en": "the forward of SeqAllGather",
     },
     "what_gather_forward": {
         "zh": "SeqAllGather 的前向输出（组内各 rank 的序列分片沿第 1 维按 rank 顺序拼成完整序列，看提示 1）",
         "en": "the forward output of SeqAllGather (the sequence shards of the group's ranks "
               "concatenated along dim 1 in rank order into the full sequence; see hint 1)",
-    },
-    "gather_no_grad": {
-        "zh": "rank {rank} 上 SeqAllGather 没有把梯度传回输入：backward 要为 x 返回梯度（看提示 2）",
-        "en": "on rank {rank}, SeqAllGather passed no gradient back to its input: backward must "
-              "return a gradient for x (see hint 2)",
     },
     "what_gather_backward": {
         "zh": "SeqAllGather 反向传回的梯度（应是 reduce-scatter：组内各 rank 的梯度求和后"
@@ -197,31 +120,15 @@ MESSAGES = {
               "part of the sequence of the sum of the group's gradients; cutting out your own "
               "part without summing is wrong; see hint 1)",
     },
-    "what_scatter_forward_call": {
-        "zh": "SeqReduceScatter 的前向",
-        "en": "the forward of SeqReduceScatter",
-    },
     "what_scatter_forward": {
         "zh": "SeqReduceScatter 的前向输出（应是组内求和后本 rank 那一段序列，看提示 1）",
         "en": "the forward output of SeqReduceScatter (it should be this rank's part of the "
               "sequence of the group's sum; see hint 1)",
     },
-    "scatter_no_grad": {
-        "zh": "rank {rank} 上 SeqReduceScatter 没有把梯度传回输入：backward 要为 x 返回梯度（看提示 2）",
-        "en": "on rank {rank}, SeqReduceScatter passed no gradient back to its input: backward "
-              "must return a gradient for x (see hint 2)",
-    },
     "what_scatter_backward": {
         "zh": "SeqReduceScatter 反向传回的梯度（应是 all-gather：组内各 rank 的梯度分片沿序列拼起来，看提示 1）",
         "en": "the gradient SeqReduceScatter passes back (it should be an all-gather: the "
               "gradient shards of the group's ranks concatenated along the sequence; see hint 1)",
-    },
-    "sp_wrong_shape": {
-        "zh": "rank {rank} 上 sp_mlp_forward 的输出形状是 {got}，应是本 rank 的序列分片 "
-              "{want}：离开并行区域时用 SeqReduceScatter，而不是 all-reduce（看提示 1）",
-        "en": "on rank {rank}, the output of sp_mlp_forward has shape {got}; it should be this "
-              "rank's sequence shard {want}: leave the parallel region with SeqReduceScatter, "
-              "not an all-reduce (see hint 1)",
     },
     "what_sp_output": {
         "zh": "sp_mlp_forward 的输出（完整 MLP 输出中本 rank 的那段序列；proj_b 只能在 "
@@ -233,17 +140,9 @@ MESSAGES = {
         "zh": "输入分片 x_shard",
         "en": "the input shard x_shard",
     },
-    "name_shard": {
-        "zh": "{name} 分片",
-        "en": "the {name} shard",
-    },
     "name_proj_bias": {
         "zh": "c_proj.bias（只含本 rank 那段序列的贡献）",
         "en": "c_proj.bias (only the contribution of this rank's part of the sequence)",
-    },
-    "output_correct": {
-        "zh": "输出正确",
-        "en": "the output is right",
     },
     "advice_sp_grads": {
         "zh": "检查 sp_mlp_forward 是否让梯度经过你的两个 Function"

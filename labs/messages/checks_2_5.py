@@ -6,8 +6,8 @@ bottom layer) or format, print or decide."""
 MESSAGES = {
     # --- scenarios and case labels ----------------------------------------------------------
     "scenario": {
-        "zh": "{model}，{gpus} 张 {gpu}",
-        "en": "{model}, {gpus} × {gpu}",
+        "zh": "{model}，{gpus} 张 {gpu}（每节点 {per_node} 张）",
+        "en": "{model}, {gpus} × {gpu} ({per_node} per node)",
     },
     # what a case is about (the labels are checks.case_*)
     "scenario_config": {
@@ -51,49 +51,31 @@ MESSAGES = {
         "en": "the layout is valid, but it does not fit in GPU memory",
     },
     # --- exercise 1: choose a layout and justify it ------------------------------------------
-    "nothing_fits": {
-        "zh": "没有能放下的布局：{rejected}",
-        "en": "nothing fits: {rejected}",
-    },
     "not_a_positive_int": {
         "zh": "{key} 应该是正整数，实际得到 {value!r}",
         "en": "{key} should be a positive integer, got {value!r}",
-    },
-    "not_a_recompute": {
-        "zh": "recompute 应该是 {choices} 之一，实际得到 {got!r}",
-        "en": "recompute should be one of {choices}, got {got!r}",
     },
     "not_a_positive_number": {
         "zh": "{key} 应该是正数，实际得到 {value!r}",
         "en": "{key} should be a positive number, got {value!r}",
     },
     "not_a_dict": {
-        "zh": "应该返回 dict（键 {keys}），实际得到 {type}",
-        "en": "should return a dict (keys {keys}), got {type}",
+        "zh": "{what}应该是 dict（键 {keys}），实际得到 {type}",
+        "en": "{what} should be a dict (keys {keys}), got {type}",
     },
     "missing_keys": {
-        "zh": "返回的 dict 缺少键 {missing}（需要 {keys}）",
-        "en": "the returned dict is missing the keys {missing} (it needs {keys})",
+        "zh": "{what}缺少键 {missing}（需要 {keys}）",
+        "en": "{what} is missing the keys {missing} (it needs {keys})",
     },
-    "gpu_count": {
-        "zh": "tp·pp·dp = {tp}·{pp}·{dp} = {product}，应该等于 {n_gpus} 张卡",
-        "en": "tp·pp·dp = {tp}·{pp}·{dp} = {product}, it should equal the {n_gpus} GPUs",
+    "the_answer": {
+        "zh": "返回值",
+        "en": "the answer",
     },
     "tp_node": {
         "zh": "tp={tp} 超过每节点的 {per_node} 张卡：TP 每层都要 all-reduce，"
               "必须留在节点内的 NVLink 上",
         "en": "tp={tp} exceeds the {per_node} GPUs per node: TP all-reduces in every layer, "
               "so it must stay on the NVLink inside a node",
-    },
-    "tp_heads": {
-        "zh": "tp={tp} 不整除 {heads} 个注意力头（KV 头 {kv_heads} 个）",
-        "en": "tp={tp} does not divide the {heads} attention heads ({kv_heads} KV heads)",
-    },
-    "batch": {
-        "zh": "global_batch={batch} 不能被 dp·micro_batch = "
-              "{dp}·{mb} = {product} 整除：每个副本要拿到整数个 micro-batch",
-        "en": "global_batch={batch} is not divisible by dp·micro_batch = {dp}·{mb} = {product}: "
-              "each replica must get a whole number of micro-batches",
     },
     "invalid_layout": {
         "zh": "这个布局不成立：{error}",
@@ -142,19 +124,15 @@ MESSAGES = {
     },
     "runner_up_missing": {
         "zh": "runner_up 是 None，但有别的 (tp, pp) 组合也放得下：给出其中最快的那个布局"
-              "（键同上面的六个），说明 {config} 赢在哪里",
+              "（键同上面的七个），说明 {config} 赢在哪里",
         "en": "runner_up is None, but layouts of another (tp, pp) fit: give the fastest of them "
-              "(a dict of the six layout keys) and show where {config} beats it",
+              "(a dict of the seven layout keys) and show where {config} beats it",
     },
     "runner_up_none": {
         "zh": "除了 {config} 的 (tp, pp) 之外没有别的组合放得下：runner_up 应为 None，"
               "deciding 应为 \"memory\"",
         "en": "no layout of another (tp, pp) than {config}'s fits: runner_up should be None and "
               "deciding \"memory\"",
-    },
-    "runner_up_not_a_layout": {
-        "zh": "runner_up 应该是含键 {keys} 的 dict（或 None），实际得到 {got!r}",
-        "en": "runner_up should be a dict with the keys {keys} (or None), got {got!r}",
     },
     "runner_up_same_family": {
         "zh": "runner_up {rival} 与你的布局 {config} 的 tp、pp 相同：亚军要换一种切法"
@@ -236,21 +214,41 @@ MESSAGES = {
         "zh": "应该返回天数（一个数），实际得到 {got!r}",
         "en": "should return the number of days (a number), got {got!r}",
     },
-    "days_hint_factor_3": {
-        "zh": "（差 3 倍：训练是前向 2N + 反向 4N = 6N 次浮点运算每 token）",
-        "en": " (off by a factor of 3: training is forward 2N + backward 4N = 6N floating-point "
-              "operations per token)",
+    "days_off_by": {
+        "zh": "（恰好是应有值的 {ratio:.4g} 倍：{why}）",
+        "en": " (exactly {ratio:.4g} times the expected days: {why})",
     },
-    "days_hint_recompute": {
-        "zh": "（多了 4/3：8·N·D 把全重计算再跑的一遍前向也算进去了，那是 HFU 的口径；MFU 只数"
-              "模型本身的 6·N·D，而这里给的是 MFU）",
-        "en": " (4/3 too many: 8·N·D counts the forward that full recomputation runs again, "
-              "which is HFU's accounting; MFU counts only the model's 6·N·D, and the mfu given "
-              "here is an MFU)",
+    "days_why_forward_only": {
+        "zh": "训练每 token 是前向 2N + 反向 4N = 6N 次浮点运算，不只是前向的 2N",
+        "en": "training is forward 2N + backward 4N = 6N floating-point operations per token, "
+              "not the forward's 2N",
     },
-    "days_hint_unit": {
-        "zh": "（单位：要的是天，1 天 = 86400 秒）",
-        "en": " (units: days are wanted, 1 day = 86400 seconds)",
+    "days_why_recompute": {
+        "zh": "8·N·D 把全重计算再跑的一遍前向也算进去了，那是 HFU 的口径；MFU 只数模型本身的 6·N·D",
+        "en": "8·N·D counts the forward that full recomputation runs again, HFU's accounting; "
+              "MFU counts only the model's 6·N·D",
+    },
+    "days_why_seconds": {
+        "zh": "要的是天：秒数除以 86400（1 天 = 86400 秒），只除一次",
+        "en": "days are wanted: seconds divided by 86400 (a day's seconds), once",
+    },
+    "days_why_hours": {
+        "zh": "这是小时数：1 天 = 24 小时",
+        "en": "these are hours: a day has 24",
+    },
+    "days_why_six": {
+        "zh": "每个参数每个 token 是 6 次浮点运算（6·N·D），这个 6 只乘一次",
+        "en": "each parameter costs 6 floating-point operations per token (6·N·D): the 6, once",
+    },
+    "days_why_percent": {
+        "zh": "mfu 已经是分数（如 0.476），不是百分数：不要再除以或乘以 100",
+        "en": "mfu is already a fraction (0.476, say), not a percentage: no 100 to divide or "
+              "multiply by",
+    },
+    "days_why_gpus": {
+        "zh": "{n_gpus} 张卡一起算：每秒的浮点运算是 n_gpus × peak_flops × mfu，n_gpus 只乘一次",
+        "en": "{n_gpus} GPUs work together: n_gpus × peak_flops × mfu floating-point operations "
+              "per second, n_gpus once",
     },
     "days_wrong": {
         "zh": "期望 {expected:.4g} 天，实际 {got:.4g}{hint}",

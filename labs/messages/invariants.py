@@ -22,7 +22,7 @@ MESSAGES = {
         "en": "rank {rank} never called {op}: the exercise's mechanism needs it.",
     },
     "count": {
-        "zh": "rank {rank}{where}调用了 {got} 次 {op}，这个机制应当恰好 {expected} 次。",
+        "zh": "rank {rank}{where} 调用了 {got} 次 {op}，这个机制应当恰好 {expected} 次。",
         "en": "rank {rank} called {op} {got} times{where}; the mechanism calls it exactly "
               "{expected} times.",
     },
@@ -32,13 +32,13 @@ MESSAGES = {
               "with ranks {allowed} only.",
     },
     "wire_most": {
-        "zh": "rank {rank}{where}发出了 {sent:.0f} 字节，这个机制最多 {most:.0f} 字节："
+        "zh": "rank {rank}{where} 发出了 {sent:.0f} 字节，这个机制最多 {most:.0f} 字节："
               "传了多余的数据。",
         "en": "rank {rank} put {sent:.0f} bytes on the wire{where}; the mechanism needs at most "
               "{most:.0f}: it sends more than it has to.",
     },
     "wire_least": {
-        "zh": "rank {rank}{where}只发出了 {sent:.0f} 字节，这个机制至少要 {least:.0f} 字节："
+        "zh": "rank {rank}{where} 只发出了 {sent:.0f} 字节，这个机制至少要 {least:.0f} 字节："
               "少传了数据。",
         "en": "rank {rank} put only {sent:.0f} bytes on the wire{where}; the mechanism needs at "
               "least {least:.0f}: some data is not exchanged.",
@@ -49,10 +49,17 @@ MESSAGES = {
               "{expected}.",
     },
     "flops": {
-        "zh": "rank {rank}{where}的矩阵乘法做了 {got} 次浮点运算，是应有的 {ratio:.2f} 倍"
+        "zh": "rank {rank}{where} 的矩阵乘法做了 {got} 次浮点运算，是应有的 {ratio:.2f} 倍"
               "（应约为 {expected}）：每个 rank 应当只用自己的分片做乘法。",
         "en": "rank {rank}'s matrix products did {got} FLOPs{where}, {ratio:.2f}x the "
               "{expected} its share needs: each rank multiplies with its own shard only.",
+    },
+    "sharded": {
+        "zh": "rank {rank}{where} 用整个权重做了矩阵乘法（{op} 的一个操作数形状是 {shape}）："
+              "每个 rank 只用自己的分片相乘，算出完整结果再切片不算切分。",
+        "en": "rank {rank} multiplied a whole weight{where} ({op} with an operand of shape "
+              "{shape}): each rank multiplies its own shard only; computing the whole result "
+              "and slicing it is no sharding.",
     },
     "order": {
         "zh": "rank {rank} 的计算顺序在第 {index} 步与要求的调度不同：得到 {got}，应为 {expected}。",

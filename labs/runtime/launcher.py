@@ -11,13 +11,13 @@ How it works, and why:
 - Each rank writes fd 1 and 2 to files that this process tails, so what a rank prints
   (C++ included) appears here live, prefixed with ``[rank r]``.
 - Any failure stops all ranks and raises one error about the rank that caused it; a hang ends
-  after ``timeout`` seconds with the waiting ranks named and where they were stuck.
+  after ``timeout`` seconds (``labs.runtime.load``: at a busy machine's pace), naming the ranks.
 - Nothing outlives a launch: a rank leads its own process group and adopts orphans, so what it
   started ends with it; Ctrl-C is held while ranks are started or stopped (two quick interrupts
   cannot cut the clean-up short); folders of killed kernels are swept by the next launch.
 - The forkserver's own faults (it died, it froze) are told as such, within ``timeout``.
-- Owns ``labs.launch`` and watching the ranks. Must not: run inside a rank, fork by itself, or
-  import labs' course modules or the grader (the runtime sits below everything).
+Owns ``labs.launch`` and watching the ranks. Must not: run inside a rank, fork by itself, or
+import labs' course modules or the grader (the runtime sits below everything).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from labs.messages import text
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import host as _host
 from labs.runtime import processes as _processes
+from labs.runtime import load as _load
 from labs.runtime import rank as _rank
 from labs.runtime import stacks as _stacks
 from labs.runtime.forkserver import shutdown, warm_up  # noqa: F401  (re-exported)
@@ -51,8 +52,8 @@ __all__ = ["launch", "max_world_size", "available_memory_bytes", "cuda_device_co
            "MAX_TIMEOUT_S"]
 
 BACKENDS = ("auto", "gloo", "nccl")
-# Each CPU rank costs a Python process with torch loaded (forked, so much of it is shared
-# copy-on-write); count this much per rank to stay well inside the machine.
+# Each CPU rank costs a Python process with torch loaded (forked, much of it shared
+# copy-on-write): count this much per rank to stay well inside the machine.
 RANK_MEMORY_BYTES = 250 * 2**20
 FAILURE_GRACE_S = 0.3  # after a first failure, time to collect the others' errors
 STOP_WAIT_S = 3.0  # after SIGKILL, time for the forkserver to report the ranks' exits
@@ -68,7 +69,7 @@ def launch(fn, world_size, args=(), kwargs=None, *, backend="auto", timeout=60.0
 
     backend: "auto" (nccl with one GPU per rank when there are enough CUDA devices, else
         gloo on CPU), "gloo" or "nccl".
-    timeout: seconds the whole run may take; a collective waiting longer also fails.
+    timeout: seconds the whole run may take (counted at the pace a busy machine allows).
 
     Example::
 
@@ -221,7 +222,7 @@ class _Run:
 
     def _supervise(self):
         start = time.monotonic()
-        deadline = start + self.timeout
+        pace = _load.Pace(lambda: [p.pid for p in self.procs if p.pid])
         first_failure = None
         released = False
         while True:
@@ -245,7 +246,7 @@ class _Run:
                 break  # all gone, only their exit codes are late (a frozen forkserver)
             if first_failure is not None and time.monotonic() - first_failure > FAILURE_GRACE_S:
                 break
-            if time.monotonic() > deadline:
+            if pace.over(self.timeout):
                 if released:  # results are in, ranks are only slow to leave
                     break
                 return self._timed_out(time.monotonic() - start)
@@ -262,8 +263,7 @@ class _Run:
 
     def _check_helper(self):
         """Raise if the forkserver died: the ranks' exit codes (255) are then its, not theirs."""
-        pid = _forkserver.SERVER.pid
-        what = _forkserver.SERVER.exit_status()
+        pid, what = _forkserver.SERVER.pid, _forkserver.SERVER.exit_status()
         if what is not None:
             self._stop_all()
             raise _forkserver.helper_error(text("runtime.helper_during_run", what=what), pid)
@@ -366,7 +366,6 @@ class _Run:
         finished = [r for r in range(self.world_size)
                     if os.path.exists(self.path(f"rank{r}.result"))]
         stacks = self._dump_stacks(waiting)
-        notes = _stacks.read_notes(self.run_dir, waiting)
         self._stop_all()
         self._pump(final=True)
         detail, in_communication = _stacks.describe_waiting(stacks)
@@ -380,7 +379,8 @@ class _Run:
         raise LaunchTimeoutError(
             f"{head}\n{why}\n{detail}",
             waiting=waiting, in_communication=in_communication if stacks else None,
-            stacks={r: _stacks.parse_stack(dump) for r, dump in stacks.items()}, notes=notes)
+            stacks={r: _stacks.parse_stack(dump) for r, dump in stacks.items()},
+            notes=_stacks.read_notes(self.run_dir, waiting))
 
     def _dump_stacks(self, ranks):
         """Ask the waiting ranks for their Python stacks (faulthandler on SIGUSR1)."""

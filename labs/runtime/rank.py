@@ -30,6 +30,7 @@ import torch.distributed as dist
 
 from labs.messages import text
 from labs.runtime import host as _host
+from labs.runtime import load as _load
 from labs.runtime import processes as _processes
 
 __all__ = ["cpu_count", "threads_per_rank", "device", "setup_rank", "rank_main",
@@ -207,6 +208,8 @@ def rank_main(run_dir: str, rank: int, world_size: int, backend: str, timeout: f
                       LOCAL_WORLD_SIZE=str(world_size))
     # torch read TORCH_DISTRIBUTED_DEBUG when the forkserver imported it: read it again now.
     dist.set_debug_level_from_env()
+    # the launcher counts its timeout at the machine's pace: at most MAX_STRETCH x on the clock
+    timeout *= _load.MAX_STRETCH
     threading.Thread(target=_watchdog, args=(parent_pid, time.time() + timeout + 30),
                      daemon=True).start()
     try:

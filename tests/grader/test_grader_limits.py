@@ -139,3 +139,76 @@ def test_bench_class_mix():
     assert collections.Counter(first).most_common(1)[0][0] == "correct"
     with pytest.raises(ValueError):
         bench.kinds(3, "uneven")
+
+
+def test_the_load_stretches_a_wall_limit_only_for_a_kernel_that_runs():
+    """grader.limits.stretch (labs.runtime.load's): how much slower the kernel's runnable tasks
+    go beside others."""
+    assert limits.stretch(0, 9, 2) == 1.0  # the kernel waits (a deadlock, a sleep): no stretch
+    assert limits.stretch(1, 2, 2) == 1.0  # the machine is not full
+    assert limits.stretch(1, 3, 2) == pytest.approx(1.5)  # one task beside two busy loops
+    assert limits.stretch(8, 10, 2) == pytest.approx(1.25)  # 8 ranks beside two busy loops
+    assert limits.stretch(8, 8, 2) == 1.0  # 8 ranks alone: as when the source ran
+    assert limits.stretch(1, 100, 2) == limits.MAX_STRETCH
+    assert limits.stretch(1, None, 2) == 1.0  # no /proc/loadavg: the clock
+
+
+def _busy_solution(seconds: float) -> str:
+    """A list_sum that first computes honestly for about ``seconds`` on this machine, alone."""
+    import time
+
+    start, n = time.perf_counter(), 0
+    while time.perf_counter() - start < 0.2:
+        n += sum(range(1000))
+    loops = int(n / sum(range(1000)) * seconds / 0.2)
+    return (f"def list_sum(xs):\n    for _ in range({loops}):\n        sum(range(1000))\n"
+            "    total = 0\n    for x in xs:\n        total += x\n    return total\n")
+
+
+@pytest.mark.slow  # busy loops beside a grading run (make test only)
+def test_an_honest_submission_keeps_its_points_beside_a_cpu_hog(tmp_path):
+    """Issue 37, item 6: the wall-time limit counts the time the machine had for the kernel.
+    An exercise that needs about 0.8 s alone, under a 2 s limit, beside 2 x cores + 1 busy loops
+    (on the clock it takes about three times as long: over 2 s): full points; a sleeping one
+    still stops at its limit."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    source = nbformat.read(str(DEMO), as_version=4)
+    nbformat.write(source, str(solutions / "demo.ipynb"))
+    honest = copy.deepcopy(source)
+    cell = next(c for c in honest.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_sum_solution")
+    cell.source = _busy_solution(0.8)
+    sleeping = copy.deepcopy(source)
+    cell = next(c for c in sleeping.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_sum_solution")
+    cell.source = "import time\ntime.sleep(60)\n" + cell.source
+    paths = {}
+    for name, nb in (("honest", honest), ("sleeping", sleeping)):
+        paths[name] = tmp_path / name / "demo.ipynb"
+        paths[name].parent.mkdir()
+        nbformat.write(nb, str(paths[name]))
+    cores = len(os.sched_getaffinity(0))
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(2 * cores + 1)]
+    try:
+        time.sleep(0.5)
+        sources = load_sources(solutions)
+        result = grade_submission(paths["honest"], sources, cell_timeout=2.0)
+        by_id = {e.grade_id: e for e in result.exercises}
+        assert by_id["ex_sum"].points == 2, by_id["ex_sum"].message
+        started = time.monotonic()
+        result = grade_submission(paths["sleeping"], sources, cell_timeout=2.0)
+        by_id = {e.grade_id: e for e in result.exercises}
+        assert by_id["ex_sum"].points == 0  # waiting is not stretched
+        assert by_id["ex_reverse"].points == 3, by_id["ex_reverse"].message
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert time.monotonic() - started < 45

@@ -1,5 +1,6 @@
-"""Notebook 2.5's helpers: the four-paradigm table, the capstone checks, and the same script
-under torchrun on one node and on two localhost nodes."""
+"""Notebook 2.5's helpers: the four-paradigm table and the same script under torchrun on one
+node and on two localhost nodes (the capstone checks: tests/labs/planner/test_capstone.py and
+the answers catalog, tests/catalog/answers_2_5.py)."""
 from __future__ import annotations
 
 import os
@@ -10,12 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from labs import summary
-from labs.exercises import summary_checks as sc
-from labs.exercises.checks import ExerciseFailed
 from labs import planner as pl
 from labs.planner.types import GiB
 from labs.messages import text
-from tests.support.messages import found_in, said
+from tests.support.messages import said
 
 MODEL = pl.Model(n_layers=40, hidden=5120, n_heads=40, seq_len=2048, vocab=50257)
 CLUSTER = pl.Cluster("A100-80GB", 64)
@@ -124,156 +123,6 @@ def test_text_and_html_show_every_row(rows):
     assert page.count("<tr>") == 5 and "<script" not in page
 
 
-# --- capstone ------------------------------------------------------------------------------
-
-def _from(est: pl.Estimate, **change) -> dict:
-    c = est.config
-    answer = {"tp": c.tp, "pp": c.pp, "dp": c.dp, "micro_batch": c.micro_batch, "v": c.v,
-              "zero_stage": c.zero_stage, "recompute": c.recompute,
-              "memory_gib": est.memory.total / GiB,
-              "step_time_s": est.step_time_s, "runner_up": None, "deciding": "memory"}
-    answer.update(change)
-    return answer
-
-
-def reason(error) -> str:
-    """What a failed capstone check says about the shown scenario (GPT-3 on 1024 A100s)."""
-    case = text("checks.case_about", what=text("checks_2_5.scenario", model="GPT-3 175B",
-                                               gpus=1024, gpu="A100-80GB"))
-    return said(error, "checks.case_failed", case=case)["message"]
-
-
-def test_reference_passes_both_exercises():
-    assert sc.check_capstone(sc.plan_training) is None
-    assert sc.check_diagnose(sc.diagnose) is None
-
-
-def test_tp_beyond_a_node_fails():
-    def student(model, cluster, train):
-        tp = 2 * cluster.gpus_per_node
-        return dict(sc.plan_training(model, cluster, train), tp=tp, pp=1,
-                    dp=cluster.n_gpus // tp)
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_capstone(student)
-    assert reason(info.value) == text("checks_2_5.tp_node", tp=16, per_node=8)
-
-
-def test_wrong_gpu_count_fails():
-    def student(model, cluster, train):
-        return dict(sc.plan_training(model, cluster, train), dp=3)
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_capstone(student)
-    first = sc.shown_scenarios()[0]  # GPT-3 175B on 1,024 A100, checked first
-    ref = sc.plan_training(first.model, first.cluster, first.train)
-    assert first.cluster.n_gpus == 1024
-    assert reason(info.value) == text("checks_2_5.gpu_count", tp=ref["tp"], pp=ref["pp"], dp=3,
-                                      product=ref["tp"] * ref["pp"] * 3, n_gpus=1024)
-
-
-def test_layout_that_does_not_fit_fails():
-    def student(model, cluster, train):  # 175B over TP 8 only: 22B parameters per GPU
-        return dict(sc.plan_training(model, cluster, train), tp=8, pp=1,
-                    dp=cluster.n_gpus // 8, zero_stage=0, micro_batch=1, v=1)
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_capstone(student)
-    fit = said(reason(info.value), "checks_2_5.does_not_fit")
-    assert float(fit["need"]) > float(fit["usable"])
-
-
-def test_valid_but_slow_layout_fails():
-    def student(model, cluster, train):
-        fitting = [e for e in pl.plan(model, cluster, train, top=10**6)
-                   if e.config.tp <= cluster.gpus_per_node]
-        slow = fitting[-1]
-        assert slow.step_time_s > 1.25 * fitting[0].step_time_s
-        return _from(slow)
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_capstone(student)
-    slower = said(reason(info.value), "checks_2_5.too_slow", tolerance=0.25)
-    assert float(slower["step"]) > 1.25 * float(slower["best"])
-
-
-@pytest.mark.parametrize("key,factor,fails", [("memory_gib", 1.2, True),
-                                              ("step_time_s", 0.9, True),
-                                              ("step_time_s", 1.03, False),
-                                              ("memory_gib", 0.97, False)])
-def test_justification_numbers_within_five_percent(key, factor, fails):
-    def student(model, cluster, train):
-        answer = sc.plan_training(model, cluster, train)
-        return dict(answer, **{key: answer[key] * factor})
-    if fails:
-        with pytest.raises(ExerciseFailed, match=key):
-            sc.check_capstone(student)
-    else:
-        assert sc.check_capstone(student) is None
-
-
-def test_batch_that_does_not_split_fails_in_chinese():
-    def student(model, cluster, train):
-        return dict(sc.plan_training(model, cluster, train), tp=1, pp=1, dp=cluster.n_gpus)
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_capstone(student)
-    said(reason(info.value), "checks_2_5.batch", batch=1536, dp=1024)
-
-
-def test_missing_key_and_wrong_type_fail():
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_capstone(lambda m, c, t: {"tp": 8})
-    assert "'pp'" in said(reason(info.value), "checks_2_5.missing_keys")["missing"]
-    with pytest.raises(ExerciseFailed, match="dict"):
-        sc.check_capstone(lambda m, c, t: (8, 1, 128))
-
-
-def test_hidden_scenarios_are_graded_and_name_their_model_and_cluster():
-    shown = {s.cluster.n_gpus for s in sc.shown_scenarios()}
-
-    def student(model, cluster, train):  # right only where the notebook showed the answer
-        if cluster.n_gpus in shown:
-            return sc.plan_training(model, cluster, train)
-        return dict(sc.plan_training(model, cluster, train), memory_gib=1e-3)
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_capstone(student)
-    failed = said(info.value, "checks.case_failed")
-    name = said(failed["case"], "checks_2_5.case_hidden_scenario", n=1)["name"]
-    assert name.startswith("13B / ") and "A100-40GB" in name  # issue 29
-    said(failed["message"], "checks_2_5.number_off", key="memory_gib", got=1e-3)
-
-
-def test_diagnose_covers_every_reason_and_catches_mistakes():
-    cases = sc._shown_configs() + sc._hidden_configs()
-    assert {sc.diagnose(s.model, s.cluster, s.train, c) for s, c in cases} == set(sc.REASONS)
-
-    def ignores_nodes(model, cluster, train, config):
-        answer = sc.diagnose(model, cluster, train, config)
-        return "memory" if answer == "tp_node" else answer
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_diagnose(ignores_nodes)
-    found_in(info.value, "checks_2_5.wrong_reason", expected="tp_node", got="memory",
-             got_meaning=text("checks_2_5.reason_memory"))
-    with pytest.raises(ExerciseFailed) as info:
-        sc.check_diagnose(lambda *a: "too big")
-    found_in(info.value, "checks_2_5.not_a_reason", got="too big")
-    with pytest.raises(ExerciseFailed):
-        sc.check_diagnose(lambda *a: "ok")
-
-
-def test_diagnose_that_ignores_the_kv_heads_fails():
-    """Issue 29: a diagnose checking only n_heads passed every case; the GQA case (32 heads,
-    2 KV heads, tp = 4) now tells it apart."""
-    scenario, config = sc._gqa_case()
-    assert sc.diagnose(scenario.model, scenario.cluster, scenario.train, config) == "tp_heads"
-
-    def ignores_kv_heads(model, cluster, train, config):
-        plain = pl.Model(n_layers=model.n_layers, hidden=model.hidden, n_heads=model.n_heads,
-                         seq_len=model.seq_len, vocab=model.vocab, ffn_hidden=model.ffn_hidden,
-                         mlp=model.mlp, tied_embeddings=model.tied_embeddings,
-                         learned_positions=model.learned_positions)
-        return sc.diagnose(plain, cluster, train, config)
-    with pytest.raises(ExerciseFailed, match="'tp_heads'"):
-        sc.check_diagnose(ignores_kv_heads)
-    assert sc.check_diagnose(sc.diagnose) is None
-
-
 # --- one node and two nodes under torchrun -------------------------------------------------
 
 def test_commands_are_the_documented_ones():
@@ -338,16 +187,3 @@ def test_a_hanging_run_times_out(monkeypatch):
         summary._run_together([[sys.executable, "-c", "import time; time.sleep(60)"]],
                               timeout=1)
     assert time.monotonic() - start < 15
-
-
-def test_training_days_reference_and_typical_mistakes(capsys):
-    assert sc.check_training_days(sc.training_days) is None
-    # LLaMA-65B: 5.48e23 FLOP on 2,048 A100 at 47.6% MFU is about 21 days; the chapter's
-    # 128 GPUs at 38 TFLOP/s, about 1,300.
-    assert 20 < sc.training_days(65.2e9, 1.4e12, 2048, 312e12, 0.476) < 22
-    assert 1290 < sc.training_days(65.2e9, 1.4e12, 128, 312e12, 38 / 312) < 1310
-    for wrong, hint in ((lambda n, d, g, p, u: 2 * n * d / (g * p * u) / 86400, "6N"),
-                        (lambda n, d, g, p, u: 6 * n * d / (g * p * u), "86400"),
-                        (lambda n, d, g, p, u: 8 * n * d / (g * p * u) / 86400, "HFU")):
-        with pytest.raises(sc.ExerciseFailed, match=hint):
-            sc.check_training_days(wrong)

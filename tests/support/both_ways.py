@@ -85,7 +85,8 @@ def grade(answer: Answer) -> Verdicts:
         passed = True
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             try:
-                exec(compile(answer.source, "<answer>", "exec"), namespace)
+                # dont_inherit: not this module's __future__ annotations (a kernel has none)
+                exec(compile(answer.source, "<answer>", "exec", dont_inherit=True), namespace)
                 exec(compile(checks[answer.exercise], "<check>", "exec"), namespace)
             except Exception:  # noqa: BLE001 - the verdict says why
                 passed = False

@@ -43,10 +43,14 @@ SOL_C = '''def running_max(xs):
     ### BEGIN SOLUTION
     out = []
     best = None
-    for x in xs:
+    for index, x in enumerate(xs):
+        if not isinstance(x, (int, float)) or isinstance(x, bool):
+            raise TypeError(f"element {index} is a {type(x).__name__}, not a number")
         if best is None or x > best:
             best = x
         out.append(best)
+    assert len(out) == len(xs), (len(out), len(xs), xs)
+    assert all(a <= b for a, b in zip(out, out[1:])), "a running maximum never decreases"
     return out
     ### END SOLUTION'''
 HONEST_C = '''def running_max(xs):

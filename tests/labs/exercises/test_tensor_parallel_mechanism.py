@@ -1,144 +1,129 @@
-"""2.2's checks: planted wrong answers get their exact grade and feedback that names the mistake
-(issue 30 item 1 for 2.2's build exercise, issue 31's feedback items).
-
-练习 7 (the sequence-parallel MLP, the build exercise, 4 points) scores 0 for: a collective
-without ``group=`` (named as the likely cause, on the hidden case with two TP groups), an
-all-reduce followed by a slice instead of a reduce-scatter (not the structure asked: twice the
-bytes), a functional collective (a ready-made collective by another route), the course's own
-operator from a reloaded module; a right answer with torch's deprecated names passes with no
-FutureWarning around the verdict. 练习 3 without ``group=`` and 练习 4 with f and g swapped are
-named as such. Asserted by grade and message key, not by sentence.
+"""2.2's checks (issue 37): hidden cases that keep the prose's shapes and tell the plausible
+wrong answers from the right one under every secret, a case's parts cut out of each rank's
+trace, and the feedback a wrong mechanism gets -- the catalog's answers (tests/catalog/
+answers_2_2.py, graded there) named by what they are, their messages asserted here by key.
 """
 from __future__ import annotations
 
+import random
+from fractions import Fraction
+
 import pytest
 import torch
-import torch.distributed as dist
-import torch.nn.functional as F
 
-from labs.exercises import sequence_parallel_checks as sp_checks
 from labs.exercises import tensor_parallel_checks as tp_checks
-from labs.exercises.checks import ExerciseFailed
-from labs.exercises.sequence_parallel_checks import check_sequence_parallel_mlp
-from labs.exercises.tensor_parallel_checks import check_parallel_mlp, check_row_parallel
+from labs.exercises.secret import SECRET_ENV
+from labs.exercises.tensor_parallel_common import parts
+from labs.exercises.trace import Trace
+from labs.tensor_parallel.layers import shard
+from tests.catalog import answers_2_2
 from labs.messages import text
-from labs.tensor_parallel import comm
-from tests.support.exercise_cells import cell_source, define, replaced
+from tests.support import verdicts
+from tests.support.both_ways import grade
+from tests.support.messages import found_in
 
-pytestmark = [pytest.mark.numerics, pytest.mark.slow]
+pytestmark = pytest.mark.numerics
 
-NAME = "2.2_model_parallel.ipynb"
-SP_NAMES = ("SeqAllGather", "SeqReduceScatter", "sp_mlp_forward")
-ONE_GROUP, TWO_GROUPS = sp_checks.SP_CASES[0], sp_checks.SP_CASES[4]
-
-
-def _sp(old: str = "", new: str = ""):
-    source = cell_source(NAME, "ex2_2_sequence_parallel_mlp_solution")
-    if old:
-        source = replaced(source, old, new)
-    return define(source, SP_NAMES, "sp_planted", torch=torch, dist=dist, F=F, comm=comm)
-
-
-def _fn(grade_id: str, name: str, old: str, new: str):
-    source = replaced(cell_source(NAME, grade_id), old, new)
-    return define(source, (name,), "tp_planted", torch=torch, dist=dist, F=F, comm=comm)[0]
-
-
-def _tail(key: str, **fields) -> str:
-    """The part of a message that follows its ``{message}`` field (the key's own words)."""
-    return text(key, message="", **fields).strip()
+SECRETS = [f"{random.Random(k).getrandbits(64):016x}" for k in range(200)]
 
 
 @pytest.fixture
-def two_sp_cases(monkeypatch):
-    """Case 1 (one group of 2) and hidden case 3 (two TP groups of 2) only: the grade is decided
-    by the first failure, and these two tell every plant apart."""
-    monkeypatch.setattr(sp_checks, "SP_CASES", (ONE_GROUP, TWO_GROUPS))
+def each_secret(monkeypatch):
+    """Yields once per secret, the secret set (the hidden cases are drawn anew each time)."""
+    def secrets():
+        for secret in SECRETS:
+            monkeypatch.setenv(SECRET_ENV, secret)
+            yield secret
+    return secrets
 
 
-def _zero(capsys, number: int, points: int) -> str:
-    """The verdict's first line gives 0 of the exercise's points (练习 ``number``)."""
-    out = capsys.readouterr().out
-    first = out.splitlines()[0]
-    assert f" {number} " in first, first
-    assert f"0/{points}" in first and f"{points}/{points}" not in first, first
-    return out
+def _right_qkv(weight, bias, rank, tp):  # by the prose's (3C, C): a view on weight.shape[1]
+    c = weight.shape[1]
+    per = c // tp
+    return (weight.view(3, c, c)[:, rank * per:(rank + 1) * per].reshape(3 * per, c),
+            bias.view(3, c)[:, rank * per:(rank + 1) * per].reshape(3 * per))
 
 
-def test_all_gather_without_group_scores_zero_and_names_the_likely_cause(two_sp_cases, capsys):
-    plant = _sp("dist.all_gather_single(full, mine, group=group)", "dist.all_gather_single(full, mine)")
-    with pytest.raises(ExerciseFailed) as info:
-        check_sequence_parallel_mlp(*plant)
-    message = str(info.value)
-    assert str(TWO_GROUPS[0]) in message  # the hidden case says what it is
-    assert _tail("checks_2_2.likely_missing_group") in message
-    _zero(capsys, 7, 4)
+WRONG_QKV = {"contiguous": lambda w, rank, tp: w.chunk(tp)[rank],
+             "strided": lambda w, rank, tp: w[rank::tp],
+             "mirror rank": lambda w, rank, tp: shard(w, 0, tp - 1 - rank, tp, stride=3),
+             "rank 0": lambda w, rank, tp: shard(w, 0, 0, tp, stride=3)}
 
 
-def test_all_reduce_and_slice_is_not_the_structure_asked(two_sp_cases, capsys):
-    plant = _sp("dist.reduce_scatter_single(mine, full, group=group)  # sum over ranks, my positions\n"
-                "        return mine.movedim(0, 1)  # (B, T/t, C)",
-                "dist.all_reduce(full, group=group)\n"
-                "        return full.chunk(t)[dist.get_rank(group)].movedim(0, 1)")
-    with pytest.raises(ExerciseFailed) as info:
-        check_sequence_parallel_mlp(*plant)
-    assert text("checks_2_2.sp_forbidden_call", shown="dist.all_reduce") in str(info.value)
-    _zero(capsys, 7, 4)
+def test_qkv_hidden_cases_keep_3c_by_c_and_separate_the_wrong_picks(each_secret):
+    for _ in each_secret():
+        hidden = [case for case in tp_checks._qkv_cases() if case[3]]
+        told_apart = set()
+        for cols, rank, tp, _ in hidden:
+            assert cols % tp == 0 and 0 <= rank < tp
+            w = torch.arange(3 * cols * cols, dtype=torch.float32).view(3 * cols, cols)
+            right = shard(w, 0, rank, tp, stride=3)
+            b = torch.arange(3 * cols, dtype=torch.float32)
+            assert all(torch.equal(x, y) for x, y in zip(
+                _right_qkv(w, b, rank, tp), (right, shard(b, 0, rank, tp, stride=3))))
+            told_apart |= {name for name, pick in WRONG_QKV.items()
+                           if pick(w, rank, tp).shape != right.shape
+                           or not torch.equal(pick(w, rank, tp), right)}
+        assert told_apart == set(WRONG_QKV)
 
 
-def test_a_functional_collective_is_refused(two_sp_cases, capsys):
-    plant = _sp("dist.all_gather_single(full, mine, group=group)  # every rank's positions, in rank order",
-                "import torch.distributed._functional_collectives as fc\n"
-                "        full.copy_(fc.all_gather_tensor(mine, 0, group))")
-    with pytest.raises(ExerciseFailed) as info:
-        check_sequence_parallel_mlp(*plant)
-    assert text("checks_2_2.sp_forbidden_call",
-                shown="torch.distributed._functional_collectives.all_gather_tensor") in str(info.value)
-    _zero(capsys, 7, 4)
+def test_bytes_hidden_cases_are_whole_and_refuse_an_early_floor(each_secret):
+    for _ in each_secret():
+        floored_early = False
+        for b, s, h, t, e, _ in tp_checks._bytes_cases():
+            exact = Fraction(8 * (t - 1), t) * b * s * h * e
+            assert exact.denominator == 1, (b, s, h, t, e)
+            floored_early |= 8 * (t - 1) // t * b * s * h * e != exact
+        assert floored_early
 
 
-def test_the_courses_operator_from_a_reloaded_module_is_refused(two_sp_cases, capsys):
-    plant = _sp("x = SeqAllGather.apply(x_shard, group)",
-                "import importlib, labs.tensor_parallel.comm as c\n"
-                "    x = importlib.reload(c).gather_from_sequence_parallel_region(x_shard, group=group)")
-    with pytest.raises(ExerciseFailed) as info:
-        check_sequence_parallel_mlp(*plant)
-    assert _tail("checks_2_2.ready_made_sp", shown="")[:8] in str(info.value)
-    _zero(capsys, 7, 4)
+def test_tp_cases_keep_their_kind_and_shapes(each_secret):
+    for _ in each_secret():
+        for c in tp_checks.tp_cases("mlp"):
+            tokens, n_in, n_out = c.sizes
+            assert tokens % 2 == 1 and n_in % c.tp == 0 and n_out % c.tp == 0, c
+        assert [c.world_size // c.tp for c in tp_checks.tp_cases()] == [1, 1, 2]
 
 
-def test_a_right_answer_with_the_deprecated_names_passes_without_warnings(two_sp_cases, capsys):
-    source = cell_source(NAME, "ex2_2_sequence_parallel_mlp_solution")
-    source = source.replace("dist.all_gather_single(", "dist.all_gather_into_tensor(")
-    source = source.replace("dist.reduce_scatter_single(", "dist.reduce_scatter_tensor(")
-    check_sequence_parallel_mlp(*define(source, SP_NAMES, "sp_old_names", torch=torch,
-                                                  dist=dist, F=F, comm=comm))
-    captured = capsys.readouterr()
-    assert captured.out.splitlines()[0].endswith("4/4 分"), captured.out
-    assert "FutureWarning" not in captured.out + captured.err
+def test_parts_cut_each_rank_trace_at_its_marks():
+    comm = (2, "all_reduce", (0, 1), None, 16, (4,), "sum", True, True)
+    data = {"rank": 0, "comms": [comm, (4,) + comm[1:]], "products": [],
+            "marks": [(1, "part", "f"), (3, "part", "g")], "warnings": []}
+    cut = parts([data, data])
+    assert [len(t.comms) for t in cut["f"]] == [1, 1] and cut["g"][1].comms[0].seq == 4
+    assert isinstance(cut["g"][0], Trace) and cut["g"][0].rank == 0
 
 
-def test_row_parallel_without_group_names_the_likely_cause(capsys):
-    plant = _fn("ex2_2_row_linear_solution", "row_parallel_forward",
-                "reduce_from_tensor_parallel_region(partial, group=group)",
-                "reduce_from_tensor_parallel_region(partial)")
-    with pytest.raises(ExerciseFailed) as info:
-        check_row_parallel(plant)
-    message = str(info.value)
-    assert str(tp_checks.CASES[2][0]) in message and \
-        _tail("checks_2_2.likely_missing_group") in message
-    assert text("checks_2_2.what_row_output") in message
-    _zero(capsys, 3, 2)
+def _answer(what: str):
+    (answer,) = [a for a in (*answers_2_2.WRONG, *answers_2_2.RIGHT) if a.what == what]
+    return answer
 
 
-def test_swapped_f_and_g_get_their_own_message(capsys):
-    source = cell_source(NAME, "ex2_2_parallel_mlp_solution")
-    source = source.replace("copy_to_tensor_parallel_region", "SWAP").replace(
-        "reduce_from_tensor_parallel_region", "copy_to_tensor_parallel_region").replace(
-        "SWAP", "reduce_from_tensor_parallel_region")
-    plant, = define(source, ("parallel_mlp_forward",), "mlp_swapped", torch=torch, dist=dist,
-                    F=F, comm=comm)
-    with pytest.raises(ExerciseFailed) as info:
-        check_parallel_mlp(plant)
-    assert text("checks_2_2.f_g_swapped", rank=0) in str(info.value)
-    _zero(capsys, 4, 2)
+NAMED = [  # (the catalog's answer, the message its verdict gives and the fields it must have)
+    ("the full output on every rank, sliced", "invariants.sharded", dict(rank=0)),
+    ("a reduce-scatter made of an all_gather and a local sum", "invariants.wire_most",
+     dict(rank=0)),
+    ("g without its group", "invariants.group", dict(rank=0, got=[0, 1, 2, 3], expected=[0, 1])),
+    ("f's backward sums an all_gather (more bytes than the all-reduce)", "invariants.only",
+     dict(rank=0, op="all_gather", allowed="all_reduce")),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what, key, fields", NAMED, ids=[what for what, _, _ in NAMED])
+def test_a_wrong_mechanism_is_named(what, key, fields):
+    found_in(grade(_answer(what)).notebook_line, key, **fields)
+
+
+@pytest.mark.slow
+def test_the_all_gathers_backward_without_the_sum_is_named_with_its_hint():
+    printed = grade(_answer("the all-gather's backward keeps its part without the sum")
+                    ).notebook_printed
+    assert text("checks_2_2.what_gather_backward") in printed and verdicts.hint(7, 1) in printed
+
+
+@pytest.mark.slow
+def test_the_deprecated_names_warn_once_for_all_ranks_and_cases():
+    graded = grade(_answer("functional collectives and the deprecated names"))
+    assert graded.notebook_points == 4
+    assert graded.notebook_printed.count("reduce_scatter_tensor` is deprecated") == 1

@@ -172,3 +172,19 @@ def test_without_a_cjk_font_labels_are_english_after_one_notice(monkeypatch):
     assert fonts.plot_language("en") == "en"
     lines = out.getvalue().strip().splitlines()
     assert len(lines) == 1 and "mplfonts" in lines[0], lines
+
+
+def test_every_message_of_the_checks_is_used():
+    """A check's message that no code asks for any more is deleted (issue 37: the checks'
+    catalogs shrink with the checks): every key of the checks' catalogs appears, written out in
+    full, in labs/ or grader/."""
+    import importlib
+
+    root = Path(__file__).resolve().parents[3]
+    code = "\n".join(p.read_text(encoding="utf-8") for d in ("labs", "grader")
+                     for p in (root / d).rglob("*.py") if "messages" not in p.parts)
+    areas = ["invariants"] + [p.stem for p in (root / "labs" / "messages").glob("checks_2_*.py")]
+    unused = [f"{area}.{key}" for area in areas
+              for key in importlib.import_module(f"labs.messages.{area}").MESSAGES
+              if f'"{area}.{key}"' not in code]
+    assert not unused, f"messages no check uses (delete them): {unused}"
