@@ -1,309 +1,340 @@
-"""The check of notebook 2.4's 练习 5, one DP × TP step on real ranks (served to the notebook
-by labs.exercises.hybrid_checks, whose module the notebook imports).
+"""The check of notebook 2.4's exercise 5, one DP × TP step on real ranks, and what exercise 6
+(three_d_checks) shares with it: cases, data, the one-process reference and the invariants of
+Megatron's split with a DP average (both checks are served by labs.exercises.hybrid_checks).
 
-The student's step builds the groups with ``dist.new_group`` (every call recorded), runs a
-Megatron-split MLP and averages over DP; the check compares every gradient shard with one
-process, and verifies the mechanism on every rank: each DP replica computes on its own share
-of the global batch only (the rows of x that reach a matrix product are recorded by a torch
-function mode and compared with the replica's share: skipping the data split gives the same
-averaged gradients, and is refused), and the ready-made groups and layers are refused.
+:data:`STEP`, on every rank: only all-reduces (another collective is refused before it can
+hang), each in the group its pass allows -- forward (g) TP, backward (f) TP or DP, after the
+backward pass (the gradient average) DP; never judged by shape --, FLOPs ≈ 1/(dp·tp) of one
+process's, no whole weight multiplied, the layer's output once through the TP group and the
+gradient shards once through the DP group. Every rank makes every group in the same order.
 
-Owns: 练习 5's cases and rank body. Must not: import the grader, print (the verdict is
-labs.exercises.checks'), or keep process groups in globals.
+Owns: 2.4's rank cases, data, reference and invariants; exercise 5's body and judge. Must not:
+import the grader, print, or keep process groups in globals.
 """
 
 from __future__ import annotations
 
-from labs.exercises.checks import ExerciseFailed, assert_close, case, graded
-from labs.exercises.ranks import run_on_ranks
+import contextlib
+import functools
+import itertools
+import types
+from dataclasses import dataclass
+
+from labs.exercises import trace
+from labs.exercises.checks import ExerciseFailed, Message, compare_tensors, graded, msg
+from labs.exercises.invariants import Invariant, flops, hold, only, sharded
+from labs.exercises.ranks import check_cases
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.hybrid.mesh import MeshShape
 from labs.messages import text
 
-__all__ = ["check_hybrid_step", "HYBRID_TIMEOUT"]
+__all__ = ["check_hybrid_step", "Case", "STEP", "RANK_EXERCISES"]
 
-#: The domain of 2.4's hidden seeds and numbers (as labs.exercises.hybrid_checks).
-_TAG = "2.4"
-
-
-# --- exercise 5: one DP × TP step on real ranks ----------------------------------------------
-
-HYBRID_TIMEOUT = 30.0  # seconds per launch; a correct solution needs well under 1 s once started
-
-#: Ready-made pieces that would do the exercise's work: they raise inside the check's ranks.
-_READY_MADE_FUNCTIONS = (("labs.hybrid.mesh", "new_groups"), ("labs.hybrid.mesh", "device_mesh"),
-                         ("torch.distributed.device_mesh", "init_device_mesh"))
-_READY_MADE_CLASSES = (("labs.tensor_parallel.layers", "ColumnParallelLinear"),
-                       ("labs.tensor_parallel.layers", "RowParallelLinear"),
-                       ("labs.tensor_parallel.layers", "ParallelMLP"),
-                       ("torch.distributed.device_mesh", "DeviceMesh"))
+TAG = "2.4"  # the domain of 2.4's hidden seeds and sizes (as labs.exercises.hybrid_checks)
 
 
-class _guarded:
-    """Inside a rank: the ready-made groups and layers raise; every ``dist.new_group`` call is
-    recorded (the ranks it was given) and passed on, and so is every ``dist.all_reduce`` (its
-    tensor's shape and its group's members: which group served as TP and which as DP)."""
+@dataclass(frozen=True)
+class Case:
+    """One step on a dp × pp × tp mesh: stage s is relu(h w1[s]ᵀ) w2[s]ᵀ, loss the mean square
+    error; ``sizes`` = (D_in, H, D_out) (exercise 6: D_in = D_out = D)."""
+    label: Message
+    dp: int
+    tp: int
+    sizes: tuple
+    batch: int
+    seed: int
+    hidden: bool = False
+    pp: int = 1
+    lr: float = 0.0
 
-    def __init__(self, calls: list, reduced: list | None = None):
-        self.calls = calls
-        self.reduced = [] if reduced is None else reduced  # (shape, group members) per all-reduce
+    @property
+    def mesh(self) -> MeshShape:
+        return MeshShape(dp=self.dp, pp=self.pp, tp=self.tp)
 
-    def __enter__(self):
-        import importlib
+    @property
+    def world_size(self) -> int:
+        return self.mesh.world_size
 
+    @property
+    def rows(self) -> int:  # of one DP replica
+        return self.batch // self.dp
+
+    def stage(self, rank: int) -> int:
+        return self.mesh.coords(rank).pp
+
+    def d_in(self, stage: int) -> int:
+        return self.sizes[0] if stage == 0 else self.sizes[2]
+
+
+def data(c: Case):
+    """Every stage's full w1s[s] (H, D_in), w2s[s] (D_out, H); the global batch x, y."""
+    import torch
+
+    gen = torch.Generator().manual_seed(c.seed)
+    hidden, d_out = c.sizes[1:]
+    w1s = [torch.randn(hidden, c.d_in(s), generator=gen) / c.d_in(s) ** 0.5 for s in range(c.pp)]
+    w2s = [torch.randn(d_out, hidden, generator=gen) / hidden ** 0.5 for _ in range(c.pp)]
+    return w1s, w2s, torch.randn(c.batch, c.sizes[0], generator=gen), \
+        torch.randn(c.batch, d_out, generator=gen)
+
+
+def reference(c: Case, part: int | None = None):
+    """One process: (loss, [(grad w1, grad w2) per stage]) on the batch or replica ``part``'s."""
+    import torch
+
+    w1s, w2s, x, y = data(c)
+    if part is not None:
+        x, y = x.chunk(c.dp)[part], y.chunk(c.dp)[part]
+    ws = [(a.clone().requires_grad_(), b.clone().requires_grad_()) for a, b in zip(w1s, w2s)]
+    h = x
+    for a, b in ws:
+        h = torch.relu(h @ a.T) @ b.T
+    loss = ((h - y) ** 2).mean()
+    loss.backward()
+    return loss.detach(), [(a.grad, b.grad) for a, b in ws]
+
+
+@functools.lru_cache(maxsize=256)
+def stage_flops(pp: int, sizes: tuple, batch: int) -> tuple:
+    """Each stage's FLOPs on the batch in one process, traced as on ranks (x needs no grad)."""
+    import torch
+
+    d_in, hidden, d_out = sizes
+    found = []
+    for s in range(pp):
+        h = torch.zeros(batch, d_in if s == 0 else d_out, requires_grad=s > 0)
+        w1 = torch.zeros(hidden, h.shape[1], requires_grad=True)
+        w2 = torch.zeros(d_out, hidden, requires_grad=True)
+        with trace.watching() as t:
+            (torch.relu(h @ w1.T) @ w2.T).sum().backward()
+        found.append(t.flops())
+    return tuple(found)
+
+
+# --- the mechanism, as invariants over what each rank did --------------------------------
+
+_ROLES = {"forward": ("tp",), "backward": ("tp", "dp"), "after": ("dp",)}
+_PHASE_WORDS = {"forward": "invariants.in_forward", "backward": "invariants.in_backward",
+                "after": "checks_2_4.after_backward"}
+
+
+def _fail(key: str, **fields):
+    raise Guard.wrong(key, **fields)
+
+
+def in_groups() -> Invariant:
+    """Every all-reduce over more than one rank runs in the group its pass allows."""
+    def rule(c, rank, t):
+        mine = {role: c.mesh.peers(rank, role) for role in ("tp", "dp")}
+        for comm in t.ops("all_reduce"):
+            when = t.phase(comm)
+            got = sorted(comm.group)
+            if len(got) < 2 or any(got == mine[r] for r in _ROLES[when]):
+                continue
+            role = _ROLES[when][0]
+            swapped = got == mine["dp" if role == "tp" else "tp"]
+            _fail("checks_2_4.group_of_pass", rank=rank, what=comm.describe(),
+                  phase=text(_PHASE_WORDS[when]), role=role.upper(), want=mine[role],
+                  note=text("checks_2_4.groups_swapped") if swapped else "")
+    return Invariant(rule)
+
+
+def moved(key: str, want, *, op: str, role: str | None = None, phases=None) -> Invariant:
+    """The bytes of a rank's ``op`` (over its ``role`` group, in ``phases``): ``want(c, rank)``."""
+    def rule(c, rank, t):
+        group = c.mesh.peers(rank, role) if role else None
+        if group is not None and len(group) < 2:  # nothing is asked of a group of one rank
+            return
+        got = sum(comm.size for comm in t.ops(op) if (group is None or sorted(comm.group) == group)
+                  and (phases is None or t.phase(comm) in phases))
+        if got != want(c, rank):
+            _fail(key, rank=rank, got=got, want=want(c, rank), group=group, op=op, s=c.stage(rank))
+    return Invariant(rule)
+
+
+def whole_weights(c: Case) -> list:
+    """The whole weights' shapes when tp > 1 (no other operand has one: see _STEP_HIDDEN)."""
+    hidden = c.sizes[1]
+    return [(hidden, c.d_in(s)) for s in range(c.pp)] + [(c.sizes[2], hidden)] if c.tp > 1 else []
+
+
+def activation_bytes(c: Case, rank: int) -> int:  # a stage's output, on one replica's rows
+    return c.rows * c.sizes[2] * 4
+
+
+def share(c: Case, rank: int) -> float:  # the FLOPs of the rank's stage in one process, shared
+    return stage_flops(c.pp, c.sizes, c.batch)[c.stage(rank)] / (c.dp * c.tp)
+
+
+#: Megatron's split inside each stage and the DP average, on every rank (exercises 5 and 6).
+TP_DP = (
+    in_groups(),
+    flops(share, 1, tolerance=0.25),
+    sharded(whole_weights, backward=None),
+    moved("checks_2_4.tp_bytes", activation_bytes, op="all_reduce", role="tp",
+          phases=("forward",)),
+    moved("checks_2_4.dp_bytes", lambda c, rank: c.sizes[1] // c.tp * 4 * (  # the two shards
+        c.d_in(c.stage(rank)) + c.sizes[2]), op="all_reduce", role="dp",
+        phases=("backward", "after")),
+)
+STEP_OPS = ("all_reduce", "barrier")
+STEP = (only(*STEP_OPS), *TP_DP)
+
+
+# --- on the ranks --------------------------------------------------------------------------
+
+class Guard:
+    """While the student's step runs: an op not in ``ops`` refused before it can hang; each
+    ``dist.new_group``'s ranks recorded, compared across ranks through the store (untraced)."""
+    cases = itertools.count()
+
+    def __init__(self, *ops: str):
         import torch.distributed as dist
 
-        self.saved = []
+        self.ops, self.calls, self.made, self.case = ops, [], [], next(Guard.cases)
+        self.original = dist.new_group
 
-        def refusal(shown):
-            return ExerciseFailed(text("checks_2_4.no_ready_made", shown=shown))
+    @staticmethod
+    def wrong(key: str, **fields) -> ExerciseFailed:  # a method: while the student's code runs
+        failed = ExerciseFailed(text(key, **fields))  # the checks' functions are off-limits
+        failed.kind = "wrong"
+        return failed
 
-        for module_name, name in _READY_MADE_FUNCTIONS:
-            module = importlib.import_module(module_name)
+    def check(self, op, args):  # labs.exercises.trace.before_comm
+        import torch.distributed as dist
 
-            def refuse(*args, _shown=f"{module_name}.{name}", **kwargs):
-                raise refusal(_shown)
-            self.saved.append((module, name, getattr(module, name)))
-            setattr(module, name, refuse)
-        for module_name, name in _READY_MADE_CLASSES:
-            cls = getattr(importlib.import_module(module_name), name)
+        if op not in self.ops:
+            raise self.wrong("invariants.only", rank=dist.get_rank(), what=op,
+                             allowed=", ".join(self.ops))
 
-            def refuse_init(self_, *args, _shown=f"{module_name}.{name}", **kwargs):
-                raise refusal(_shown)
-            self.saved.append((cls, "__init__", cls.__init__))
-            cls.__init__ = refuse_init
-        new_group, calls = dist.new_group, self.calls
+    def __call__(self, ranks=None, *args, **kwargs):
+        import torch.distributed as dist
 
-        def recording_new_group(ranks=None, *args, **kwargs):
-            mine = None if ranks is None else sorted(int(r) for r in ranks)
-            calls.append(mine)
-            # torch wants every rank to create every group, in the same order: compare the
-            # ranks every rank gives this call (over the default group) before creating it
-            everyone = [None] * dist.get_world_size()
-            dist.all_gather_object(everyone, mine)
-            other = next((r for r, g in enumerate(everyone) if g != everyone[0]), None)
-            if other is not None:
-                failed = ExerciseFailed(text("checks_2_4.new_group_differs", call=len(calls),
-                                             first=everyone[0], other=other,
-                                             theirs=everyone[other]))
-                failed.kind = "wrong"  # a rule of hint 1, not an error in the student's code
-                raise failed
-            return new_group(ranks, *args, **kwargs)
-        self.saved.append((dist, "new_group", new_group))
-        dist.new_group = recording_new_group
-        all_reduce, reduced = dist.all_reduce, self.reduced
+        mine = None if ranks is None else sorted(int(r) for r in ranks)
+        self.calls.append(mine)
+        store = dist.distributed_c10d._get_default_store()  # the first rank's groups stay
+        first = store.compare_set(f"labs-2.4/{self.case}/{len(self.calls)}", "", repr(mine))
+        if first.decode() != repr(mine):  # a rule of hint 1, not an error in the student's code
+            raise self.wrong("checks_2_4.new_group_differs", call=len(self.calls),
+                             first=first.decode(), other=dist.get_rank(), theirs=mine)
+        self.made.append(self.original(ranks, *args, **kwargs))
+        return self.made[-1]
 
-        def recording_all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
-            members = (list(range(dist.get_world_size())) if group is None
-                       else sorted(dist.get_process_group_ranks(group)))
-            reduced.append((tuple(tensor.shape), members))
-            return all_reduce(tensor, op, group, async_op)
-        self.saved.append((dist, "all_reduce", all_reduce))
-        dist.all_reduce = recording_all_reduce
-        return self
+    @contextlib.contextmanager
+    def installed(self):
+        import torch.distributed as dist
 
-    def __exit__(self, *exc):
-        for owner, name, value in reversed(self.saved):
-            setattr(owner, name, value)
-        return False
+        dist.new_group = dist.distributed_c10d.new_group = self
+        try:
+            with trace.before_comm(self.check):
+                yield self
+        finally:
+            dist.new_group = dist.distributed_c10d.new_group = self.original
+
+    def destroy(self) -> None:
+        import torch.distributed as dist
+
+        dist.barrier()  # every rank is done with them (thousands for many secrets)
+        for group in self.made:
+            if group not in (None, dist.GroupMember.NON_GROUP_MEMBER):
+                dist.destroy_process_group(group)
 
 
-def _mlp_case(sizes, batch, seed):
-    """Full weights w1 (H, D_in), w2 (D_out, H) and the global batch x (B, D_in), y (B, D_out)."""
+def detached(value):
+    """What a rank returned: tensors detached and copied, tuples and generators as lists."""
     import torch
 
-    d_in, hidden, d_out = sizes
-    gen = torch.Generator().manual_seed(seed)
-    w1 = torch.randn(hidden, d_in, generator=gen) / d_in ** 0.5
-    w2 = torch.randn(d_out, hidden, generator=gen) / hidden ** 0.5
-    x = torch.randn(batch, d_in, generator=gen)
-    y = torch.randn(batch, d_out, generator=gen)
-    return w1, w2, x, y
+    if isinstance(value, (list, tuple, types.GeneratorType)):
+        return [detached(v) for v in value]
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
 
 
-def _mlp_grads(w1, w2, x, y):
-    """One process: the full gradients of mean((relu(x w1^T) w2^T - y)^2) on rows x, y."""
+def _step_body(student_fn, c: Case, run):
+    """Rank body: the student's step on copies of the full weights and the global batch."""
+    w1s, w2s, x, y = data(c)
+    guard = Guard(*STEP_OPS)
+    with guard.installed():
+        got = run(student_fn, c.dp, c.tp, w1s[0].clone(), w2s[0].clone(), x.clone(), y.clone())
+    guard.destroy()
+    return {"grads": detached(got), "groups": guard.calls}
+
+
+# --- in the notebook's process -------------------------------------------------------------
+
+def compare_shards(c: Case, rank: int, full, got, names) -> None:
+    """The rank's two gradient shards against its part of ``full`` (another TP rank's named)."""
     import torch
 
-    w1, w2 = w1.clone().requires_grad_(), w2.clone().requires_grad_()
-    loss = ((torch.relu(x @ w1.T) @ w2.T - y) ** 2).mean()
-    loss.backward()
-    return w1.grad, w2.grad
+    t = c.mesh.coords(rank).tp
+    for k, (name, dim) in enumerate(zip(names, (0, 1))):
+        what, chunks = text("checks_2_4.what_shard", weight=name), full[k].chunk(c.tp, dim=dim)
+        want, mine = chunks[t], got[k]
+        if tuple(mine.shape) != tuple(want.shape):
+            _fail("checks_2_4.shard_shape", rank=rank, what=what, expected=tuple(want.shape),
+                  got=tuple(mine.shape))
+        close = [torch.allclose(x, mine.to(x.dtype), rtol=1e-4, atol=1e-6) for x in chunks]
+        if not close[t] and any(close):
+            _fail("checks_2_4.shard_other_rank", rank=rank, other=close.index(True), what=what,
+                  t=t, tp=c.tp)
+        compare_tensors(want, mine, what=what, rank=rank, check_dtype=False,
+                        factors={"dp": c.dp})
 
 
-def _partial_grads(w1, w2, x, y, tp):
-    """The gradient shards of a step without the TP all-reduce of the second layer (each TP
-    rank's loss on its partial sum), DP-averaged: what forgetting g gives."""
-    return [_mlp_grads(a, b, x, y) for a, b in zip(w1.chunk(tp, dim=0), w2.chunk(tp, dim=1))]
-
-
-def _rows_mode(x, rows: set):
-    """A torch function mode that adds to ``rows`` the index of every row of ``x`` found (equal,
-    as a row or as a column) in an operand of a matrix product: the rows that reach a matmul."""
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    products = {torch.matmul, torch.mm, torch.addmm, torch.bmm, torch.nn.functional.linear,
-                torch.Tensor.matmul, torch.Tensor.mm, torch.Tensor.__matmul__,
-                torch.Tensor.__rmatmul__}
-
-    class Rows(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            if func in products:
-                for a in list(args) + list(kwargs.values()):
-                    if torch.is_tensor(a) and a.dim() == 2:
-                        for m in (a, a.T):
-                            if m.shape[1] == x.shape[1]:
-                                same = (m.detach()[:, None, :] == x[None]).all(-1).any(0)
-                                rows.update(int(i) for i in same.nonzero().flatten())
-            return func(*args, **kwargs)
-    return Rows()
-
-
-def _hybrid_on_rank(student_fn, dp, tp, sizes, batch, seed):
-    """Inside a rank: the student's step on the full weights and the global batch; the rows of
-    the batch that reached a matrix product."""
-    w1, w2, x, y = _mlp_case(sizes, batch, seed)
-    calls: list = []
-    reduced: list = []
-    rows: set = set()
-    with _guarded(calls, reduced), _rows_mode(x, rows):
-        got = student_fn(dp, tp, w1.clone(), w2.clone(), x.clone(), y.clone())
-    if isinstance(got, (list, tuple)):
-        got = [g.detach().clone() if hasattr(g, "detach") else g for g in got]
-    return dict(grads=got, calls=calls, rows=sorted(rows), reduced=reduced)
-
-
-def _check_memberships(shape, sizes, results) -> None:
-    """Every all-reduce of a gradient shard ran in the rank's DP group, every other one (the
-    activations: g's forward, f's backward) in its TP group; a group of the wrong layout (TP
-    strided, DP consecutive: the two swapped) is named with its members."""
-    d_in, hidden, d_out = sizes
-    tp = shape.tp
-    grad_shapes = {(hidden // tp, d_in), (d_out, hidden // tp)}
-    for rank, result in enumerate(results):
-        tp_members = next(g for g in shape.group_ranks("tp") if rank in g)
-        dp_members = next(g for g in shape.group_ranks("dp") if rank in g)
-        for tensor_shape, members in result.get("reduced", ()):
-            role, want = (("dp", dp_members) if tuple(tensor_shape) in grad_shapes
-                          else ("tp", tp_members))
-            if len(members) == 1 and len(want) == 1 or members == want:
-                continue
-            other = dp_members if role == "tp" else tp_members
-            key = ("checks_2_4.groups_swapped" if members == other
-                   else "checks_2_4.group_membership_wrong")
-            raise ExerciseFailed(text(key, rank=rank, role=role.upper(), got=members, want=want,
-                                      tp=tp))
-
-
-def _shard_of(tensor, tp, dim, grads, rank):
-    """Which TP shard of ``tensor`` (chunked along ``dim``) ``grads`` equals, or None."""
+def _judge_step(c: Case, values, traces) -> None:
+    """Two tensors; every group made by every rank, in one order; the invariants; the shards."""
     import torch
 
-    for t, chunk in enumerate(tensor.chunk(tp, dim=dim)):
-        if chunk.shape == grads.shape and torch.allclose(chunk, grads, rtol=1e-4, atol=1e-6):
-            return t
-    return None
-
-
-def _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed):
-    import torch
-
-    shape = MeshShape(dp=dp, pp=1, tp=tp)
-    results = run_on_ranks(_hybrid_on_rank, shape.world_size,
-                           (student_fn, dp, tp, sizes, batch, seed), timeout=HYBRID_TIMEOUT)
-    w1, w2, x, y = _mlp_case(sizes, batch, seed)
-    full = _mlp_grads(w1, w2, x, y)
-    local = [_mlp_grads(w1, w2, xs, ys) for xs, ys in zip(x.chunk(dp), y.chunk(dp))]
-    partial = _partial_grads(w1, w2, x, y, tp) if tp > 1 else None
-    needed = [g for dim in ("tp", "dp") for g in shape.group_ranks(dim) if len(g) > 1]
-    first = results[0]["calls"]
-    for rank, result in enumerate(results):
-        calls = result["calls"]
-        missing = [g for g in needed if g not in calls]
+    needed = [g for dim in ("tp", "dp") for g in c.mesh.group_ranks(dim) if len(g) > 1]
+    for rank, value in enumerate(values):
+        got, made = value["grads"], value["groups"]
+        if not (isinstance(got, list) and len(got) == 2 and all(torch.is_tensor(g) for g in got)):
+            _fail("checks_2_4.not_two_tensors", rank=rank, got=got)
+        missing = [g for g in needed if g not in made]
         if missing:
-            raise ExerciseFailed(text("checks_2_4.new_group_missing", rank=rank, group=missing[0]))
-        if calls != first:
-            raise ExerciseFailed(text("checks_2_4.new_group_order", rank=rank, first=first,
-                                      calls=calls))
-    _check_memberships(shape, sizes, results)
-    for rank, result in enumerate(results):  # each DP replica on its own share of the batch
-        d = shape.coords(rank)[0]
-        share = list(range(batch))[d * (batch // dp):(d + 1) * (batch // dp)]
-        others = sorted(set(result["rows"]) - set(share))
-        if others:
-            raise ExerciseFailed(text("checks_2_4.rows_of_other_replicas", rank=rank, d=d,
-                                      dp=dp, row=others[0], count=len(others), first=share[0],
-                                      last=share[-1]))
-    names = [text("checks_2_4.what_shard", weight=weight) for weight in ("w1", "w2")]
-    for rank, result in enumerate(results):
-        got = result["grads"]
-        if not isinstance(got, (list, tuple)) or len(got) != 2 or \
-                not all(torch.is_tensor(g) for g in got):
-            raise ExerciseFailed(text("checks_2_4.not_two_tensors", rank=rank, got=got))
-        d, _, t = shape.coords(rank)
-        for k, (what, dim) in enumerate(zip(names, (0, 1))):
-            expected = full[k].chunk(tp, dim=dim)[t]
-            g = got[k].to(expected.dtype)
-            if g.shape != expected.shape:
-                raise ExerciseFailed(text("checks_2_4.shard_shape", rank=rank, what=what,
-                                          expected=tuple(expected.shape), got=tuple(g.shape)))
-            if torch.allclose(g, expected, rtol=1e-4, atol=1e-6):
-                continue
-            other = _shard_of(full[k], tp, dim, g, rank)
-            if other is not None:
-                raise ExerciseFailed(text("checks_2_4.shard_other_rank", rank=rank, other=other,
-                                          what=what, t=t, tp=tp))
-            if dp > 1 and torch.allclose(g, dp * expected, rtol=1e-4, atol=1e-6):
-                raise ExerciseFailed(text("checks_2_4.shard_times_dp", rank=rank, what=what, dp=dp))
-            mine = local[d][k].chunk(tp, dim=dim)[t]
-            if dp > 1 and any(torch.allclose(g, m, rtol=1e-4, atol=1e-6) for m in (mine, mine / dp)):
-                raise ExerciseFailed(text("checks_2_4.shard_local_batch", rank=rank, what=what,
-                                          dp=dp))
-            if partial is not None and torch.allclose(g, partial[t][k], rtol=1e-4, atol=1e-6):
-                raise ExerciseFailed(text("checks_2_4.shard_partial_sum", rank=rank, what=what))
-            assert_close(expected, g, what=what, rank=rank)
+            _fail("checks_2_4.new_group_missing", rank=rank, group=missing[0])
+        if made != values[0]["groups"]:
+            _fail("checks_2_4.new_group_order", rank=rank, first=values[0]["groups"], calls=made)
+    hold(STEP, c, traces)
+    _, full = reference(c)
+    for rank, value in enumerate(values):
+        compare_shards(c, rank, full[0], value["grads"], ("w1", "w2"))
 
 
-#: The hidden cases of the hybrid step: (dp, tp) among the meshes listed (at most 4 ranks; the
-#: first is the notebook tests' one), then the ranges of D_in, of the rows of w1 per TP rank, of
-#: D_out and of the rows of the batch per DP rank, each with the tests' value.
+# (dp, tp) among the meshes listed, then (low, high, without a secret) of D_in, j (H/tp =
+# 2j + 1), D_out and a replica's rows; H stays above the rows and apart from D_in, D_out
+# (whole_weights). The first: TP off; the second: DP off, and without a secret a gradient shard
+# and the activation have the same shape (told apart by group and pass, never by shape).
 _STEP_HIDDEN = (
-    # DP strides and TP strides differ: a mesh built with dp and tp swapped fails
-    (((4, 1), (3, 1)), (3, 7, 5), (4, 10, 6), (2, 5, 3), (2, 3, 2)),
-    (((1, 4), (1, 3), (1, 2)), (2, 5, 3), (2, 4, 3), (2, 4, 2), (3, 6, 4)),
-    (((2, 1), (3, 1)), (3, 6, 4), (6, 12, 10), (3, 6, 5), (2, 4, 3)),
-    # an uneven hidden size that tp divides: an odd number of rows (3 in the tests) per TP rank
-    (((2, 2),), (3, 7, 5), None, (2, 5, 4), (4, 8, 6)),
+    (((4, 1), (3, 1), (2, 1)), (3, 7, 5), (3, 5, 3), (2, 5, 3), (2, 5, 2)),
+    (((1, 3), (1, 4), (1, 2)), (2, 5, 2), (1, 2, 1), (2, 4, 2), (1, 3, 3)),
+    (((2, 2),), (3, 7, 5), (1, 3, 1), (2, 5, 4), (2, 4, 3)),
 )
 
 
-def _step_cases() -> list[tuple]:
-    """(dp, tp, (D_in, H, D_out), B) of every case of :func:`check_hybrid_step`: the shown
-    one, then the hidden ones (drawn from the secret when one is set)."""
-    cases = [(2, 2, (4, 8, 3), 8)]  # the shown case
-    for k, (meshes, d_in, rows, d_out, per_dp) in enumerate(_STEP_HIDDEN):
-        seed = 300 + 10 * k
-        dp, tp = meshes[hidden_int(_TAG, seed, 0, len(meshes) - 1, 0)]
-        if rows is None:  # 2·j + 1 rows per TP rank, j in 1..3 (1 without a secret)
-            per_tp = 2 * hidden_int(_TAG, seed + 2, 1, 3, 1) + 1
-        else:
-            per_tp = hidden_int(_TAG, seed + 2, *rows)
-        sizes = (hidden_int(_TAG, seed + 1, *d_in), tp * per_tp, hidden_int(_TAG, seed + 3, *d_out))
-        cases.append((dp, tp, sizes, dp * hidden_int(_TAG, seed + 4, *per_dp)))
+def step_cases() -> list[Case]:
+    """Exercise 5's cases: the shown one, then the hidden ones (drawn from the secret)."""
+    shown = Case(msg("checks.case_numbered", n=1, what=msg(
+        "checks_2_4.step_case", dp=2, tp=2, d_in=4, hidden=8, d_out=3, batch=8)),
+        2, 2, (4, 8, 3), 8, hidden_seed(TAG, 90))
+    cases = [shown]
+    for k, (meshes, d_in, per_tp, d_out, rows) in enumerate(_STEP_HIDDEN, start=1):
+        key = 300 + 10 * k
+        dp, tp = meshes[hidden_int(TAG, key, 0, len(meshes) - 1, 0)]
+        hidden = tp * (2 * hidden_int(TAG, key + 2, *per_tp) + 1)  # H/tp odd
+        d_in, d_out = (hidden_int(TAG, key + j, *r) for j, r in ((1, d_in), (3, d_out)))
+        sizes = (d_in + (d_in == hidden), hidden, d_out + (d_out == hidden))
+        rows = min(hidden_int(TAG, key + 4, *rows), hidden - 1)
+        cases.append(Case(msg("checks.case_hidden", n=k), dp, tp, sizes, dp * rows,
+                          hidden_seed(TAG, 90 + k), hidden=True))
     return cases
+
+
+#: The exercises on ranks: ``id -> (cases, rank body, judge)`` (tests/catalog/test_secrets.py).
+RANK_EXERCISES = {"ex2_4_hybrid_step": (step_cases, _step_body, _judge_step)}
 
 
 @graded("ex2_4_hybrid_step")
 def check_hybrid_step(student_fn):
     """student_fn(dp, tp, w1, w2, x, y) on every rank of a dp × tp mesh (pp = 1, TP innermost)
     -> (grad of this rank's rows of w1, grad of this rank's columns of w2), averaged over DP."""
-    for k, (dp, tp, sizes, batch) in enumerate(_step_cases()):
-        d_in, hidden, d_out = sizes
-        label = (text("checks.case_hidden", n=k) if k > 0
-                 else text("checks.case_numbered", n=k + 1, what=text(
-                     "checks_2_4.step_case", dp=dp, tp=tp, d_in=d_in, hidden=hidden, d_out=d_out,
-                     batch=batch)))
-        with case(label, hidden=k > 0):
-            _check_hybrid_case(student_fn, dp, tp, sizes, batch, seed=hidden_seed(_TAG, 90 + k))
+    check_cases("ex2_4_hybrid_step", student_fn, *RANK_EXERCISES["ex2_4_hybrid_step"])

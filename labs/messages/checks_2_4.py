@@ -45,10 +45,6 @@ MESSAGES = {
         "zh": "{what}应该是 {n} 个整数的 tuple，实际得到 {got!r}",
         "en": "{what} should be a tuple of {n} integers, got {got!r}",
     },
-    "not_integers": {
-        "zh": "{what}应该是整数，实际得到 {got!r}",
-        "en": "{what} should be integers, got {got!r}",
-    },
     "coords_wrong": {
         "zh": "rank {rank} 的坐标 (dp, pp, tp) 应为 {expected}，实际 {got}"
               "（TP 在最内层：rank = (dp·{pp} + pp)·{tp} + tp）",
@@ -56,12 +52,9 @@ MESSAGES = {
               "(TP is innermost: rank = (dp·{pp} + pp)·{tp} + tp)",
     },
     "groups_not_lists": {
-        "zh": "{what}应该是 rank 列表的列表，例如 [[0, 1], [2, 3]]，实际 {groups!r}",
-        "en": "{what} should be a list of lists of ranks, e.g. [[0, 1], [2, 3]], got {groups!r}",
-    },
-    "groups_not_integers": {
-        "zh": "{what}里应该都是整数 rank：{groups!r}",
-        "en": "{what} should hold integer ranks only: {groups!r}",
+        "zh": "{what}应该是整数 rank 列表的列表，例如 [[0, 1], [2, 3]]，实际 {groups!r}",
+        "en": "{what} should be a list of lists of integer ranks, e.g. [[0, 1], [2, 3]], got "
+              "{groups!r}",
     },
     "groups_wrong": {
         "zh": "{dim} 组不对：应有 {count} 组、每组 {size} 个 rank，"
@@ -92,6 +85,10 @@ MESSAGES = {
         "zh": "梯度（fp16，2 B/参数）",
         "en": "gradients (fp16, 2 B/parameter)",
     },
+    "part_all": {
+        "zh": "全部三部分",
+        "en": "all three parts together",
+    },
     "part_optimizer": {
         "zh": "优化器状态（fp32 主权重和 Adam 的两个矩，12 B/参数）",
         "en": "optimizer states (fp32 master weights and Adam's two moments, 12 B/parameter)",
@@ -111,6 +108,10 @@ MESSAGES = {
         "zh": "tp={tp} 必须整除 {heads} 个头并且不超过每节点的 {per_node} 张卡",
         "en": "tp={tp} must divide the {heads} heads and be at most the {per_node} GPUs of a node",
     },
+    "layout_pp": {
+        "zh": "pp={pp} 必须整除 {layers} 层（每个 stage 的层数相同）",
+        "en": "pp={pp} must divide the {layers} layers (every stage has as many layers)",
+    },
     "layout_memory": {
         "zh": "这个配置每张卡要 {need_gb:.1f} GB，超过预算 {budget_gb:g} GB",
         "en": "this layout needs {need_gb:.1f} GB per GPU, over the budget of {budget_gb:g} GB",
@@ -124,20 +125,47 @@ MESSAGES = {
         "en": "expected (dp, pp, tp) = {expected}, got {got}: {why}",
     },
     # --- exercise 5: one DP × TP step on real ranks ------------------------------------------
-    "no_ready_made": {
-        "zh": "本练习不能使用现成的 {shown}：进程组要自己用 dist.new_group "
-              "创建，两层的切分和通信要自己写（可以用 f/g 算子，看提示 2）",
-        "en": "this exercise may not use the ready-made {shown}: create the process groups "
-              "yourself with dist.new_group, and write the split of both layers and their "
-              "communication yourself (the f/g operators may help, see hint 2)",
+    "after_backward": {
+        "zh": "（反向传播之后）",
+        "en": " after the backward pass",
+    },
+    "group_of_pass": {
+        "zh": "rank {rank} 的 {what}{phase}不在它的 {role} 组 {want} 里{note}："
+              "f/g（前向的 g、反向的 f）在 TP 组里 all-reduce，反向传播之后的梯度平均在 DP 组里"
+              "（看提示 1）",
+        "en": "on rank {rank}, {what}{phase}: there only its {role} group {want} will "
+              "do{note}: f/g (g in the forward pass, f in the backward pass) all-reduce in "
+              "the TP group, the gradient average after the backward pass in the DP group "
+              "(see hint 1)",
+    },
+    "groups_swapped": {
+        "zh": "（它用的正是自己的另一个组：TP 组和 DP 组用反了）",
+        "en": " (the group it used is its other one: the TP and DP groups are swapped)",
+    },
+    "tp_bytes": {
+        "zh": "rank {rank} 在前向传播里于 TP 组 {group} 中 all-reduce 了 {got} 字节，而行并行层的输出是 "
+              "{want} 字节：g 要把它恰好 all-reduce 一次（看提示 1）；每个 rank 只算自己的分片，"
+              "不能算完整的 MLP 再切",
+        "en": "rank {rank} all-reduced {got} B in its TP group {group} in the forward pass; the "
+              "row-parallel layer's output is {want} B, which g all-reduces exactly once (see "
+              "hint 1): each rank computes its own shard, never the whole MLP sliced afterwards",
+    },
+    "dp_bytes": {
+        "zh": "rank {rank} 在 DP 组 {group} 中 all-reduce 了 {got} 字节，而它的两个梯度分片共 {want} "
+              "字节：反向传播之后在 DP 组里把它们（分别或拼成一个）各 all-reduce 一次，再除以 dp"
+              "（看提示 1）",
+        "en": "rank {rank} all-reduced {got} B in its DP group {group}; its two gradient shards are "
+              "{want} B: after the backward pass, all-reduce them once in the DP group (each, or "
+              "both flattened into one), then divide by dp (see hint 1)",
     },
     "new_group_differs": {
-        "zh": "第 {call} 次调用 dist.new_group 时各 rank 给的组不同（rank 0："
-              "{first}，rank {other}：{theirs}）：每个 rank 都要按相同的"
+        "zh": "第 {call} 次调用 dist.new_group 时各 rank 给的组不同（rank {other}："
+              "{theirs}，另一个 rank：{first}）：每个 rank 都要按相同的"
               "顺序为每一个组调用 dist.new_group，包括自己不在其中的组（看提示 1）",
         "en": "call {call} of dist.new_group was given different groups on different ranks "
-              "(rank 0: {first}, rank {other}: {theirs}): every rank must call dist.new_group "
-              "for every group, in the same order, including the groups it is not in (see hint 1)",
+              "(rank {other}: {theirs}, another rank: {first}): every rank must call "
+              "dist.new_group for every group, in the same order, including the groups it is not "
+              "in (see hint 1)",
     },
     "new_group_missing": {
         "zh": "rank {rank} 没有为组 {group} 调用 dist.new_group：每个 rank 都要为每一个"
@@ -152,21 +180,6 @@ MESSAGES = {
         "en": "rank {rank} called dist.new_group with other groups or in another order than "
               "rank 0 (rank 0: {first}; rank {rank}: {calls}): every rank must create all the "
               "groups in the same order (see hint 1)",
-    },
-    "groups_swapped": {
-        "zh": "rank {rank} 在 {role} 组里的 all-reduce 用的是 {got}，那是它的另一个组；{role} 组应是 {want}："
-              "TP 组和 DP 组用反了。TP 组是连续的 tp 个 rank，DP 组里的 rank 相隔 tp={tp}（看提示 1）",
-        "en": "on rank {rank}, the all-reduce of the {role} group ran over {got}, which is the "
-              "rank's other group; the {role} group is {want}: the TP and DP groups are swapped. "
-              "A TP group is tp consecutive ranks, a DP group's ranks are tp={tp} apart "
-              "(see hint 1)",
-    },
-    "group_membership_wrong": {
-        "zh": "rank {rank} 在 {role} 组里的 all-reduce 用的是 {got}，应是 {want}：TP 组是连续的 tp 个 "
-              "rank，DP 组里的 rank 相隔 tp={tp}（看提示 1）",
-        "en": "on rank {rank}, the all-reduce of the {role} group ran over {got}; it should be "
-              "{want}: a TP group is tp consecutive ranks, a DP group's ranks are tp={tp} apart "
-              "(see hint 1)",
     },
     "not_two_tensors": {
         "zh": "rank {rank} 应该返回两个张量 (w1 的梯度分片, w2 的梯度分片)，实际得到 {got!r}（看提示 2）",
@@ -188,43 +201,17 @@ MESSAGES = {
         "en": "rank {rank} returned {what} of TP coordinate {other}, but its TP coordinate "
               "is {t}: TP is innermost, rank = dp_index·{tp} + tp_index (see hint 1)",
     },
-    "shard_times_dp": {
-        "zh": "rank {rank} 的 {what}是正确值的 {dp} 倍：在 DP 组里 all_reduce 求和之后，"
-              "还要除以 DP 组的大小 {dp}（看提示 1）",
-        "en": "on rank {rank}, {what} is {dp} times the right value: after the all_reduce "
-              "sum in the DP group, divide by the DP group's size {dp} (see hint 1)",
-    },
-    "shard_local_batch": {
-        "zh": "rank {rank} 的 {what}只用了它自己那 1/{dp} 批数据：要在它的 DP 组里"
-              "对梯度 all_reduce 求和再除以 dp（看提示 1）",
-        "en": "on rank {rank}, {what} uses only the rank's own 1/{dp} of the batch: all_reduce the "
-              "gradients (sum) in its DP group, then divide by dp (see hint 1)",
-    },
-    "shard_partial_sum": {
-        "zh": "rank {rank} 的 {what}是按第二层输出的部分和算出来的：行并行的输出要在 TP 组里"
-              " all-reduce（g 算子 reduce_from_tensor_parallel_region）之后再算 loss（看提示 1）",
-        "en": "on rank {rank}, {what} was computed from the partial sums of the second "
-              "layer's output: all-reduce the row-parallel output in the TP group (the g "
-              "operator, reduce_from_tensor_parallel_region) before computing the loss "
-              "(see hint 1)",
-    },
-    "rows_of_other_replicas": {
-        "zh": "rank {rank}（DP 副本 {d}，共 {dp} 个）把第 {row} 行等 {count} 行不属于它的数据送进了"
-              "矩阵乘法：每个 DP 副本只处理自己那 1/{dp} 批数据（第 {first}–{last} 行），"
-              "题目要求先按 DP 切分 x 和 y（看提示 1）",
-        "en": "rank {rank} (DP replica {d} of {dp}) fed {count} rows that are not its own, row "
-              "{row} among them, into a matrix product: each DP replica processes only its 1/{dp} "
-              "of the batch (rows {first}–{last}); the statement asks to split x and y over DP "
-              "first (see hint 1)",
-    },
-    # --- 练习 6: one DP × PP × TP step (labs.exercises.three_d_checks) ----------------------
+    # --- exercise 6: one DP × PP × TP step (labs.exercises.three_d_checks) ----------------------
     "step3d_case": {
         "zh": "dp={dp}, pp={pp}, tp={tp}，每个 stage 一个 MLP {d} → {hidden} → {d}，batch {batch}",
         "en": "dp={dp}, pp={pp}, tp={tp}, each stage an MLP {d} → {hidden} → {d}, batch {batch}",
     },
-    "step3d_case_hidden": {
-        "zh": "隐藏用例 {n}：{what}",
-        "en": "Hidden case {n}: {what}",
+    "p2p_bytes": {
+        "zh": "rank {rank}（stage {s}）的 {op} 共 {got} 字节，stage 之间每个方向应恰好传 {want} 字节："
+              "前向是本副本的激活值，反向是它的梯度（看提示 2）",
+        "en": "rank {rank} (stage {s}) moved {got} B by {op}; the stage boundary carries exactly "
+              "{want} B each way: the replica's activations forward, their gradient back (see "
+              "hint 2)",
     },
     "step3d_what_loss": {
         "zh": "DP 副本 {d} 的 loss（最后一个 stage）",
@@ -233,61 +220,6 @@ MESSAGES = {
     "step3d_what_weight": {
         "zh": "一步 SGD 之后的 {weight} 分片",
         "en": "the shard of {weight} after one SGD step",
-    },
-    "step3d_collective": {
-        "zh": "本练习里只能用 all_reduce（TP 的 f/g 和 DP 的梯度平均）和 send/recv（stage 之间），"
-              "不能用 {shown}（看提示 1）",
-        "en": "this exercise allows only all_reduce (TP's f/g, the DP gradient average) and "
-              "send/recv (between stages), not {shown} (see hint 1)",
-    },
-    "step3d_stage_computes_x": {
-        "zh": "rank {rank}（stage {s}）把 x 的行送进了矩阵乘法：它在替 stage 0 计算。stage {s} "
-              "只算自己的层，输入要用 dist.recv 从 stage 0 收（看提示 2）",
-        "en": "rank {rank} (stage {s}) put rows of x into a matrix product: it computes stage 0's "
-              "layers. Stage {s} computes only its own layers, on the activations it receives "
-              "from stage 0 with dist.recv (see hint 2)",
-    },
-    "step3d_sent_wrong_peer": {
-        "zh": "rank {rank}（stage {s}）向 rank {peer} 发送了数据：stage 之间只在同一 DP 副本、"
-              "同一 TP 坐标的一对 rank 之间传，它的伙伴是 rank {partner}（rank ± tp，看提示 2）",
-        "en": "rank {rank} (stage {s}) sent to rank {peer}: stages exchange data only between the "
-              "pair of ranks with the same DP replica and TP index; its partner is rank {partner} "
-              "(rank ± tp, see hint 2)",
-    },
-    "step3d_received_wrong_peer": {
-        "zh": "rank {rank}（stage {s}）从 rank {peer} 接收了数据：stage 之间只在同一 DP 副本、"
-              "同一 TP 坐标的一对 rank 之间传，它的伙伴是 rank {partner}（rank ± tp，看提示 2）",
-        "en": "rank {rank} (stage {s}) received from rank {peer}: stages exchange data only "
-              "between the pair of ranks with the same DP replica and TP index; its partner is "
-              "rank {partner} (rank ± tp, see hint 2)",
-    },
-    "step3d_no_sent": {
-        "zh": "rank {rank}（stage {s}）没有向 rank {partner} 发送任何东西：stage 0 发激活值，"
-              "stage 1 发回激活值的梯度（看提示 2）",
-        "en": "rank {rank} (stage {s}) sent nothing to rank {partner}: stage 0 sends its "
-              "activations, stage 1 sends back their gradient (see hint 2)",
-    },
-    "step3d_no_received": {
-        "zh": "rank {rank}（stage {s}）没有从 rank {partner} 接收任何东西：stage 1 收激活值，"
-              "stage 0 收回激活值的梯度（看提示 2）",
-        "en": "rank {rank} (stage {s}) received nothing from rank {partner}: stage 1 receives "
-              "the activations, stage 0 receives their gradient back (see hint 2)",
-    },
-    "step3d_group_missing": {
-        "zh": "rank {rank} 的一次 {role} all-reduce 用的是所有 rank {got}，应该只在 {role} 组 {want} 里："
-              "很可能是漏了 group={group}（看提示 1）",
-        "en": "on rank {rank}, an all-reduce of the {role} group ran over every rank {got}; it "
-              "should run in the {role} group {want} only: most likely group={group} is missing "
-              "(see hint 1)",
-    },
-    "step3d_deadlock": {
-        "zh": "这通常是死锁：各 rank 都在等通信。stage 0 先 send 激活值、再 recv 梯度，stage 1 先 recv、"
-              "再 send（看提示 2）；f/g 或 DP 平均里的 all_reduce 漏了 group= 时，它会去等另一个 "
-              "stage 的 rank，而它们正在等 recv（看提示 1）。",
-        "en": "This is usually a deadlock: every rank is waiting on communication. Stage 0 sends "
-              "its activations, then receives the gradient; stage 1 receives, then sends (see "
-              "hint 2). An all_reduce in f/g or in the DP average without group= waits for the "
-              "ranks of the other stage, which are waiting in a recv (see hint 1).",
     },
     "step3d_not_three": {
         "zh": "rank {rank} 应该返回 (loss 或 None, [w1 分片的梯度, w2 分片的梯度], "

@@ -1,58 +1,121 @@
-"""2.4's exercise 5 (one DP × TP step): each DP replica processes only its own share of the batch
-(issue 30, item 1). Skipping the data split, every replica on the whole global batch, gives
-the same DP-averaged gradients and got 4/4; the rows of x that reach a matrix product are now
-recorded on every rank, and such a step gets 0/4 with the replica and the rows it should use.
+"""2.4's exercises 5 and 6: the mechanism's invariants on traces built by hand (no ranks).
+
+An all-reduce is judged by its group's members and its pass -- forward (g: TP), backward (f:
+TP; a gradient hook: DP), after the backward pass (the gradient average: DP) -- never by its
+tensor's shape (issue 37: a correct answer whose activation and gradient shard had the same
+shape was told "the TP and DP groups are swapped", about one secret in eight). Then the
+FLOPs of a rank's products, no whole weight, the bytes each group and each stage boundary
+carries, and the stages' partners.
 """
 from __future__ import annotations
 
 import pytest
-import torch
-import torch.distributed as dist
 
 from labs.exercises.checks import ExerciseFailed
-from labs.exercises.hybrid_checks import check_hybrid_step
-from tests.support import verdicts
-from tests.support.exercise_cells import cell_source, define, replaced, verdict
+from labs.exercises.hybrid_step_checks import STEP, Case, share
+from labs.exercises.invariants import hold
+from labs.exercises.three_d_checks import STEP_3D
+from labs.exercises.trace import Comm, Product, Trace
 from tests.support.messages import found_in
-from labs.messages import text
-
-pytestmark = pytest.mark.numerics
-
-NAME = "2.4_hybrid_parallel.ipynb"
 
 
-def _variant(old: str, new: str):
-    source = replaced(cell_source(NAME, "ex2_4_hybrid_step_solution", "solutions"), old, new)
-    (defined,) = define(source, ("my_hybrid_step",), "hybrid_step_submission",
-                        torch=torch, dist=dist)
-    return defined
+def _case(dp, tp, sizes, batch, pp=1) -> Case:
+    return Case("test", dp, tp, sizes, batch, seed=0, pp=pp)
 
 
-def test_every_replica_on_the_whole_batch_scores_zero(capsys):
-    fn = _variant("x_mine, y_mine = x.chunk(dp)[dp_index], y.chunk(dp)[dp_index]",
-                  "x_mine, y_mine = x, y")
+def _traces(c: Case, *, dp_pass="after", swap=False, extra=(), p2p=None) -> list[Trace]:
+    """What every rank of a right step does: its products (FLOPs of its share, shards only), g
+    in its TP group, then its gradient shards all-reduced in its DP group (in ``dp_pass``);
+    ``swap``: the two groups exchanged; ``extra``: more (kind, rank, item) to add."""
+    traces = []
+    for rank in range(c.world_size):
+        d, s, t = c.mesh.coords(rank)
+        tp_g, dp_g = tuple(c.mesh.peers(rank, "tp")), tuple(c.mesh.peers(rank, "dp"))
+        if swap:
+            tp_g, dp_g = dp_g, tp_g
+        d_in, hidden, d_out = c.sizes
+        rows, shard = c.rows, hidden // c.tp
+        out = Trace(rank=rank)
+        out.products.append(Product(1, "mm", ((rows, c.d_in(s)), (c.d_in(s), shard)),
+                                    int(share(c, rank)), False))
+        out.comms.append(Comm(2, "all_reduce", tp_g, None, rows * d_out * 4, (rows, d_out),
+                              "sum", False, True))
+        out.products.append(Product(3, "mm", ((d_out, rows), (rows, shard)), 0, True))
+        for k, shape in enumerate(((shard, c.d_in(s)), (d_out, shard))):
+            out.comms.append(Comm(4 + k, "all_reduce", dp_g, None, shape[0] * shape[1] * 4,
+                                  shape, "sum", dp_pass == "backward", True))
+        if dp_pass == "backward":  # a gradient hook's all-reduce, then the last product
+            out.products.append(Product(6, "mm", ((rows, shard), (shard, d_out)), 0, True))
+        for kind, where, item in extra:
+            if where == rank:
+                getattr(out, kind).append(item)
+        if p2p:
+            p2p(c, rank, out)
+        traces.append(out)
+    return traces
+
+
+# dp = 1, tp = 3, sizes (2, 9, 2), batch 3: the activation (3, 2) and the w1 shard (3, 2)
+COINCIDING = _case(1, 3, (2, 9, 2), 3)
+# dp = tp = 2, sizes (4, 6, 3), batch 6: the activation (3, 3) and the w2 shard (3, 3)
+BOTH = _case(2, 2, (4, 6, 3), 6)
+
+
+@pytest.mark.parametrize("c", [COINCIDING, BOTH], ids=["dp1-tp3", "dp2-tp2"])
+def test_same_shapes_are_judged_by_group_and_pass(c):
+    hold(STEP, c, _traces(c))
+    hold(STEP, c, _traces(c, dp_pass="backward"))  # averaged by a gradient hook: DP too
+
+
+def test_swapped_groups_are_named_swapped():
     with pytest.raises(ExerciseFailed) as info:
-        check_hybrid_step(fn)
-    message = str(info.value)
-    # case 1: dp = tp = 2, a batch of 8: replica 0 owns rows 0-3, and saw rows 4-7 too
-    assert message.startswith(text("checks.case_numbered", n=1, what="")), message
-    found_in(message, "checks_2_4.rows_of_other_replicas", rank=0, d=0, dp=2, row=4, count=4,
-             first=0, last=3)
-    assert verdict(capsys).startswith(verdicts.failed(5, 4))
+        hold(STEP, BOTH, _traces(BOTH, swap=True))
+    fields = found_in(info.value, "checks_2_4.group_of_pass", rank=0, role="TP", want=[0, 1])
+    assert fields["note"], info.value  # "the TP and DP groups are swapped"
 
 
-TRANSPOSED = ("h = torch.relu(copy_to_tensor_parallel_region(x_mine, group=tp_group) @ w1_mine.T)",
-              "h = torch.relu((w1_mine @ copy_to_tensor_parallel_region(x_mine, group=tp_group).T).T)")
-
-
-def test_a_transposed_product_is_seen_too(capsys):
-    check_hybrid_step(_variant(*TRANSPOSED))  # the right rows, as columns: full marks
-    assert verdicts.passed(5, 4) in verdict(capsys)
-    source = replaced(cell_source(NAME, "ex2_4_hybrid_step_solution", "solutions"), *TRANSPOSED)
-    source = replaced(source, "x_mine, y_mine = x.chunk(dp)[dp_index], y.chunk(dp)[dp_index]",
-                      "x_mine, y_mine = x, y")
-    (fn,) = define(source, ("my_hybrid_step",), "hybrid_step_submission", torch=torch, dist=dist)
+def test_a_gradient_average_over_the_tp_group_after_backward_is_refused():
+    wrong = Comm(9, "all_reduce", (0, 1), None, 36, (3, 3), "sum", False, True)
     with pytest.raises(ExerciseFailed) as info:
-        check_hybrid_step(fn)
-    found_in(info.value, "checks_2_4.rows_of_other_replicas")
-    capsys.readouterr()
+        hold(STEP, BOTH, _traces(BOTH, extra=[("comms", 0, wrong)]))
+    found_in(info.value, "checks_2_4.group_of_pass", rank=0, role="DP", want=[0, 2])
+
+
+def test_a_whole_weight_and_extra_flops_are_refused():
+    whole = Product(3, "mm", ((3, 6), (6, 3)), 0, True)  # w2 (3, 6): D_out × H
+    with pytest.raises(ExerciseFailed) as info:
+        hold(STEP, BOTH, _traces(BOTH, extra=[("products", 1, whole)]))
+    found_in(info.value, "invariants.sharded", rank=1, shape=(3, 6))
+    more = Product(9, "mm", ((3, 4), (4, 3)), int(share(BOTH, 3) / 3), False)
+    with pytest.raises(ExerciseFailed) as info:
+        hold(STEP, BOTH, _traces(BOTH, extra=[("products", 3, more)]))
+    found_in(info.value, "invariants.flops", rank=3)
+
+
+def test_the_bytes_of_g_and_of_the_dp_average_are_counted_per_group():
+    twice = Comm(2, "all_reduce", (2, 3), None, 3 * 3 * 4, (3, 3), "sum", False, True)
+    with pytest.raises(ExerciseFailed) as info:
+        hold(STEP, BOTH, _traces(BOTH, extra=[("comms", 2, twice)]))  # g twice: 72 B, not 36
+    found_in(info.value, "checks_2_4.tp_bytes", rank=2, got=72, want=36, group=[2, 3])
+
+
+STAGES = _case(2, 2, (4, 6, 4), 8, pp=2)
+
+
+def _pipeline(peer_of=lambda c, rank: rank + c.tp if c.stage(rank) == 0 else rank - c.tp,
+              size=lambda c: c.rows * c.sizes[2] * 4):
+    def add(c, rank, t):
+        peer = peer_of(c, rank)
+        t.comms += [Comm(10, "send", (), peer, size(c), (), None, False, True),
+                    Comm(11, "recv", (), peer, size(c), (), None, False, True)]
+    return add
+
+
+def test_stage_boundaries_go_to_the_partner_with_the_activations_bytes():
+    hold(STEP_3D, STAGES, _traces(STAGES, p2p=_pipeline()))
+    with pytest.raises(ExerciseFailed) as info:  # to the TP neighbour
+        hold(STEP_3D, STAGES, _traces(STAGES, p2p=_pipeline(lambda c, rank: rank ^ 1)))
+    found_in(info.value, "invariants.peers", rank=0)
+    with pytest.raises(ExerciseFailed) as info:  # a token instead of the activations
+        hold(STEP_3D, STAGES, _traces(STAGES, p2p=_pipeline(size=lambda c: 4)))
+    found_in(info.value, "checks_2_4.p2p_bytes", rank=0, got=4, want=64, op="send")
