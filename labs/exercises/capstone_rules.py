@@ -1,17 +1,16 @@
 """2.5's capstone (exercise 1, checked by :func:`labs.exercises.summary_checks.check_capstone`):
-its scenarios -- the shown 34B GQA one, then one per part of the step that can decide, drawn
-per secret from ``_HIDDEN`` (TP 16 on nodes of 16 GPUs among them) -- the reference
-(:func:`plan_training`) and :func:`grade_answer`, which says what is wrong with an answer. The
-planner's search runs once per scenario (``_SEARCHED``: what ``pl.plan``, the exercise's tool,
-returns). Owns: these scenarios, rules and tolerances. Must not: run the student's code or
-decide the grade (labs.exercises.summary_checks, labs.exercises.checks), print, or import the
-grader or the planner widget (labs.planner.widgets, labs.planner.view).
+its scenarios (the shown 34B GQA one, then one per part of the step that can decide, drawn per
+secret from ``_HIDDEN``, TP 16 on nodes of 16 among them), the reference (:func:`plan_training`)
+and :func:`grade_answer`, which says what is wrong with an answer. Owns: these scenarios, rules
+and tolerances. Must not: run the student's code or decide the grade (summary_checks' and
+checks' work), print, or import the grader or the planner widget (labs.planner.widgets, .view).
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
 import enum
+import functools
 import math
 import numbers
 import random
@@ -106,14 +105,11 @@ def capstone_scenarios() -> list:
         for spec in (rng.choice(specs) for specs in _HIDDEN.values())]
 
 
-_SEARCHED: dict = {}  # (model, cluster, train) -> pl.plan's every fitting layout, as a tuple
-
-
-def fitting(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> list:
-    """Every fitting layout with TP inside a node, fastest first."""
-    if (model, cluster, train) not in _SEARCHED:
-        _SEARCHED[model, cluster, train] = tuple(pl.plan(model, cluster, train, top=10**6))
-    return [e for e in _SEARCHED[model, cluster, train] if e.config.tp <= cluster.gpus_per_node]
+@functools.lru_cache(maxsize=None)
+def fitting(model: pl.Model, cluster: pl.Cluster, train: pl.Training) -> tuple:
+    """Every fitting layout with TP inside a node, fastest first (the planner searched once)."""
+    return tuple(e for e in pl.plan(model, cluster, train, top=10**6)
+                 if e.config.tp <= cluster.gpus_per_node)
 
 
 def step_parts(est: pl.Estimate) -> dict:
@@ -239,8 +235,7 @@ def _check_deciding(got, est: pl.Estimate, rival: pl.Estimate | None) -> None:
 
 
 def grade_answer(scenario: Scenario, answer) -> None:
-    """Raise ExerciseFailed saying what is wrong with ``answer`` to ``scenario``: its layout
-    (rules, fit, speed), its numbers, its runner-up or its deciding part."""
+    """Raise ExerciseFailed: what is wrong with ``answer`` (layout, numbers, runner-up, part)."""
     fields = _fields(answer, KEYS, text("checks_2_5.the_answer"))
     est, plans = _checked_layout(scenario, fields), fitting(*scenario[1:])
     slower = est.step_time_s / plans[0].step_time_s - 1

@@ -1,8 +1,6 @@
-"""Checks of the graded exercises of notebook 2.0 (process groups and collectives).
-
-Each build check runs the student's function on real ranks, compares what every rank ends
-with against the sum over the ranks' inputs (computed here in float64), and holds the
-mechanism's invariants over what each rank did (labs.exercises.trace / invariants)::
+"""Checks of the graded exercises of notebook 2.0 (process groups and collectives): each build
+check runs the student's function on real ranks, compares what every rank ends with against the
+sum of the ranks' inputs (in float64), and holds the mechanism's invariants over what they did::
 
     check_ring_all_reduce(my_ring_all_reduce)           # ex2_0_ring_all_reduce, 3 points
     check_all_reduce_from_rs_ag(all_reduce_from_rs_ag)  # ex2_0_rs_ag_all_reduce, 2 points
@@ -18,12 +16,16 @@ import functools
 import math
 from dataclasses import dataclass, replace
 
+import torch
+import torch.distributed as dist
+
 from labs import collectives, numerics
+from labs.exercises.cases import each_case
 from labs.exercises.checks import ExerciseFailed, Message, assert_close, case, compare_tensors, \
     graded, msg
 from labs.exercises.invariants import count, hold, only, peers, uses, wire
 from labs.exercises.ranks import CHECK_TIMEOUT, as_number, check_cases, run_on_ranks
-from labs.exercises.secret import hidden_int, hidden_seed
+from labs.exercises.secret import drawing, hidden_int, hidden_seed
 from labs.exercises.trace import before_comm
 from labs.messages import text
 
@@ -43,10 +45,8 @@ class Case:
     hidden: bool = False
     seed: int = 0  # the number the inputs' seed is derived from (the secret's, when hidden)
     values: str = "small integers"  # or "normal": random floats, summed in a different order
-    # A hidden case's (low, high) per dimension: with the instructor's secret its shape is drawn
-    # there (``shape`` otherwise); ``uneven``: a length not divisible by the world size.
-    dims: tuple = ()
-    uneven: bool = False
+    dims: tuple = ()  # a hidden case's (low, high) per dimension: its shape, with a secret
+    uneven: bool = False  # a hidden case's length not divisible by the world size
 
     @property
     def numel(self) -> int:
@@ -88,39 +88,26 @@ def all_reduce_cases() -> list[Case]:
     return cases
 
 
-def _chunk_bytes(c: Case, rounding) -> int:
-    """Bytes of the smallest (floor) or largest (ceil) chunk of an even split over the ranks."""
-    n, p = c.numel, c.world_size
-    return (n // p if rounding == "floor" else -(-n // p)) * c.itemsize
-
-
+#: A ring's bytes per rank: 2(N-1) chunks of an even split over the ranks, each of the
+#: smallest (floor) to the largest (ceil) chunk's size.
+RING_BYTES = wire(most=lambda c: 2 * (c.world_size - 1) * -(-c.numel // c.world_size) * c.itemsize,
+                  least=lambda c: 2 * (c.world_size - 1) * (c.numel // c.world_size) * c.itemsize)
 #: The ring: point-to-point only, with the two neighbours only; reduce-scatter then all-gather,
-#: N-1 steps each, one chunk of about S/N per step: 2(N-1) sends, 2(N-1)/N·S bytes per rank.
-RING = (
-    only("send", "recv"),
-    peers(lambda c, rank: {(rank - 1) % c.world_size, (rank + 1) % c.world_size}),
-    wire(most=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "ceil"),
-         least=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "floor")),
-    # 2(N-1) messages each way (fewer elements than ranks: empty chunks may be skipped)
-    count("send", lambda c: 2 * (c.world_size - 1) if c.numel >= c.world_size else None),
-    count("recv", lambda c: 2 * (c.world_size - 1) if c.numel >= c.world_size else None),
-)
+#: N-1 steps each, one chunk of about S/N per step: 2(N-1) sends, 2(N-1)/N·S bytes per rank;
+#: 2(N-1) messages each way (fewer elements than ranks: empty chunks may be skipped).
+RING = (only("send", "recv"),
+        peers(lambda c, rank: {(rank - 1) % c.world_size, (rank + 1) % c.world_size}), RING_BYTES,
+        *(count(op, lambda c: 2 * (c.world_size - 1) if c.numel >= c.world_size else None)
+          for op in ("send", "recv")))
 #: All-reduce = reduce-scatter + all-gather: both collectives and nothing else, and no more
 #: bytes than the ring's (an all-gather of the whole tensor plus a local sum sends N/2 times more).
-RS_AG = (
-    only("reduce_scatter", "all_gather"),
-    uses("reduce_scatter", "all_gather"),
-    wire(most=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "ceil"),
-         least=lambda c: 2 * (c.world_size - 1) * _chunk_bytes(c, "floor")),
-)
+RS_AG = (only("reduce_scatter", "all_gather"), uses("reduce_scatter", "all_gather"), RING_BYTES)
 
 
 # --- on the ranks --------------------------------------------------------------------------
 
 def _inputs(c: Case):
     """One input tensor per rank, deterministic in the case's seed."""
-    import torch
-
     g = torch.Generator().manual_seed(c.seed)
     dtype, shape = getattr(torch, c.dtype), c.shape
     if c.values == "normal":
@@ -129,29 +116,22 @@ def _inputs(c: Case):
 
 
 class _SameDtype:
-    """Before a send or receive: its tensors have the input's dtype (gloo aborts the process on
-    a buffer of another dtype; the check says "dtype" first)."""
+    """Before a send or receive: its tensors have the input's dtype (gloo aborts on another)."""
 
     def __init__(self, dtype):
         self.dtype = dtype
 
     def __call__(self, op, args):
-        import torch
-
-        if op not in ("send", "recv"):
-            return
-        for tensors in args[:1]:
-            for t in tensors if isinstance(tensors, (list, tuple)) else [tensors]:
-                if isinstance(t, torch.Tensor) and t.dtype != self.dtype:
-                    raise ExerciseFailed(text("checks_2_0.p2p_dtype", kind=op, got=t.dtype,
-                                              dtype=self.dtype))
+        tensors = args[0] if op in ("send", "recv") and args else []
+        for t in tensors if isinstance(tensors, (list, tuple)) else [tensors]:
+            if isinstance(t, torch.Tensor) and t.dtype != self.dtype:
+                raise ExerciseFailed(text("checks_2_0.p2p_dtype", kind=op, got=t.dtype,
+                                          dtype=self.dtype))
 
 
 def _sum_body(student_fn, c: Case, run):
-    """Rank body: the student's function on this rank's input. Returns the input tensor after
-    the call and what the function returned (None when it returned the input itself)."""
-    import torch.distributed as dist
-
+    """Rank body: the student's function on this rank's input; the input after it, and what it
+    returned (None: the input itself)."""
     tensor = _inputs(c)[dist.get_rank()].clone()
     with before_comm(_SameDtype(tensor.dtype)):
         out = run(student_fn, tensor)
@@ -160,20 +140,22 @@ def _sum_body(student_fn, c: Case, run):
 
 def _count_ring_bytes(numel: int, dtype: str) -> int:
     """Rank body: bytes this rank sends in the lab's ring all-reduce of ``numel`` elements."""
-    import torch
-
     counter = collectives.ByteCounter()
     collectives.ring_all_reduce(torch.ones(numel, dtype=getattr(torch, dtype)), counter=counter)
     return counter.sent
 
 
+@functools.lru_cache(maxsize=None)
+def _measured_ring_bytes(n: int, numel: int, dtype: str) -> tuple:
+    """Each rank's bytes sent in the lab's ring all-reduce on ``n`` ranks, launched once per
+    process (the count is exact and deterministic: a second check needs no second launch)."""
+    return tuple(run_on_ranks(_count_ring_bytes, n, (numel, dtype)))
+
+
 # --- in the notebook's process -------------------------------------------------------------
 
 def _judge_sums(mechanism, c: Case, values, traces) -> None:
-    """Every rank's input tensor, after the call, is the sum over the ranks' inputs (in place),
-    and the ranks did what ``mechanism`` says."""
-    import torch
-
+    """Every rank's input tensor ends as the sum of the ranks' inputs (in place); ``mechanism``."""
     inputs = _inputs(c)
     total = torch.stack([x.double() for x in inputs]).sum(0).to(inputs[0].dtype)
     what = text("checks_2_0.what_result")
@@ -189,13 +171,10 @@ def _judge_sums(mechanism, c: Case, values, traces) -> None:
     hold(mechanism, c, traces)
 
 
-#: The exercises on ranks: ``id -> (cases, rank body, judge)`` (tests/catalog/test_secrets.py
-#: runs the reference answers on the cases of many secrets at once through these).
+#: The exercises on ranks: ``id -> (cases, rank body, judge)`` (tests/catalog/test_secrets.py).
 RANK_EXERCISES = {
-    "ex2_0_ring_all_reduce": (lambda: all_reduce_cases(), _sum_body,
-                              functools.partial(_judge_sums, RING)),
-    "ex2_0_rs_ag_all_reduce": (lambda: all_reduce_cases(), _sum_body,
-                               functools.partial(_judge_sums, RS_AG)),
+    "ex2_0_ring_all_reduce": (all_reduce_cases, _sum_body, functools.partial(_judge_sums, RING)),
+    "ex2_0_rs_ag_all_reduce": (all_reduce_cases, _sum_body, functools.partial(_judge_sums, RS_AG)),
 }
 
 
@@ -211,48 +190,29 @@ def check_all_reduce_from_rs_ag(student_fn):
     check_cases("ex2_0_rs_ag_all_reduce", student_fn, *RANK_EXERCISES["ex2_0_rs_ag_all_reduce"])
 
 
-# (size in bytes, world size, hidden); the hidden ones as they are without a secret
-BYTES_CASES = ((2**20, 4, False), (1000, 2, False), (3 * 2**20, 3, True), (2**30, 8, True),
-               (4096, 1, True), (10**9, 1024, True))
-
-
-def _bytes_cases() -> tuple:
-    """BYTES_CASES, with the instructor's secret the hidden ones drawn from it. Each keeps its
-    kind (a few ranks; more ranks and a larger S; one rank; very many ranks and an S that is no
-    power of two), and 2(N-1)S/N stays a whole number of bytes, as in the table."""
-    def draw(key, low, high, default):
-        return hidden_int(TAG, 3000 + key, low, high, default)
-
+def _hidden_bytes() -> list:
+    """(size in bytes, world size) from the secret, each of its kind: a few ranks; more ranks and
+    a larger S; one rank; very many ranks and an S no power of two; 2(N-1)S/N a whole number."""
+    draw = drawing(TAG, 3000)
     few, more, many = draw(0, 2, 16, 3), draw(2, 4, 64, 8), 2 * draw(5, 128, 2048, 512)
-    hidden = ((few * draw(1, 2**10, 2**22, 2**20), few, True),
-              (more * draw(3, 2**24, 2**28, 2**27), more, True),
-              (draw(4, 1, 2**20, 4096), 1, True),
-              (many // 2 * draw(6, 10**5, 10**7, 1953125), many, True))  # S: a multiple of N/2
-    shown = tuple(c for c in BYTES_CASES if not c[2])
-    return shown + hidden
-
-
-# Measured on real ranks: (world size, elements, dtype); element counts divisible by N.
-MEASURED_CASES = ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64"))
+    return [(few * draw(1, 2**10, 2**22, 2**20), few), (more * draw(3, 2**24, 2**28, 2**27), more),
+            (draw(4, 1, 2**20, 4096), 1),
+            (many // 2 * draw(6, 10**5, 10**7, 1953125), many)]  # S: a multiple of N/2
 
 
 @graded("ex2_0_ring_bytes")
 def check_ring_bytes(student_fn):
     """``student_fn(size_bytes, world_size)`` = bytes each rank sends in a ring all-reduce."""
-    hidden_count = 0
     returned = text("checks.what_returned")
-    for size, n, hidden in _bytes_cases():
-        hidden_count += hidden
-        label = (text("checks.case_hidden", n=hidden_count) if hidden
-                 else text("checks_2_0.case_bytes", size=size, n=n))
-        with case(label, hidden=hidden):
-            got = as_number(student_fn(size, n), returned)
-            expected = float(collectives.ring_all_reduce_bytes_per_rank(size, n))
-            assert_close(expected, got, what=returned, dtype="float64",
-                         factors={"N": n, "2": 2})
-    for n, numel, dtype in MEASURED_CASES:
+    each_case([(2**20, 4), (1000, 2)], _hidden_bytes(),
+              lambda size, n: text("checks_2_0.case_bytes", size=size, n=n),
+              lambda size, n: assert_close(
+                  float(collectives.ring_all_reduce_bytes_per_rank(size, n)),
+                  as_number(student_fn(size, n), returned), what=returned, dtype="float64",
+                  factors={"N": n, "2": 2}))
+    for n, numel, dtype in ((3, 3 * 1024, "float32"), (4, 4 * 1000, "float64")):  # measured
         with case(text("checks_2_0.case_measured", n=n)):
-            sent = run_on_ranks(_count_ring_bytes, n, (numel, dtype))
+            sent = _measured_ring_bytes(n, numel, dtype)
             size = numel * (4 if dtype == "float32" else 8)
             got = as_number(student_fn(size, n), returned)
             for rank, measured in enumerate(sent):

@@ -1,9 +1,7 @@
-"""Checks of the graded exercises of notebook 2.1 (data parallelism).
-
-The gradient all-reduce runs on real ranks and holds its mechanism's invariants over what each
-rank did (labs.exercises.trace / invariants); the formulas are compared with the lab's reference
-(labs.data_parallel, labs.memory) on shown cases and on hidden ones built to separate the
-plausible wrong algorithms (forward order, ``>=``, floor, a missing warmup) on every secret::
+"""Checks of the graded exercises of notebook 2.1 (data parallelism): the gradient all-reduce on
+real ranks, held to its mechanism's invariants; the formulas against the lab's reference on shown
+cases and hidden ones that separate the plausible wrong algorithms (forward order, ``>=``,
+floor, a missing warmup) on every secret::
 
     check_average_gradients(average_gradients)   # ex2_1_average_gradients, 3 points
     check_buckets(make_buckets)                   # ex2_1_buckets, 2 points
@@ -21,17 +19,20 @@ from __future__ import annotations
 import numbers
 import random
 
+import torch.distributed as dist
+
 from labs import numerics
 from labs.data import regression_batch, shard_batch
 from labs.data_parallel import assign_buckets, warmup_lr
 from labs.exercises import zero1_checks
+from labs.exercises.cases import each_case
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, \
     compare_tensors, graded, msg
 from labs.exercises.invariants import groups, hold, only, wire
 from labs.exercises.ranks import check_cases
-from labs.exercises.secret import hidden_seed
-from labs.exercises.zero1_checks import CHECK_TIMEOUT, TAG, Case, cases_of, check_zero1, draws, \
-    dp_group, joined, rank_group
+from labs.exercises.secret import drawing, hidden_seed
+from labs.exercises.zero1_checks import CHECK_TIMEOUT, TAG, Case, cases_of, check_zero1, dp_group, \
+    joined, rank_group
 from labs.memory import model_state_bytes
 from labs.messages import text
 from labs.models import MLP
@@ -49,14 +50,12 @@ def _reduced_once(c: Case, rank: int) -> float:
 
 #: One all-reduce (SUM, or AVG) of every gradient's bytes, once, in the group given: no
 #: all_gather, broadcast or send/recv, nothing reduced twice or left out.
-AVERAGE = (only("all_reduce"), groups(dp_group),
-           wire(most=_reduced_once, least=_reduced_once))
+AVERAGE = (only("all_reduce"), groups(dp_group), wire(most=_reduced_once, least=_reduced_once))
 
 
 def grad_cases() -> list[Case]:
-    """Shown cases on 2 and 4 ranks; hidden ones on 2-4 ranks (widths, batches, seeds drawn
-    from the instructor's secret); the last splits 4 ranks into the groups {0, 1}, {2, 3}."""
-    draw = draws("average_gradients")
+    """Shown on 2 and 4 ranks; hidden on 2-4 (sizes drawn), the last in groups {0, 1}, {2, 3}."""
+    draw = drawing(f"{TAG}/average_gradients")
     ws1, ws2 = draw(100, 2, 4, 3), draw(110, 2, 4, 4)
     return cases_of("average_gradients", [
         (msg("checks_2_1.case_grads", n=1, world_size=2, sizes=[8, 16, 4], batch=8),
@@ -81,10 +80,7 @@ def _backward(c: Case, k: int, rank_in_group: int = 0, size: int = 1):
 
 
 def _grads_body(student_fn, c: Case, run):
-    """Rank body: backward on this rank's slice, then the student's averaging (over the
-    default group, or with ``group=`` this rank's group of two)."""
-    import torch.distributed as dist
-
+    """Rank body: backward on this rank's slice, then the student's averaging over its group."""
     group, members, k = joined(c)
     model = _backward(c, k, members.index(dist.get_rank()), len(members))
     before = [p.grad for p in model.parameters()]
@@ -95,8 +91,7 @@ def _grads_body(student_fn, c: Case, run):
 
 
 def _judge_grads(c: Case, values, traces) -> None:
-    """The mechanism first, then every rank's gradients = its group's single-process
-    gradients of the whole batch (float32 rounding: the ranks sum in another order)."""
+    """The mechanism, then every rank's gradients against its group's of the whole batch."""
     hold(AVERAGE, c, traces)
     expected = [dict(_backward(c, k).named_parameters()) for k in range(len(c.groups))]
     for rank, value in enumerate(values):
@@ -126,24 +121,18 @@ def check_average_gradients(student_fn):
 
 def _compare(student_fn, expected_fn, shown, hidden, label, what, *, dtype=None):
     """The student's value against ``expected_fn``'s for every case's arguments."""
-    for k, args in enumerate(shown + hidden):
-        is_hidden = k >= len(shown)
-        with case(text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden else label(args),
-                  hidden=is_hidden):
-            got, expected = student_fn(*args), expected_fn(*args)
-            if dtype is None:
-                assert_equal(expected, got, what=what)
-            else:
-                assert_close(float(expected), got, what=what, dtype=dtype)
-
-
-def _call(name):
-    return lambda args: text("checks.case_call", call=f"{name}{tuple(args)}")
+    def compare(*args):
+        got, expected = student_fn(*args), expected_fn(*args)
+        if dtype is None:
+            assert_equal(expected, got, what=what)
+        else:
+            assert_close(float(expected), got, what=what, dtype=dtype)
+    each_case(shown, hidden, label, compare)
 
 
 @graded("ex2_1_buckets")
 def check_buckets(student_fn):
-    draw = draws("buckets")
+    draw = drawing(f"{TAG}/buckets")
     s, m, cap, x = draw(1, 1, 64, 4), draw(2, 1, 3, 1), draw(3, 8, 512, 8), draw(4, 1, 7, 3)
     rng = random.Random(hidden_seed(f"{TAG}/buckets", 21))
     hidden = [([s] * (2 * m + 1), 2 * s),  # odd count of halves: the front's plan flipped differs
@@ -155,7 +144,7 @@ def check_buckets(student_fn):
                for _ in range(4)]
     _compare(lambda sizes, c: student_fn(list(sizes), c), assign_buckets,
              [([4, 4, 4, 4], 8), ([4, 100, 4], 8), ([1, 2, 3], 1000)], hidden,
-             _call("make_buckets"), text("checks_2_1.what_buckets"))
+             "make_buckets({!r}, {!r})", text("checks_2_1.what_buckets"))
     with case(text("checks_2_1.case_zero_cap")):
         try:
             student_fn([4], 0)
@@ -166,7 +155,7 @@ def check_buckets(student_fn):
 
 @graded("ex2_1_model_state_bytes")
 def check_model_state_bytes(student_fn):
-    draw = draws("model_state_bytes")
+    draw = drawing(f"{TAG}/model_state_bytes")
     # every optimizer in both precisions, the counts drawn from the instructor's secret
     hidden = [(draw(1, 10**10, 10**12, 175 * 10**9), "adam", "mixed"),
               (draw(2, 10**8, 10**11, 7 * 10**9), "sgd_momentum", "fp32"),
@@ -174,12 +163,13 @@ def check_model_state_bytes(student_fn):
               (draw(4, 10**7, 10**10, 3 * 10**8), "sgd_momentum", "mixed")]
     _compare(student_fn, lambda *args: model_state_bytes(*args).total,
              [(110e6, "adam", "fp32"), (1.5e9, "adam", "mixed"), (1000, "sgd", "fp32")], hidden,
-             _call("model_state_bytes"), text("checks_2_1.what_total_bytes"), dtype="float64")
+             "model_state_bytes({!r}, {!r}, {!r})", text("checks_2_1.what_total_bytes"),
+             dtype="float64")
 
 
 @graded("ex2_1_warmup_lr")
 def check_warmup_lr(student_fn):
-    draw = draws("warmup_lr")
+    draw = drawing(f"{TAG}/warmup_lr")
     rng = random.Random(hidden_seed(f"{TAG}/warmup_lr", 5))
     same = draw(2, 8, 512, 64)
     hidden = [(rng.randint(0, 30), rng.choice([0.01, 0.05, 0.1]), 32, 32 * rng.choice([2, 4, 8]),
@@ -194,14 +184,13 @@ def check_warmup_lr(student_fn):
     _compare(lambda step, *rest: student_fn(step, **dict(zip(names, rest))),
              lambda step, *rest: warmup_lr(step, **dict(zip(names, rest))),
              [(0, 0.1, 256, 1024, 10), (5, 0.1, 256, 1024, 10), (50, 0.1, 256, 1024, 10)], hidden,
-             lambda args: text("checks.case_call", call=", ".join(
-                 f"{n}={v}" for n, v in zip(("step",) + names, args))),
+             "step={}, base_lr={}, base_batch={}, batch={}, warmup_steps={}",
              text("checks_2_1.what_lr"), dtype="float64")
 
 
 @graded("ex2_1_hours_per_epoch")
 def check_hours_per_epoch(student_fn):
-    draw = draws("hours_per_epoch")
+    draw = drawing(f"{TAG}/hours_per_epoch")
     # the batch divides the samples in the 1st and 3rd hidden case, not in the 2nd (a partial
     # last batch, so floor and ceil differ); seconds in tenths
     b1, b2, b3 = draw(10, 8, 512, 32), draw(20, 3, 64, 7), draw(30, 16, 1024, 64)
@@ -217,5 +206,5 @@ def check_hours_per_epoch(student_fn):
         if isinstance(got, numbers.Real) and numerics.is_close(float(got), hours(*chapter) / 10,
                                                                dtype="float64"):
             raise ExerciseFailed(text("checks_2_1.ten_epochs", got=got))
-    _compare(student_fn, hours, [chapter], hidden, lambda args: label,
+    _compare(student_fn, hours, [chapter], hidden, lambda *args: label,
              text("checks_2_1.what_hours"), dtype="float64")

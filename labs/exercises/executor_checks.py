@@ -1,11 +1,10 @@
 """The check of notebook 2.3's exercise 6, the 1F1B executor, on real ranks (served to the
-notebook by labs.exercises.pipeline_checks). Each rank runs one stage of a small model with the
-student's loop; the loss and every stage's gradients are compared with one process running the
-whole model, then :data:`ONE_F_ONE_B` is held over what each rank did. The stage module the
-check hands in marks each forward and backward on the rank's trace with its micro-batch (told
-by the data it gets): a stage that runs F_i then B_i, or stage 0's order on every stage, is
-another schedule. Owns: exercise 6's cases, rank body, stage module and mechanism. Must not:
-import the grader, or print (the verdict is labs.exercises.checks').
+notebook by labs.exercises.pipeline_checks): each rank runs one stage of a small model with the
+student's loop; the loss and every stage's gradients against one process running the whole
+model, then :data:`ONE_F_ONE_B` over what each rank did (the stage module handed in marks each
+F and B with its micro-batch: F_i then B_i, or stage 0's order everywhere, is another schedule).
+Owns: exercise 6's cases, rank body, stage module and mechanism. Must not: import the grader,
+or print (the verdict is labs.exercises.checks').
 """
 
 from __future__ import annotations
@@ -13,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.distributed as dist
+import torch.nn.functional as fn
+from torch import nn
 
 from labs import pipeline as pp
 from labs.exercises import trace
@@ -20,7 +22,7 @@ from labs.exercises.checks import ExerciseFailed, Message, assert_close, compare
     msg
 from labs.exercises.invariants import count, hold, only, order, peers
 from labs.exercises.ranks import check_cases
-from labs.exercises.secret import hidden_int, hidden_seed
+from labs.exercises.secret import drawing, hidden_seed
 from labs.messages import text
 
 __all__ = ["check_1f1b_executor", "ONE_F_ONE_B", "RANK_EXERCISES"]
@@ -48,8 +50,7 @@ class Case:
         return rank % self.n_stages
 
     def neighbours(self, rank: int) -> set:
-        s = self.stage(rank)
-        return {rank + d for d in (-1, 1) if 0 <= s + d < self.n_stages}
+        return {rank + d for d in (-1, 1) if 0 <= self.stage(rank) + d < self.n_stages}
 
 
 def _stage_order(c: Case, rank: int) -> list:
@@ -59,21 +60,15 @@ def _stage_order(c: Case, rank: int) -> list:
 #: 1F1B on real ranks: every stage's F/B in 1F1B's order for that stage; point-to-point only,
 #: with the neighbouring stages only (a barrier carries nothing), one activation and one
 #: gradient per micro-batch each way.
-ONE_F_ONE_B = (
-    order(_stage_order, kinds=("F", "B")),
-    only("send", "recv", "barrier"),
-    peers(lambda c, rank: c.neighbours(rank)),
-    count("send", lambda c, rank: c.n_micro * len(c.neighbours(rank))),
-    count("recv", lambda c, rank: c.n_micro * len(c.neighbours(rank))),
-)
+ONE_F_ONE_B = (order(_stage_order, kinds=("F", "B")), only("send", "recv", "barrier"),
+               peers(lambda c, rank: c.neighbours(rank)),
+               *(count(op, lambda c, rank: c.n_micro * len(c.neighbours(rank)))
+                 for op in ("send", "recv")))
 
 
 def executor_cases() -> list[Case]:
-    """Two shown cases, then hidden ones (sizes from the instructor's secret when one is set,
-    at most 4 ranks): fewer micro-batches than stages, more, a single one, two pipelines."""
-    def draw(key, low, high, default):
-        return hidden_int(TAG, 14_000 + key, low, high, default)
-
+    """Two shown, then hidden (sizes drawn, <= 4 ranks): m < p, m > p, m = 1, two pipelines."""
+    draw = drawing(TAG, 14_000)
     few, more, one = draw(0, 3, 4, 4), draw(2, 2, 4, 4), draw(4, 2, 4, 2)
     out = [Case(msg("checks.case_numbered", n=n, what=msg("checks_2_3.executor_case", stages=p,
                                                           micro=4)), p, 4, 3, 8, 4)
@@ -89,10 +84,7 @@ def executor_cases() -> list[Case]:
 
 
 def _model(c: Case, k: int):
-    """Pipeline k's stages (Linear(width, width) + Tanh, the last followed by Linear(width,
-    out)) and its batch, the same in every process, without touching the caller's RNG."""
-    from torch import nn
-
+    """Pipeline k's stages (Linear + Tanh, the last + Linear(width, out)), batch; RNG untouched."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(c.seed + k)
         stages = [nn.Sequential(nn.Linear(c.width, c.width), nn.Tanh())
@@ -142,9 +134,6 @@ class _MarkedStage(torch.nn.Module):
 
 def _body(student_fn, c: Case, run):
     """Rank body: this rank's stage (of pipeline rank // p), its micro-batches, the loop."""
-    import torch.distributed as dist
-    import torch.nn.functional as fn
-
     # two pipelines: every rank creates both groups, in the same order, and destroys them
     groups = [dist.new_group([0, 1]), dist.new_group([2, 3])] if c.pairs else []
     group = groups[dist.get_rank() // 2] if groups else None
@@ -164,10 +153,7 @@ def _body(student_fn, c: Case, run):
 
 
 def _judge(c: Case, values, traces) -> None:
-    """One process, the whole model and batch, per pipeline: its loss and every stage's
-    gradients; then the mechanism."""
-    import torch.nn.functional as fn
-
+    """Per pipeline: its loss and every stage's gradients against one process; the mechanism."""
     for k in range(c.world_size // c.n_stages):
         stages, x, y = _model(c, k)
         loss = fn.mse_loss(torch.nn.Sequential(*stages)(x), y)

@@ -1,6 +1,6 @@
 """Checks of the graded exercises of notebook 2.4 (hybrid parallelism), against the lab's
-reference (:mod:`labs.hybrid.mesh`, :mod:`labs.memory`) on shown and hidden cases (drawn from the
-instructor's secret when one is set: :mod:`labs.exercises.secret`)::
+reference (:mod:`labs.hybrid.mesh`, :mod:`labs.memory`) on shown cases and hidden ones that, under
+every secret, separate the plausible wrong answers from the right one::
 
     check_coords(coords)                  # ex2_4_coords, 1 point
     check_groups(groups)                  # ex2_4_groups, 2 points
@@ -9,10 +9,8 @@ instructor's secret when one is set: :mod:`labs.exercises.secret`)::
     check_hybrid_step(hybrid_step)        # ex2_4_hybrid_step, 4 points (hybrid_step_checks)
     check_3d_step(step_3d)                # ex2_4_3d_step, 5 points (three_d_checks)
 
-Under every secret the hidden cases separate the plausible wrong answers from the right one: a
-mesh of three different degrees, every ZeRO stage with tp, pp and dp distinct and above 1, one
-layout case per rule a wrong answer breaks. Owns: 2.4's function checks and their hidden cases.
-Must not: import the grader or the planner widget, print, or keep process groups in globals.
+Owns: 2.4's function checks and their hidden cases. Must not: import the grader or the planner
+widget, print, or keep process groups in globals.
 """
 
 from __future__ import annotations
@@ -23,7 +21,8 @@ import random
 
 from labs import memory
 from labs.exercises import hybrid_step_checks, three_d_checks
-from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
+from labs.exercises.cases import each_case
+from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, graded
 from labs.exercises.hybrid_step_checks import TAG, check_hybrid_step  # noqa: F401
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.exercises.three_d_checks import check_3d_step  # noqa: F401
@@ -38,17 +37,8 @@ __all__ = ["check_coords", "check_groups", "check_states_per_gpu", "check_choose
 RANK_EXERCISES = {**hybrid_step_checks.RANK_EXERCISES, **three_d_checks.RANK_EXERCISES}
 
 
-def _cases(shown, hidden, call):
-    """(label, hidden?, args): the shown cases named by ``call(*args)``, then the hidden."""
-    for args in shown:
-        yield text("checks.case_call", call=call(*args)), False, args
-    for k, args in enumerate(hidden, start=1):
-        yield text("checks.case_hidden", n=k), True, args
-
-
 def _meshes(seed: int, count: int) -> list[MeshShape]:
-    """A mesh of degrees 2, 3, 4 in a drawn order (every wrong digit order or stride differs on
-    it), then ``count`` drawn freely."""
+    """Degrees 2, 3, 4 in a drawn order (a wrong order or stride differs), then ``count`` meshes."""
     rng = random.Random(hidden_seed(TAG, seed))
     return [MeshShape(*rng.sample((2, 3, 4), 3))] + [
         MeshShape(rng.choice([1, 2, 3, 4]), rng.choice([1, 2, 3, 4]), rng.choice([1, 2, 4, 8]))
@@ -73,16 +63,16 @@ def _as_ints(got, n: int, what: str) -> tuple[int, ...]:
 @graded("ex2_4_coords")
 def check_coords(student_fn):
     """student_fn(rank, dp, pp, tp) -> (dp_index, pp_index, tp_index), TP innermost."""
-    shown, hidden = [(MeshShape(2, 2, 2),), (MeshShape(1, 2, 4),)], [(s,) for s in _meshes(41, 5)]
-    for label, unseen, (shape,) in _cases(shown, hidden, "dp={0.dp}, pp={0.pp}, tp={0.tp}".format):
-        with case(label, hidden=unseen):
-            for rank in range(shape.world_size):
-                got = _as_ints(student_fn(rank, shape.dp, shape.pp, shape.tp), 3,
-                               text("checks_2_4.what_coords", rank=rank))
-                if got != tuple(shape.coords(rank)):
-                    raise ExerciseFailed(text("checks_2_4.coords_wrong", rank=rank,
-                                              expected=tuple(shape.coords(rank)), got=got,
-                                              pp=shape.pp, tp=shape.tp))
+    def compare(shape):
+        for rank in range(shape.world_size):
+            got = _as_ints(student_fn(rank, shape.dp, shape.pp, shape.tp), 3,
+                           text("checks_2_4.what_coords", rank=rank))
+            if got != tuple(shape.coords(rank)):
+                raise ExerciseFailed(text("checks_2_4.coords_wrong", rank=rank, got=got,
+                                          expected=tuple(shape.coords(rank)), pp=shape.pp,
+                                          tp=shape.tp))
+    each_case([(MeshShape(2, 2, 2),), (MeshShape(1, 2, 4),)], [(s,) for s in _meshes(41, 5)],
+              "dp={0.dp}, pp={0.pp}, tp={0.tp}", compare)
 
 
 def _normalise(groups, what: str) -> list[tuple[int, ...]]:
@@ -97,18 +87,17 @@ def _normalise(groups, what: str) -> list[tuple[int, ...]]:
 @graded("ex2_4_groups")
 def check_groups(student_fn):
     """student_fn(dp, pp, tp, dim) -> every group of dimension dim as lists of ranks."""
-    shown = [(MeshShape(2, 2, 2), "tp"), (MeshShape(2, 2, 2), "dp")]
-    hidden = [(shape, dim) for shape in _meshes(43, 3) for dim in DIMS]
-    for label, is_hidden, (shape, dim) in _cases(
-            shown, hidden, lambda s, d: f"dp={s.dp}, pp={s.pp}, tp={s.tp}, dim={d!r}"):
-        with case(label, hidden=is_hidden):
-            got = _normalise(student_fn(shape.dp, shape.pp, shape.tp, dim),
-                             text("checks_2_4.what_groups", dim=dim))
-            expected = sorted(tuple(g) for g in shape.group_ranks(dim))
-            if got != expected:
-                raise ExerciseFailed(text("checks_2_4.groups_wrong", dim=dim, count=len(expected),
-                                          size=getattr(shape, dim), example=list(expected[0]),
-                                          got=[list(g) for g in got]))
+    def compare(shape, dim):
+        got = _normalise(student_fn(shape.dp, shape.pp, shape.tp, dim),
+                         text("checks_2_4.what_groups", dim=dim))
+        expected = sorted(tuple(g) for g in shape.group_ranks(dim))
+        if got != expected:
+            raise ExerciseFailed(text("checks_2_4.groups_wrong", dim=dim, count=len(expected),
+                                      size=getattr(shape, dim), example=list(expected[0]),
+                                      got=[list(g) for g in got]))
+    each_case([(MeshShape(2, 2, 2), "tp"), (MeshShape(2, 2, 2), "dp")],
+              [(shape, dim) for shape in _meshes(43, 3) for dim in DIMS],
+              "dp={0.dp}, pp={0.pp}, tp={0.tp}, dim={1!r}", compare)
 
 
 def states_per_gpu(n_params: float, tp: int, pp: int, dp: int, zero_stage: int) -> float:
@@ -146,8 +135,7 @@ def _explain_states(args, got) -> None:
 
 
 def _states_cases() -> list[tuple]:
-    """Every ZeRO stage twice, tp, pp and dp distinct and above 1 (a part divided by the wrong
-    degree, or sharded at the wrong stage, is seen)."""
+    """Every ZeRO stage twice, tp, pp, dp distinct and above 1 (a wrong degree or stage is seen)."""
     rng = random.Random(hidden_seed(TAG, 47))
     return [(rng.choice([1.3e9, 6.7e9, 65.2e9, 175e9]), rng.choice([2, 4, 8]),
              rng.choice([3, 6, 12]), rng.choice([16, 32, 64]), stage)
@@ -157,17 +145,16 @@ def _states_cases() -> list[tuple]:
 @graded("ex2_4_memory")
 def check_states_per_gpu(student_fn):
     """student_fn(n_params, tp, pp, dp, zero_stage) -> bytes per GPU (mixed precision, Adam)."""
-    shown = [(175e9, 8, 16, 8, 0), (530e9, 8, 35, 8, 1)]
-    for label, hidden, args in _cases(shown, _states_cases(), lambda n, tp, pp, dp, z:
-                                      f"N={n:.3g}, tp={tp}, pp={pp}, dp={dp}, ZeRO-{z}"):
-        with case(label, hidden=hidden):
-            got = student_fn(*args)
-            try:
-                assert_close(states_per_gpu(*args), got,
-                             what=text("checks_2_4.what_state_bytes"), dtype="float64")
-            except ExerciseFailed:
-                _explain_states(args, got)
-                raise
+    def compare(*args):
+        got = student_fn(*args)
+        try:
+            assert_close(states_per_gpu(*args), got, what=text("checks_2_4.what_state_bytes"),
+                         dtype="float64")
+        except ExerciseFailed:
+            _explain_states(args, got)
+            raise
+    each_case([(175e9, 8, 16, 8, 0), (530e9, 8, 35, 8, 1)], _states_cases(),
+              "N={:.3g}, tp={}, pp={}, dp={}, ZeRO-{}", compare)
 
 
 def choose_layout(n_params: float, n_layers: int, n_heads: int, n_gpus: int, gpus_per_node: int,
@@ -200,9 +187,8 @@ _LAYOUTS = (
 
 
 def _layout_cases() -> list[tuple]:
-    """:data:`_LAYOUTS` with the parameters, k and the budget's place in its window drawn from
-    the secret (the second row's budget is exactly the states at tp·pp = 6: parameters a
-    multiple of 24 keep every division exact)."""
+    """:data:`_LAYOUTS`, parameters (a multiple of 24: the second row's budget exactly the states
+    at tp·pp = 6), k and the budget's place in its window drawn from the secret."""
     rows = []
     for k, (layers, heads, per_node, unit, q, w) in enumerate(_LAYOUTS):
         n, odd, u = (hidden_int(TAG, 200 + 10 * k + j, *r) for j, r in
@@ -233,20 +219,18 @@ def _layout_why(got, n, layers, heads, gpus, per_node, budget) -> str:
 def check_choose_layout(student_fn):
     """student_fn(n_params, n_layers, n_heads, n_gpus, gpus_per_node, budget_bytes) ->
     (dp, pp, tp) or None, by the rule of :func:`choose_layout`."""
-    shown = [(175e9, 96, 96, 1024, 8, 60e9), (1.3e9, 24, 32, 16, 8, 60e9)]
-    for label, hidden, args in _cases(shown, _layout_cases(), lambda n, layers, heads, gpus, per,
-                                      budget: text("checks_2_4.layout_case", n=n, layers=layers,
-                                                   heads=heads, gpus=gpus, per_node=per,
-                                                   budget_gb=budget / 1e9)):
-        with case(label, hidden=hidden):
-            expected, got = choose_layout(*args), student_fn(*args)
-            if expected is None or got is None:
-                assert_equal(expected, got, what=text("checks_2_4.what_layout_none"))
-                continue
-            got = _as_ints(got, 3, text("checks_2_4.what_layout"))
-            if got != expected and got == tuple(reversed(expected)):
-                raise ExerciseFailed(text("checks_2_4.layout_reversed", expected=expected,
-                                          got=got))
-            if got != expected:
-                raise ExerciseFailed(text("checks_2_4.layout_wrong", expected=expected, got=got,
-                                          why=_layout_why(got, *args)))
+    def compare(*args):
+        expected, got = choose_layout(*args), student_fn(*args)
+        if expected is None or got is None:
+            assert_equal(expected, got, what=text("checks_2_4.what_layout_none"))
+            return
+        got = _as_ints(got, 3, text("checks_2_4.what_layout"))
+        if got != expected and got == tuple(reversed(expected)):
+            raise ExerciseFailed(text("checks_2_4.layout_reversed", expected=expected, got=got))
+        if got != expected:
+            raise ExerciseFailed(text("checks_2_4.layout_wrong", expected=expected, got=got,
+                                      why=_layout_why(got, *args)))
+    each_case([(175e9, 96, 96, 1024, 8, 60e9), (1.3e9, 24, 32, 16, 8, 60e9)], _layout_cases(),
+              lambda n, layers, heads, gpus, per, budget: text("checks.case_call", call=text(
+                  "checks_2_4.layout_case", n=n, layers=layers, heads=heads, gpus=gpus,
+                  per_node=per, budget_gb=budget / 1e9)), compare)

@@ -1,12 +1,10 @@
 """The check of notebook 2.4's exercise 5, one DP × TP step on real ranks, and what exercise 6
 (three_d_checks) shares with it: cases, data, the one-process reference and the invariants of
-Megatron's split with a DP average (both checks are served by labs.exercises.hybrid_checks).
-
-:data:`STEP`, on every rank: only all-reduces (another collective is refused before it can
-hang), each in the group its pass allows -- forward (g) TP, backward (f) TP or DP, after the
-backward pass (the gradient average) DP; never judged by shape --, FLOPs ≈ 1/(dp·tp) of one
-process's, no whole weight multiplied, the layer's output once through the TP group and the
-gradient shards once through the DP group. Every rank makes every group in the same order.
+Megatron's split with a DP average (both served by labs.exercises.hybrid_checks). :data:`STEP`,
+on every rank: only all-reduces (another is refused before it can hang), each in the group its
+pass allows (forward TP, backward TP or DP, after it DP; never judged by shape), FLOPs about
+1/(dp·tp) of one process's, no whole weight multiplied, the output once through TP and the
+gradient shards once through DP. Every rank makes every group in the same order.
 
 Owns: 2.4's rank cases, data, reference and invariants; exercise 5's body and judge. Must not:
 import the grader, print, or keep process groups in globals.
@@ -19,6 +17,9 @@ import functools
 import itertools
 import types
 from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
 
 from labs.exercises import trace
 from labs.exercises.checks import ExerciseFailed, Message, compare_tensors, graded, msg
@@ -68,8 +69,6 @@ class Case:
 
 def data(c: Case):
     """Every stage's full w1s[s] (H, D_in), w2s[s] (D_out, H); the global batch x, y."""
-    import torch
-
     gen = torch.Generator().manual_seed(c.seed)
     hidden, d_out = c.sizes[1:]
     w1s = [torch.randn(hidden, c.d_in(s), generator=gen) / c.d_in(s) ** 0.5 for s in range(c.pp)]
@@ -80,16 +79,13 @@ def data(c: Case):
 
 def reference(c: Case, part: int | None = None):
     """One process: (loss, [(grad w1, grad w2) per stage]) on the batch or replica ``part``'s."""
-    import torch
-
     w1s, w2s, x, y = data(c)
     if part is not None:
         x, y = x.chunk(c.dp)[part], y.chunk(c.dp)[part]
     ws = [(a.clone().requires_grad_(), b.clone().requires_grad_()) for a, b in zip(w1s, w2s)]
-    h = x
     for a, b in ws:
-        h = torch.relu(h @ a.T) @ b.T
-    loss = ((h - y) ** 2).mean()
+        x = torch.relu(x @ a.T) @ b.T
+    loss = ((x - y) ** 2).mean()
     loss.backward()
     return loss.detach(), [(a.grad, b.grad) for a, b in ws]
 
@@ -97,8 +93,6 @@ def reference(c: Case, part: int | None = None):
 @functools.lru_cache(maxsize=256)
 def stage_flops(pp: int, sizes: tuple, batch: int) -> tuple:
     """Each stage's FLOPs on the batch in one process, traced as on ranks (x needs no grad)."""
-    import torch
-
     d_in, hidden, d_out = sizes
     found = []
     for s in range(pp):
@@ -122,21 +116,18 @@ def _fail(key: str, **fields):
     raise Guard.wrong(key, **fields)
 
 
-def in_groups() -> Invariant:
+def _in_groups(c, rank, t) -> None:
     """Every all-reduce over more than one rank runs in the group its pass allows."""
-    def rule(c, rank, t):
-        mine = {role: c.mesh.peers(rank, role) for role in ("tp", "dp")}
-        for comm in t.ops("all_reduce"):
-            when = t.phase(comm)
-            got = sorted(comm.group)
-            if len(got) < 2 or any(got == mine[r] for r in _ROLES[when]):
-                continue
-            role = _ROLES[when][0]
-            swapped = got == mine["dp" if role == "tp" else "tp"]
-            _fail("checks_2_4.group_of_pass", rank=rank, what=comm.describe(),
-                  phase=text(_PHASE_WORDS[when]), role=role.upper(), want=mine[role],
-                  note=text("checks_2_4.groups_swapped") if swapped else "")
-    return Invariant(rule)
+    mine = {role: c.mesh.peers(rank, role) for role in ("tp", "dp")}
+    for comm in t.ops("all_reduce"):
+        when, got = t.phase(comm), sorted(comm.group)
+        if len(got) < 2 or any(got == mine[r] for r in _ROLES[when]):
+            continue
+        role = _ROLES[when][0]
+        swapped = got == mine["dp" if role == "tp" else "tp"]
+        _fail("checks_2_4.group_of_pass", rank=rank, what=comm.describe(),
+              phase=text(_PHASE_WORDS[when]), role=role.upper(), want=mine[role],
+              note=text("checks_2_4.groups_swapped") if swapped else "")
 
 
 def moved(key: str, want, *, op: str, role: str | None = None, phases=None) -> Invariant:
@@ -168,7 +159,7 @@ def share(c: Case, rank: int) -> float:  # the FLOPs of the rank's stage in one 
 
 #: Megatron's split inside each stage and the DP average, on every rank (exercises 5 and 6).
 TP_DP = (
-    in_groups(),
+    Invariant(_in_groups),
     flops(share, 1, tolerance=0.25),
     sharded(whole_weights, backward=None),
     moved("checks_2_4.tp_bytes", activation_bytes, op="all_reduce", role="tp",
@@ -189,8 +180,6 @@ class Guard:
     cases = itertools.count()
 
     def __init__(self, *ops: str):
-        import torch.distributed as dist
-
         self.ops, self.calls, self.made, self.case = ops, [], [], next(Guard.cases)
         self.original = dist.new_group
 
@@ -201,15 +190,11 @@ class Guard:
         return failed
 
     def check(self, op, args):  # labs.exercises.trace.before_comm
-        import torch.distributed as dist
-
         if op not in self.ops:
             raise self.wrong("invariants.only", rank=dist.get_rank(), what=op,
                              allowed=", ".join(self.ops))
 
     def __call__(self, ranks=None, *args, **kwargs):
-        import torch.distributed as dist
-
         mine = None if ranks is None else sorted(int(r) for r in ranks)
         self.calls.append(mine)
         store = dist.distributed_c10d._get_default_store()  # the first rank's groups stay
@@ -222,8 +207,6 @@ class Guard:
 
     @contextlib.contextmanager
     def installed(self):
-        import torch.distributed as dist
-
         dist.new_group = dist.distributed_c10d.new_group = self
         try:
             with trace.before_comm(self.check):
@@ -232,8 +215,6 @@ class Guard:
             dist.new_group = dist.distributed_c10d.new_group = self.original
 
     def destroy(self) -> None:
-        import torch.distributed as dist
-
         dist.barrier()  # every rank is done with them (thousands for many secrets)
         for group in self.made:
             if group not in (None, dist.GroupMember.NON_GROUP_MEMBER):
@@ -242,8 +223,6 @@ class Guard:
 
 def detached(value):
     """What a rank returned: tensors detached and copied, tuples and generators as lists."""
-    import torch
-
     if isinstance(value, (list, tuple, types.GeneratorType)):
         return [detached(v) for v in value]
     return value.detach().clone() if isinstance(value, torch.Tensor) else value
@@ -263,8 +242,6 @@ def _step_body(student_fn, c: Case, run):
 
 def compare_shards(c: Case, rank: int, full, got, names) -> None:
     """The rank's two gradient shards against its part of ``full`` (another TP rank's named)."""
-    import torch
-
     t = c.mesh.coords(rank).tp
     for k, (name, dim) in enumerate(zip(names, (0, 1))):
         what, chunks = text("checks_2_4.what_shard", weight=name), full[k].chunk(c.tp, dim=dim)
@@ -282,8 +259,6 @@ def compare_shards(c: Case, rank: int, full, got, names) -> None:
 
 def _judge_step(c: Case, values, traces) -> None:
     """Two tensors; every group made by every rank, in one order; the invariants; the shards."""
-    import torch
-
     needed = [g for dim in ("tp", "dp") for g in c.mesh.group_ranks(dim) if len(g) > 1]
     for rank, value in enumerate(values):
         got, made = value["grads"], value["groups"]
@@ -313,10 +288,9 @@ _STEP_HIDDEN = (
 
 def step_cases() -> list[Case]:
     """Exercise 5's cases: the shown one, then the hidden ones (drawn from the secret)."""
-    shown = Case(msg("checks.case_numbered", n=1, what=msg(
+    cases = [Case(msg("checks.case_numbered", n=1, what=msg(
         "checks_2_4.step_case", dp=2, tp=2, d_in=4, hidden=8, d_out=3, batch=8)),
-        2, 2, (4, 8, 3), 8, hidden_seed(TAG, 90))
-    cases = [shown]
+        2, 2, (4, 8, 3), 8, hidden_seed(TAG, 90))]
     for k, (meshes, d_in, per_tp, d_out, rows) in enumerate(_STEP_HIDDEN, start=1):
         key = 300 + 10 * k
         dp, tp = meshes[hidden_int(TAG, key, 0, len(meshes) - 1, 0)]

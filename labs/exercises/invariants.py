@@ -1,20 +1,15 @@
 """What a mechanism implies about what each rank did, stated as data beside its exercise.
 
-A build exercise's check declares its mechanism as a tuple of invariants over the ranks'
-traces (:mod:`labs.exercises.trace`), e.g. the ring all-reduce::
+A build exercise declares its mechanism as a tuple of invariants over the ranks' traces
+(:mod:`labs.exercises.trace`), e.g. the ring all-reduce's ``(only("send", "recv"),
+peers(lambda c, rank: {left, right}), wire(most=..., least=...), count("send", ...))``;
+:func:`hold` checks them on every rank after the numbers. A parameter is a number or a
+``lambda c[, rank]:`` of the case and the rank; a broken invariant raises ExerciseFailed naming
+the rank, what it did and what the mechanism does. :data:`ALWAYS` holds on ranks for every
+exercise: every ``Work`` waited for.
 
-    RING = (only("send", "recv"),
-            peers(lambda c, rank: {(rank - 1) % c.world_size, (rank + 1) % c.world_size}),
-            count("send", lambda c: 2 * (c.world_size - 1)),
-            wire(most=..., least=...))
-
-and :func:`hold` checks them, every rank, after the numbers were compared. Each invariant's
-parameters are numbers or ``lambda c[, rank]: ...`` of the case (its fields) and the rank; a
-broken invariant raises ExerciseFailed naming the rank, what it did and what the mechanism
-does. :data:`ALWAYS` holds for every exercise on ranks: every ``Work`` waited for.
-
-Owns: the vocabulary of invariants and their messages' fields. Must not: run anything on ranks,
-import torch, or know an exercise (the checks say which invariants their mechanism has).
+Owns: the vocabulary of invariants. Must not: run anything on ranks, import torch, or know an
+exercise.
 """
 
 from __future__ import annotations

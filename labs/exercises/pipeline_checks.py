@@ -26,17 +26,15 @@ from fractions import Fraction
 
 from labs import cost
 from labs import pipeline as pp
+from labs.exercises.cases import each_case
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
-from labs.exercises.executor_checks import RANK_EXERCISES, check_1f1b_executor  # noqa: F401
-from labs.exercises.secret import active as secret_active
-from labs.exercises.secret import hidden_int, hidden_seed
+from labs.exercises.executor_checks import RANK_EXERCISES, TAG, check_1f1b_executor  # noqa: F401
+from labs.exercises.secret import active as secret_active, hidden_int, hidden_seed
 from labs.messages import text
 
 __all__ = ["check_gpipe_order", "check_1f1b_order", "check_bubble_fraction",
            "check_min_microbatches", "check_balanced_partition", "check_1f1b_executor",
            "check_zb_h1_order", "RANK_EXERCISES", "HARD_PARTITIONS"]
-
-TAG = "2.3"  # the domain of this notebook's hidden seeds and sizes (labs.exercises.secret)
 
 
 # --- exercises 1, 2 and 7: compute orders ---------------------------------------------------
@@ -98,18 +96,13 @@ def _order_cases(key: int) -> list[tuple[int, int, int]]:
 
 
 def _check_order(student_fn, reference, shown, key, name, kinds="FB") -> None:
-    """``name``: the student's function as the notebook names it (a check may only call the
-    student's object, never read its attributes: the grader replays it). Orders with B run in
-    the simulator too, 4 stages and 8 micro-batches with t_F = t_B = t_W: 1F1B keeps at most p
-    micro-batches in flight, ZB-H1 idles the share of labs.cost's formula."""
+    """``name``: the student's function as the notebook names it (the grader replays calls, not
+    attributes). Orders with B run in the simulator too (4 stages, 8 micro-batches, t_F = t_B =
+    t_W): 1F1B keeps at most p in flight, ZB-H1 idles the share of labs.cost's formula."""
     kinds = tuple(kinds)
-    for k, (p, m, stage) in enumerate(shown + _order_cases(key)):
-        hidden = k >= len(shown)
-        label = (text("checks.case_hidden", n=k - len(shown) + 1) if hidden
-                 else text("checks.case_call", call=f"{name}({p}, {m}, {stage})"))
-        with case(label, hidden=hidden):
-            _compare(_actions(student_fn(p, m, stage), kinds),
-                     [(a.kind, a.mb) for a in reference(p, m, stage)], kinds)
+    each_case(shown, _order_cases(key), name + "({}, {}, {})", lambda p, m, stage: _compare(
+        _actions(student_fn(p, m, stage), kinds), [(a.kind, a.mb) for a in reference(p, m, stage)],
+        kinds))
     if reference is pp.gpipe_order:
         return
     with case(text("checks.case_about", what=text("checks_2_3.simulated_schedule", stages=4,
@@ -147,15 +140,6 @@ def check_zb_h1_order(student_fn):
 
 # --- exercises 3 and 4: the bubble and the micro-batches it needs ----------------------------
 
-def _numbered(shown, hidden, call, compare) -> None:
-    for k, args in enumerate(shown + hidden):
-        is_hidden = k >= len(shown)
-        label = (text("checks.case_hidden", n=k - len(shown) + 1) if is_hidden
-                 else text("checks.case_call", call=call.format(*args)))
-        with case(label, hidden=is_hidden):
-            compare(*args)
-
-
 @graded("ex2_3_bubble")
 def check_bubble_fraction(student_fn):
     """student_fn(p, m) -> the idle share (p-1)/(m+p-1)."""
@@ -163,15 +147,14 @@ def check_bubble_fraction(student_fn):
     hidden = [(rng.randint(1, 64), rng.randint(1, 128)) for _ in range(8)] + [
         (1, hidden_int(TAG, 11_000, 1, 128, 7)),
         (hidden_int(TAG, 11_001, 2, 64, 12), hidden_int(TAG, 11_002, 1, 128, 32))]
-    _numbered([(8, 32), (4, 4)], hidden, "p={}, m={}", lambda p, m: assert_close(
+    each_case([(8, 32), (4, 4)], hidden, "p={}, m={}", lambda p, m: assert_close(
         pp.bubble_fraction(p, m), student_fn(p, m), what=text("checks_2_3.what_bubble"),
         dtype="float64", factors={"100": 100}))
 
 
 def _min_microbatches_case(k: int, p: int, target: float) -> tuple[int, float]:
-    """Hidden case ``k``: ``(p, target)`` itself without a secret, else a p (1 stays 1: no
-    bubble) and a target in hundredths drawn from the secret, never one that some m meets
-    exactly (floats may land on either side of it)."""
+    """Hidden case ``k``: ``(p, target)`` without a secret, else drawn (p = 1 kept), the target in
+    hundredths, never one some m meets exactly (floats may land on either side of it)."""
     if not secret_active():
         return p, target
     if p > 1:
@@ -188,7 +171,7 @@ def check_min_microbatches(student_fn):
     """student_fn(p, target) -> the smallest m whose bubble share is at most target."""
     hidden = [_min_microbatches_case(k, p, target) for k, (p, target) in enumerate(
         [(12, 0.10), (35, 0.05), (2, 0.5), (16, 0.2), (1, 0.1), (64, 0.01)])]
-    _numbered([(8, 0.10), (4, 0.25)], hidden, "p={}, target={}", lambda p, t: assert_equal(
+    each_case([(8, 0.10), (4, 0.25)], hidden, "p={}, target={}", lambda p, t: assert_equal(
         pp.min_microbatches(p, t), student_fn(p, t),
         what=text("checks_2_3.what_min_microbatches")))
 
@@ -210,9 +193,8 @@ HARD_PARTITIONS = (
 
 
 def _partition_cases() -> list[tuple[list, int]]:
-    """Hidden (costs, n_stages): four HARD_PARTITIONS (chosen, reversed or not and scaled by
-    the secret's seed), as many stages as layers, a single layer, twelve layers costing less
-    than one in all (float costs, as measured ones are)."""
+    """Hidden (costs, n_stages): four HARD_PARTITIONS (drawn, reversed or not, scaled), as many
+    stages as layers, a single layer, twelve layers of float costs under one in all."""
     rng = random.Random(hidden_seed(TAG, 7))
     cases = []
     for item in rng.sample(HARD_PARTITIONS, 4):
@@ -254,5 +236,5 @@ def check_balanced_partition(student_fn):
             raise ExerciseFailed(text("checks_2_3.partition_not_optimal", got=got, best=best,
                                       bounds=bounds))
 
-    _numbered([([1, 1, 1, 1, 1, 1, 1, 5], 4), ([4, 1, 1, 1, 1, 4], 3)], _partition_cases(),
+    each_case([([1, 1, 1, 1, 1, 1, 1, 5], 4), ([4, 1, 1, 1, 1, 4], 3)], _partition_cases(),
               "costs={}, n_stages={}", compare)

@@ -1,9 +1,7 @@
 """Check of notebook 2.2's exercise 7, the sequence-parallel MLP (ex2_2_sequence_parallel_mlp;
-the notebook imports it from :mod:`labs.exercises.tensor_parallel_checks`).
-
-On every rank: the two Functions alone, then the student's block, against the full MLP on one
-process; then each part's mechanism: all-gathers and reduce-scatters only, one per pass each,
-each moving one activation -- a rule about bytes, held on the bytes put on the wire.
+the notebook imports it from :mod:`labs.exercises.tensor_parallel_checks`): on every rank the two
+Functions alone, then the student's block, against the full MLP on one process; then each part's
+mechanism (:data:`SP`: all-gathers and reduce-scatters only, each moving one activation).
 
 Owns: exercise 7's cases, rank body, expected values and mechanism. Must not: import the grader,
 print, or keep process groups in globals.
@@ -11,6 +9,9 @@ print, or keep process groups in globals.
 from __future__ import annotations
 
 import math
+
+import torch
+import torch.distributed as dist
 
 from labs.exercises.checks import compare_tensors, graded, msg
 from labs.exercises.invariants import count, hold, only, wire
@@ -34,9 +35,8 @@ SP_CASES = ((msg("checks_2_2.case_sp", n=1, world_size=2, seq=4), 2, 2, 2, 4, 8,
 
 
 def sp_cases() -> list:
-    """SP_CASES, the hidden cases' sizes drawn from the secret, each keeping what it tests: an
-    odd number of positions per rank (a length 2 ranks split and 4 would not), on 2 ranks, on
-    4, and in two TP groups {0, 1} {2, 3} of 2, each group on its own data."""
+    """SP_CASES, the hidden ones' sizes drawn, each keeping an odd number of positions per rank
+    (on 2 ranks, on 4, and in two TP groups {0, 1} {2, 3} of 2, each on its own data)."""
     out = []
     for k, (label, world, tp, batch, seq, dim, hidden) in enumerate(SP_CASES):
         if hidden:
@@ -70,8 +70,6 @@ SP = {"gather": _along_sequence(["all_gather"], ["reduce_scatter"]),
 def _sp_data(c: Case, group_index: int) -> dict:
     """One TP group's full input and MLP, the output's cotangent, and per rank an input and a
     cotangent of the full length (the two Functions' own test)."""
-    import torch
-
     g = torch.Generator().manual_seed(c.seed + group_index)
     b, s, h = c.sizes  # the weights scaled as an initialisation would
     w = [torch.randn(4 * h, h, generator=g) / h ** .5, torch.randn(4 * h, generator=g),
@@ -88,8 +86,6 @@ _DIMS = (1, 0, 0, 1, None)
 
 def _sp_body(student, c: Case, run):
     """Rank body: the two Functions on their own, then the student's block; what came out."""
-    import torch.distributed as dist
-
     gather, scatter, block = student
     group, r, t = tensor_parallel_group(c.tp), dist.get_rank() % c.tp, c.tp
     data = _sp_data(c, dist.get_rank() // c.tp)
@@ -109,8 +105,6 @@ def _sp_body(student, c: Case, run):
 
 
 def _judge_sp(c: Case, values, traces) -> None:
-    import torch
-
     hold((IN_GROUP,), c, traces)
     for rank, value in enumerate(values):
         r, t = rank % c.tp, c.tp

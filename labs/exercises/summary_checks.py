@@ -1,9 +1,7 @@
 """Checks of notebook 2.5's capstone exercises, graded by the planner (:mod:`labs.planner`):
 ``check_capstone`` (ex2_5_capstone, 4 points; its rules: labs.exercises.capstone_rules),
 ``check_diagnose`` (ex2_5_diagnose, 2: the first rule a layout breaks) and
-``check_training_days`` (ex2_5_training_days, 2: 6·N·D in days). Exercise 2's hidden layouts
-are drawn from the secret until each kind of ``_REQUIRED`` occurs, every reason with the next
-rule broken too among them: every other order of the rules fails on every secret.
+``check_training_days`` (ex2_5_training_days, 2: 6·N·D in days).
 Owns: exercises 2 and 3's cases and references. Must not: import the grader or the planner
 widget (labs.planner.widgets, labs.planner.view), or print (the verdict is labs.exercises.checks').
 """
@@ -19,6 +17,7 @@ from labs import cost
 from labs import planner as pl
 from labs.exercises.capstone_rules import (Scenario, capstone_scenarios, decoder, grade_answer,
                                            scenario, shown_scenarios)
+from labs.exercises.cases import each_case
 from labs.exercises.checks import ExerciseFailed, case, graded
 from labs.exercises.secret import hidden_int, hidden_seed
 from labs.messages import lazy, text
@@ -90,8 +89,9 @@ def _kinds(scenario: Scenario, config: pl.Config) -> set:
     return kinds | {kind for kind, holds in extra.items() if holds}
 
 
-#: What every secret's hidden layouts include (:func:`_kinds`): each reason first, alone, and
-#: with the next rule broken too; GPUs over and under; tp = a node of 4, 8, 16 GPUs; ZeRO-1.
+#: What every secret's hidden layouts include (:func:`_kinds`), so that every other order of the
+#: rules fails: each reason first, alone, and with the next rule broken too; GPUs over and
+#: under; tp = a node of 4, 8, 16 GPUs; ZeRO-1.
 _REQUIRED = ({("first", r) for r in REASONS} | {("only", r) for r in RULES}
              | {("pair", a, b) for a, b in zip(RULES, RULES[1:])}
              | {("gpus over", True), ("gpus over", False), ("tp = per node",),
@@ -128,8 +128,7 @@ def diagnose_cases() -> list:
         dp = n // (tp * pp) if n % (tp * pp) == 0 and rng.random() < 0.8 else rng.choice([1, 3, 8])
         config = C(tp, pp, dp, rng.choice([1, 2, 3, 4, 8, 16]), rng.choice([1, 1, 2, 3, 4]),
                    rng.choice([0, 1]))
-        new = _kinds(where, config) - seen
-        if new:
+        if new := _kinds(where, config) - seen:
             seen |= new
             cases.append((where, config, True))
         if draw > 1500 and seen >= _REQUIRED:
@@ -170,29 +169,25 @@ def training_days(n_params: float, tokens: float, n_gpus: int, peak_flops: float
 @graded("ex2_5_training_days")
 def check_training_days(student_fn):
     """student_fn(n_params, tokens, n_gpus, peak_flops, mfu) -> days, any numbers.Real."""
+    def compare(*args):
+        expected, got = training_days(*args), student_fn(*args)
+        if not isinstance(got, numbers.Real) or isinstance(got, bool):
+            raise ExerciseFailed(text("checks_2_5.days_not_a_number", got=got))
+        if math.isclose(float(got), expected, rel_tol=1e-6):
+            return
+        slips = ((3, "checks_2_5.days_why_forward_only"), (4 / 3, "checks_2_5.days_why_recompute"),
+                 (86400, "checks_2_5.days_why_seconds"), (24, "checks_2_5.days_why_hours"),
+                 (6, "checks_2_5.days_why_six"), (100, "checks_2_5.days_why_percent"),
+                 (args[2], "checks_2_5.days_why_gpus"))
+        why = next((text("checks_2_5.days_off_by", ratio=ratio, why=text(key, n_gpus=args[2]))
+                    for factor, key in slips for ratio in (factor, 1 / factor)
+                    if math.isclose(float(got), expected * ratio, rel_tol=1e-6)), "")
+        raise ExerciseFailed(text("checks_2_5.days_wrong", expected=expected, got=float(got),
+                                  hint=why))
     rng = random.Random(hidden_seed(TAG, 59))
     hidden = [(rng.choice([7e9, 13e9, 70e9, 175e9, 405e9]), rng.choice([0.3e12, 1e12, 15e12]),
                rng.choice([64, 512, 2048, 16384]), rng.choice([125e12, 312e12, 989e12]),
                rng.choice([0.3, 0.4, 0.5])) for _ in range(6)]
-    for k, args in enumerate([(65.2e9, 1.4e12, 2048, 312e12, 0.476),
-                              (65.2e9, 1.4e12, 128, 312e12, 38 / 312)] + hidden):
-        with case(text("checks.case_hidden", n=k - 1) if k >= 2 else text(
-                "checks.case_call", call=text("checks_2_5.days_case", n=args[0], tokens=args[1],
-                                              gpus=args[2], mfu=args[4])), hidden=k >= 2):
-            expected, got = training_days(*args), student_fn(*args)
-            if not isinstance(got, numbers.Real) or isinstance(got, bool):
-                raise ExerciseFailed(text("checks_2_5.days_not_a_number", got=got))
-            if math.isclose(float(got), expected, rel_tol=1e-6):
-                continue
-            why = next((text("checks_2_5.days_off_by", ratio=ratio, why=text(key, n_gpus=args[2]))
-                        for factor, key in ((3, "checks_2_5.days_why_forward_only"),
-                                            (4 / 3, "checks_2_5.days_why_recompute"),
-                                            (86400, "checks_2_5.days_why_seconds"),
-                                            (24, "checks_2_5.days_why_hours"),
-                                            (6, "checks_2_5.days_why_six"),
-                                            (100, "checks_2_5.days_why_percent"),
-                                            (args[2], "checks_2_5.days_why_gpus"))
-                        for ratio in (factor, 1 / factor)
-                        if math.isclose(float(got), expected * ratio, rel_tol=1e-6)), "")
-            raise ExerciseFailed(text("checks_2_5.days_wrong", expected=expected, got=float(got),
-                                      hint=why))
+    each_case([(65.2e9, 1.4e12, 2048, 312e12, 0.476), (65.2e9, 1.4e12, 128, 312e12, 38 / 312)],
+              hidden, lambda n, tokens, gpus, _, mfu: text("checks.case_call", call=text(
+                  "checks_2_5.days_case", n=n, tokens=tokens, gpus=gpus, mfu=mfu)), compare)

@@ -1,8 +1,6 @@
-"""Checks of the graded exercises of notebook 2.2 (tensor parallelism).
-
-On ranks (``ranks.check_cases``) the student's layer is compared with the full one on one
-process, output and every gradient by name, and its mechanism, stated as data below, holds
-over what each rank did (``trace`` / ``invariants``); exercise 7 is sequence_parallel_checks'::
+"""Checks of the graded exercises of notebook 2.2 (tensor parallelism): on ranks, the student's
+layer against the full one on one process (output and every gradient by name), then its
+mechanism, stated as data below, over what each rank did; exercise 7 is sequence_parallel_checks'::
 
     check_conjugate_ops(CopyToRegion, ReduceFromRegion)   # ex2_2_conjugate_ops, 2 points
     check_column_parallel(column_parallel_forward)        # ex2_2_column_linear, 2 points
@@ -17,12 +15,16 @@ from __future__ import annotations
 
 import functools
 
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
 from labs.cost import tp_layer_comm
-from labs.exercises.checks import ExerciseFailed, assert_close, case, compare_tensors, \
-    graded, msg
+from labs.exercises.cases import each_case
+from labs.exercises.checks import ExerciseFailed, assert_close, compare_tensors, graded, msg
 from labs.exercises.invariants import count, flops, hold, only, sharded, wire
 from labs.exercises.ranks import as_number, check_cases
-from labs.exercises.secret import hidden_int, hidden_seed
+from labs.exercises.secret import drawing, hidden_int, hidden_seed
 from labs.exercises.sequence_parallel_checks import SP_EXERCISE, check_sequence_parallel_mlp
 from labs.exercises.tensor_parallel_common import IN_GROUP, TAG, Case, Mark, compare_layer, \
     forward_backward, members, mlp, parts, traced
@@ -57,8 +59,6 @@ def tp_cases(kind: str = "conjugate") -> list:
 
 def _data(c: Case) -> dict:
     """A case's tensors, from its seed: a linear layer, an MLP (h = n_in), per-rank inputs."""
-    import torch
-
     g = torch.Generator().manual_seed(c.seed)
     t, i, o = c.sizes
     shapes = ([(t, i), (4 * i, i), (4 * i,), (i, 4 * i), (i,), (t, i)] if c.kind == "mlp" else
@@ -68,8 +68,7 @@ def _data(c: Case) -> dict:
 
 
 def all_reduces(forward: int, backward: int, nbytes) -> tuple:
-    """Exactly ``forward`` / ``backward`` all-reduces of ``nbytes(c)`` each in the two passes,
-    over the rank's TP group, and no other communication."""
+    """Exactly ``forward`` / ``backward`` all-reduces of ``nbytes(c)`` in the TP group, no other."""
     def ring(k):
         return lambda c: k * 2 * (c.tp - 1) / c.tp * nbytes(c)
     return (IN_GROUP, only("all_reduce"), count("all_reduce", forward, backward=False),
@@ -96,8 +95,6 @@ MECHANISMS = {"column": all_reduces(0, 1, _x_bytes) + SHARDED,
 
 def _conjugate_body(student, c: Case, run):
     """Rank body: f, then g, on this rank's input, each backward of the next rank's input."""
-    import torch.distributed as dist
-
     group, rank, x, out = tensor_parallel_group(c.tp), dist.get_rank(), _data(c)["per_rank"], {}
     for name, op in zip("fg", student):
         leaf = x[rank].clone().requires_grad_()
@@ -125,10 +122,9 @@ def _judge_conjugate(c: Case, values, traces) -> None:
 
 # --- exercises 2-4: column, row, the MLP ----------------------------------------------------
 
-#: Per layer: how each tensor (x, weight, bias; the MLP's x, c_fc.weight, c_fc.bias,
-#: c_proj.weight, c_proj.bias) reaches a rank -- whole (None) or cut along a dim --, the dims
-#: of the whole ones of which it uses a shard only (0 elsewhere in their gradients), the dim
-#: of the output's shard; the weights' names; what the output should be.
+#: Per layer: the dim each tensor (x, weight, bias; the MLP's x, c_fc.*, c_proj.*) reaches a rank
+#: cut along (None: whole), the dims of the whole ones it uses a shard of only (0 elsewhere in
+#: their gradients), the output shard's dim; the weights' names; what the output should be.
 _LAYERS = {"column": ((None,) * 3, (None, 0, 0), -1, ("weight", "bias"),
                       "checks_2_2.what_column_output"),
            "row": ((-1, None, None), (None, 1, None), None, ("weight", "bias"),
@@ -141,8 +137,6 @@ _LAYERS = {"column": ((None,) * 3, (None, 0, 0), -1, ("weight", "bias"),
 @functools.lru_cache(maxsize=4)
 def _reference(c: Case):
     """The full layer of ``c`` on one process: (output, gradients, FLOPs)."""
-    import torch.nn.functional as F
-
     *tensors, cot = _data(c)["layer"]
     return traced(mlp if c.kind == "mlp" else F.linear, tensors, cot)
 
@@ -153,15 +147,11 @@ def _cut(tensors, dims, r, t):
 
 def _zero_outside(full, dim, r, t):
     """``full`` with everything but rank ``r``'s shard along ``dim`` zeroed."""
-    import torch
-
     return torch.cat([shard(full, dim, k, t) * (k == r) for k in range(t)], dim=dim)
 
 
 def _layer_body(student, c: Case, run):
     """Rank body: the student's layer on what this rank gets; its output and the gradients."""
-    import torch.distributed as dist
-
     group, r = tensor_parallel_group(c.tp), dist.get_rank() % c.tp
     *tensors, cot = _data(c)["layer"]
     dims, _, cot_dim, _, _ = _LAYERS[c.kind]
@@ -185,8 +175,7 @@ def _judge_layer(c: Case, values, traces) -> None:
 
 
 _KIND = {"ex2_2_column_linear": "column", "ex2_2_row_linear": "row", "ex2_2_parallel_mlp": "mlp"}
-#: The exercises on ranks: ``id -> (cases, rank body, judge)`` (tests/catalog/test_secrets.py
-#: runs the reference answers on the cases of many secrets at once through these).
+#: The exercises on ranks: ``id -> (cases, rank body, judge)`` (tests/catalog/test_secrets.py).
 RANK_EXERCISES = {"ex2_2_conjugate_ops": (tp_cases, _conjugate_body, _judge_conjugate),
                   **{eid: (functools.partial(tp_cases, kind), _layer_body, _judge_layer)
                      for eid, kind in _KIND.items()}, **SP_EXERCISE}
@@ -220,9 +209,8 @@ def check_parallel_mlp(student_fn):
 # --- exercise 5: q/k/v by heads -------------------------------------------------------------
 
 def _qkv_cases() -> list:
-    """(C, rank, tp, hidden): c_attn.weight is (3C, C), c_attn.bias (3C,), as the prose says;
-    a hidden rank holds >= 2 rows of each of q, k, v (a strided pick is no block), and the
-    first is neither rank 0 nor its mirror tp-1-rank."""
+    """(C, rank, tp, hidden): weight (3C, C), bias (3C,), as the prose says; a hidden rank holds
+    >= 2 rows of each of q, k, v (a strided pick is no block), the first not rank 0 nor tp-1."""
     hidden = []
     for k, (c, rank, tp) in enumerate(((16, 3, 4), (32, 1, 8), (4, 0, 1))):
         key = 10_100 + 10 * k
@@ -237,34 +225,29 @@ def _qkv_cases() -> list:
 @graded("ex2_2_attention_heads")
 def check_qkv_shard(student_fn):
     """``student_fn(weight, bias, rank, tp)`` -> this rank's rows of the fused q/k/v weight."""
-    import torch
-
-    for k, (cols, rank, tp, hidden) in enumerate(_qkv_cases()):
+    def compare(cols, rank, tp, _):
         rows = 3 * cols
-        label = (text("checks.case_hidden", n=k - 1) if hidden
-                 else text("checks_2_2.case_qkv", rows=rows, rank=rank, tp=tp))
-        with case(label, hidden=hidden):
-            w = torch.arange(rows * cols, dtype=torch.float32).view(rows, cols)
-            b = torch.arange(rows, dtype=torch.float32)
-            got = student_fn(w, b, rank, tp)
-            if not isinstance(got, (tuple, list)) or len(got) != 2:
-                raise ExerciseFailed(text("checks_2_2.return_two_tensors"))
-            if tp > 1 and torch.equal(torch.as_tensor(got[0]), w.chunk(tp)[rank]):
-                raise ExerciseFailed(text("checks_2_2.contiguous_block", rank=rank,
-                                          first=rank * rows // tp,
-                                          last=(rank + 1) * rows // tp - 1))
-            assert_close((shard(w, 0, rank, tp, stride=3), shard(b, 0, rank, tp, stride=3)),
-                         got, what=text("checks_2_2.what_shards"))
+        w = torch.arange(rows * cols, dtype=torch.float32).view(rows, cols)
+        b = torch.arange(rows, dtype=torch.float32)
+        got = student_fn(w, b, rank, tp)
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise ExerciseFailed(text("checks_2_2.return_two_tensors"))
+        if tp > 1 and torch.equal(torch.as_tensor(got[0]), w.chunk(tp)[rank]):
+            raise ExerciseFailed(text("checks_2_2.contiguous_block", rank=rank,
+                                      first=rank * rows // tp, last=(rank + 1) * rows // tp - 1))
+        assert_close((shard(w, 0, rank, tp, stride=3), shard(b, 0, rank, tp, stride=3)), got,
+                     what=text("checks_2_2.what_shards"))
+    found = _qkv_cases()
+    each_case(found[:2], found[2:], lambda cols, rank, tp, _: text(
+        "checks_2_2.case_qkv", rows=3 * cols, rank=rank, tp=tp), compare)
 
 
 # --- exercise 6: bytes per layer ------------------------------------------------------------
 
 def _bytes_cases() -> list:
-    """(b, s, h, t, e, hidden): two shown; a large layer, one without TP (t = 1), and a small
-    one whose t divides no power of two (8(t-1)/t is no whole number). h is a multiple of t, as
-    TP needs, so the bytes 8(t-1)/t·b·s·h·e are a whole number."""
-    def draw(j, low, high, default):
-        return hidden_int(TAG, 10_200 + j, low, high, default)
+    """(b, s, h, t, e, hidden): two shown; a large layer, one without TP, a small one whose t
+    divides no power of two (8(t-1)/t no whole number); h a multiple of t: whole bytes."""
+    draw = drawing(TAG, 10_200)
     big, small = draw(3, 2, 8, 8), (3, 5, 6, 7)[draw(8, 0, 3, 1)]
     return [(8, 1024, 1600, 8, 2, False), (4, 16, 32, 2, 4, False),
             (draw(0, 1, 4, 1), draw(1, 512, 4096, 2048), big * draw(2, 512, 2048, 1536), big, 2,
@@ -278,12 +261,12 @@ def _bytes_cases() -> list:
 def check_tp_bytes(student_fn):
     """``student_fn(batch, seq, hidden, tp, bytes_per_element)`` = bytes each rank sends for
     one TP transformer layer, forward + backward (ring all-reduce)."""
-    returned = text("checks.what_returned")
-    for k, (b, s, h, t, e, hidden) in enumerate(_bytes_cases()):
-        label = (text("checks.case_hidden", n=k - 1) if hidden
-                 else text("checks_2_2.case_tp_bytes", b=b, s=s, h=h, t=t, e=e))
-        with case(label, hidden=hidden):
-            got = as_number(student_fn(b, s, h, t, e), returned)
-            expected = tp_layer_comm(batch=b, seq_len=s, hidden=h, tp=t, bytes_per_element=e)
-            assert_close(float(expected["sent_bytes_per_rank"]), float(got), what=returned,
-                         dtype="float64", factors={"t": t})
+    returned, found = text("checks.what_returned"), _bytes_cases()
+
+    def compare(b, s, h, t, e, _):
+        got = as_number(student_fn(b, s, h, t, e), returned)
+        expected = tp_layer_comm(batch=b, seq_len=s, hidden=h, tp=t, bytes_per_element=e)
+        assert_close(float(expected["sent_bytes_per_rank"]), float(got), what=returned,
+                     dtype="float64", factors={"t": t})
+    each_case(found[:2], found[2:], lambda b, s, h, t, e, _: text(
+        "checks_2_2.case_tp_bytes", b=b, s=s, h=h, t=t, e=e), compare)

@@ -1,13 +1,14 @@
-"""What notebook 2.2's checks (:mod:`~labs.exercises.tensor_parallel_checks`,
-:mod:`~labs.exercises.sequence_parallel_checks`) share: the case, the TP group as an invariant, a
-case's parts cut out of a rank's trace, the full layer on one process (output, gradients, FLOPs:
-the ``flops`` invariant's reference), the comparison of a layer's output and gradients.
-
-Must not: import the checks, the grader; print; keep process groups in globals.
+"""What notebook 2.2's checks (tensor_parallel_checks, sequence_parallel_checks) share: the case,
+the TP group as an invariant, a case's parts cut out of a rank's trace, the full layer on one
+process (output, gradients, FLOPs: the ``flops`` invariant's reference), the comparison of a
+layer's output and gradients. Must not: import the checks, the grader; print; keep groups.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
 
 from labs.exercises import trace
 from labs.exercises.checks import ExerciseFailed, Message, compare_tensors
@@ -65,8 +66,6 @@ def parts(traces) -> dict:
 def forward_backward(run, fn, args: tuple, cot):
     """On a rank: ``fn(*args)`` and, when its output can take it, the backward of ``cot``, both
     through ``run`` (watched, the course's answers refused); the output, detached."""
-    import torch
-
     y = run(fn, *args)
     if isinstance(y, torch.Tensor) and y.requires_grad and y.shape == cot.shape:
         run(y.backward, cot)
@@ -85,14 +84,11 @@ def traced(fn, tensors, cot):
 
 def mlp(x, fc_w, fc_b, proj_w, proj_b):
     """The GPT MLP, c_proj(gelu(c_fc(x))), on whole tensors."""
-    import torch.nn.functional as F
-
     return F.linear(F.gelu(F.linear(x, fc_w, fc_b)), proj_w, proj_b)
 
 
 def compare_layer(rank, t, want_y, y, what: str, names, expected, grads, advice: str):
-    """The output first, then each named gradient: one failure that lists the wrong gradients
-    and the right ones."""
+    """The output, then each named gradient: one failure listing the wrong ones and the right."""
     compare_tensors(want_y, y, rank=rank, what=what, factors={"t": t})
     wrong, right = [], []
     for name, exp, got in zip(names, expected, grads):

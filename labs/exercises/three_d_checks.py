@@ -1,12 +1,9 @@
 """The check of notebook 2.4's exercise 6, one DP × PP × TP step built by hand on real ranks
-(served by labs.exercises.hybrid_checks). Two stages, each a Megatron-split MLP without bias, on
-a dp × 2 × tp mesh (rank = (d·2 + s)·tp + t); every rank gets its TP and DP groups, both
-stages' full weights, the batch and the learning rate, and returns its stage's loss (last
-stage) or None, its gradient shards averaged over DP and its shards after one SGD step.
-
-:data:`STEP_3D`, on every rank: only all-reduces and send/recv; inside each stage exercise 5's
-mechanism (its own stage's FLOPs: stage 1 recomputing stage 0 is seen); send/recv only with
-(d, 1 - s, t), rows × D bytes each way. Then every number against one process.
+(served by labs.exercises.hybrid_checks): two stages, each a Megatron-split MLP without bias, on
+a dp × 2 × tp mesh (rank = (d·2 + s)·tp + t). :data:`STEP_3D`, on every rank: only all-reduces
+and send/recv; inside each stage exercise 5's mechanism (its own stage's FLOPs: stage 1
+recomputing stage 0 is seen); send/recv only with (d, 1 - s, t), rows × D bytes each way. Then
+every number against one process.
 
 Owns: exercise 6's cases, body and judge. Must not: import the grader, print, or keep process
 groups in globals.
@@ -15,6 +12,9 @@ groups in globals.
 from __future__ import annotations
 
 import numbers
+
+import torch
+import torch.distributed as dist
 
 from labs.exercises import trace
 from labs.exercises.checks import ExerciseFailed, assert_close, graded, msg
@@ -30,19 +30,13 @@ __all__ = ["check_3d_step", "STEP_3D", "RANK_EXERCISES"]
 
 #: The pipeline's boundary, with Megatron's split and the DP average inside every stage.
 _OPS = ("all_reduce", "send", "recv", "barrier")
-STEP_3D = (
-    only(*_OPS),
-    *TP_DP,
-    peers(lambda c, rank: {rank + c.tp * (1 - 2 * c.stage(rank))}),  # (d, 1 - s, t)
-    moved("checks_2_4.p2p_bytes", activation_bytes, op="send"),
-    moved("checks_2_4.p2p_bytes", activation_bytes, op="recv"),
-)
+STEP_3D = (only(*_OPS), *TP_DP,
+           peers(lambda c, rank: {rank + c.tp * (1 - 2 * c.stage(rank))}),  # (d, 1 - s, t)
+           *(moved("checks_2_4.p2p_bytes", activation_bytes, op=op) for op in ("send", "recv")))
 
 
 def _body(student_fn, c: Case, run):
     """Rank body: this rank's TP and DP groups, then the student's step."""
-    import torch.distributed as dist
-
     guard, mine = Guard(*_OPS), {}
     for dim in ("tp", "dp"):
         for members in c.mesh.group_ranks(dim):
@@ -58,8 +52,6 @@ def _body(student_fn, c: Case, run):
 
 
 def _judge(c: Case, values, traces) -> None:
-    import torch
-
     for rank, got in enumerate(values):
         if not (isinstance(got, list) and len(got) == 3 and all(
                 isinstance(g, list) and len(g) == 2 and all(torch.is_tensor(v) for v in g)

@@ -1,23 +1,18 @@
 """What each rank did while a student's code ran: its communication and its matrix products.
 
-A check runs the student's code on its ranks inside :func:`watching`, which records, on that
-rank, whatever route the code took (``dist.*``, a process group's own methods, the functional
-collectives, DTensor, a course helper):
+A check runs the student's code on its ranks inside :func:`watching`, which records, whatever
+route the code took (``dist.*``, a process group's methods, the functional collectives,
+DTensor, a course helper -- one ``TorchDispatchMode`` sees every operator):
 
-- every collective and point-to-point operation (:class:`Comm`): which, over which group (its
-  members as global ranks), with which peer or root, how many bytes, the reduction, in the
-  forward or the backward pass, and whether its ``Work`` was waited for;
-- every matrix product (:class:`Product`): the operands' shapes and the FLOPs
-  (``torch.utils.flop_counter``'s formulas, as ``FlopCounterMode`` counts them), forward or
-  backward;
-- marks the check adds itself (a pipeline stage's F and B, say) and the warnings torch gave.
+- every collective and send/recv (:class:`Comm`): which, over which group (global ranks), with
+  which peer or root, how many bytes, the reduction, forward or backward pass, waited or not;
+- every matrix product (:class:`Product`): operand shapes and FLOPs (``FlopCounterMode``'s
+  formulas), forward or backward;
+- marks the check adds (a pipeline stage's F and B) and the warnings torch gave.
 
-One ``TorchDispatchMode`` sees every operator, so no route to a collective is missed; the
-``Work`` objects are followed to their ``wait()``. While an operation blocks, the rank leaves a
-note (``labs.runtime.rank.note``) saying what it waits for, so a deadlock names the pending
-operation of every rank. The trace comes back to the notebook as plain data
-(:meth:`Trace.as_data`: lists, tuples, numbers, strings), which the grader records and replays
-like every other result; the invariants of :mod:`labs.exercises.invariants` read it there.
+While an operation blocks, the rank's note (``labs.runtime.rank.note``) names it, so a deadlock
+names every rank's pending operation. The trace comes back as plain data (:meth:`Trace.as_data`),
+which the grader records and replays; :mod:`labs.exercises.invariants` reads it.
 
 Owns: recording. Must not: judge what it recorded, print, or import torch at module level (the
 forkserver preloads this module; torch comes with the rank).
@@ -27,27 +22,22 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from dataclasses import astuple, dataclass, field
+from dataclasses import astuple, dataclass, field, replace
 
 __all__ = ["Comm", "Product", "Trace", "watching", "current", "wire_bytes", "before_comm"]
 
-#: Canonical names of the operators of ``torch.ops.c10d`` / ``torch.ops._c10d_functional``.
-_OPS = {
-    "allreduce_": "all_reduce", "allreduce_coalesced_": "all_reduce", "all_reduce": "all_reduce",
-    "all_reduce_": "all_reduce", "all_reduce_coalesced": "all_reduce",
-    "all_reduce_coalesced_": "all_reduce",
-    "allgather_": "all_gather", "_allgather_base_": "all_gather",
-    "allgather_coalesced_": "all_gather", "allgather_into_tensor_coalesced_": "all_gather",
-    "all_gather_into_tensor": "all_gather", "all_gather_into_tensor_out": "all_gather",
-    "all_gather_into_tensor_coalesced": "all_gather",
-    "reduce_scatter_": "reduce_scatter", "_reduce_scatter_base_": "reduce_scatter",
-    "reduce_scatter_tensor_coalesced_": "reduce_scatter", "reduce_scatter_tensor": "reduce_scatter",
-    "reduce_scatter_tensor_coalesced": "reduce_scatter",
-    "broadcast_": "broadcast", "broadcast": "broadcast", "reduce_": "reduce",
-    "alltoall_": "all_to_all", "alltoall_base_": "all_to_all", "all_to_all_single": "all_to_all",
-    "gather_": "gather", "scatter_": "scatter", "barrier": "barrier",
-    "send": "send", "recv_": "recv", "recv_any_source_": "recv",
-}
+_CANONICAL = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
+              "reduce", "gather", "scatter", "barrier", "send", "recv")
+
+
+def _canonical(name: str) -> str | None:
+    """The operation an operator of ``torch.ops.c10d`` / ``torch.ops._c10d_functional`` runs
+    (``_allgather_base_`` -> all_gather), or None for one that communicates nothing."""
+    name = name.strip("_").replace("allreduce", "all_reduce").replace(
+        "allgather", "all_gather").replace("alltoall", "all_to_all")
+    return next((op for op in _CANONICAL if name.startswith(op)), None)
+
+
 _REDUCTIONS = {0: "sum", 1: "avg", 2: "product", 3: "min", 4: "max", 5: "band", 6: "bor",
                7: "bxor", 8: "premul_sum"}
 _PRODUCTS = ("mm", "addmm", "bmm", "baddbmm", "_scaled_dot_product_flash_attention",
@@ -56,10 +46,9 @@ _PRODUCTS = ("mm", "addmm", "bmm", "baddbmm", "_scaled_dot_product_flash_attenti
 
 @dataclass(frozen=True)
 class Comm:
-    """One communication operation of a rank. ``size``: the bytes of the whole tensor the
-    operation is about (all_reduce, broadcast, reduce: the tensor; all_gather: the gathered
-    output; reduce_scatter, all_to_all: the input; send/recv: what crossed); ``peer``: the
-    other rank of a send/recv, the root of a broadcast/reduce/gather/scatter (global ranks)."""
+    """One communication of a rank. ``size``: bytes of the whole tensor it is about (the
+    gathered output, the input scattered, what a send/recv moved); ``peer``: the other rank of
+    a send/recv, the root of a broadcast/reduce/gather/scatter (global ranks)."""
     seq: int
     op: str
     group: tuple
@@ -72,22 +61,20 @@ class Comm:
 
     @property
     def wire(self) -> float:
-        """Bytes this rank puts on the wire for it (a ring for collectives): :func:`wire_bytes`."""
+        """Bytes this rank puts on the wire for it (:func:`wire_bytes`)."""
         return wire_bytes(self.op, self.size, len(self.group))
 
     def describe(self) -> str:
-        """``send to rank 2 (1024 bytes)`` / ``all_reduce over [0, 1] (64 bytes)``: a name for
-        messages (op and ranks are not translated)."""
+        """``send to rank 2 (1024 B)`` / ``all_reduce over [0, 1] (64 B)``, for messages."""
         if self.op in ("send", "recv"):
-            way = "to" if self.op == "send" else "from"
-            return f"{self.op} {way} rank {self.peer} ({self.size} B)"
+            return f"{self.op} {'to' if self.op == 'send' else 'from'} rank {self.peer} " \
+                   f"({self.size} B)"
         return f"{self.op} over {list(self.group)} ({self.size} B)"
 
 
 @dataclass(frozen=True)
 class Product:
-    """One matrix product (or attention, convolution) of a rank: its operands' shapes, its
-    FLOPs (as torch.utils.flop_counter counts them), in the forward or the backward pass."""
+    """One matrix product (attention, convolution) of a rank: operand shapes, FLOPs, pass."""
     seq: int
     op: str
     shapes: tuple
@@ -110,8 +97,7 @@ def wire_bytes(op: str, size: int, group_size: int) -> float:
 
 @dataclass
 class Trace:
-    """What one rank did (see the module's docstring). Build it with :func:`watching`; read it
-    back from the data a rank returned with :meth:`from_data`."""
+    """What one rank did: built by :func:`watching`, read back by :meth:`from_data`."""
     rank: int = 0
     comms: list = field(default_factory=list)
     products: list = field(default_factory=list)
@@ -175,16 +161,10 @@ def current() -> Trace | None:
 
 def _nbytes(value) -> tuple[int, tuple]:
     """(bytes, shape of the first tensor) of a tensor or a (nested) list of tensors."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
+    if hasattr(value, "element_size"):
         return value.numel() * value.element_size(), tuple(value.shape)
-    total, shape = 0, None
-    for v in value if isinstance(value, (list, tuple)) else ():
-        n, s = _nbytes(v)
-        total += n
-        shape = s if shape is None else shape
-    return total, shape or ()
+    found = [_nbytes(v) for v in value] if isinstance(value, (list, tuple)) else []
+    return sum(n for n, _ in found), next((s for _, s in found), ())
 
 
 class _Recorder:
@@ -200,7 +180,7 @@ class _Recorder:
         import torch.distributed as dist
         from torch._C._distributed_c10d import ProcessGroup, Work
 
-        op = _OPS[name]
+        op = _canonical(name)
         group = peer = reduce = None
         ints = [a for a in args if isinstance(a, int) and not isinstance(a, bool)]
         for a in list(args) + list(kwargs.values()):
@@ -237,28 +217,23 @@ class _Recorder:
 
     @staticmethod
     def _size(op, name, tensors, g) -> tuple[int, tuple]:
+        """Bytes of the whole tensor: a functional all-gather's input times the group; the
+        input of a c10d reduce-scatter or all-to-all (second); else the first tensor."""
         if not tensors:
             return 0, ()
-        if op == "all_gather":
-            if name.startswith("all_gather_into_tensor") and name != "all_gather_into_tensor_out":
-                n, s = _nbytes(tensors[0])
-                return n * g, s
-            return _nbytes(tensors[0])  # the output (list) comes first
-        if op in ("reduce_scatter", "all_to_all") and len(tensors) > 1 and \
-                not name.startswith(("reduce_scatter_tensor", "all_to_all_single")):
-            return _nbytes(tensors[1])  # the input comes second
-        return _nbytes(tensors[0])
+        if name in ("all_gather_into_tensor", "all_gather_into_tensor_coalesced"):
+            n, s = _nbytes(tensors[0])
+            return n * g, s
+        second = op in ("reduce_scatter", "all_to_all") and len(tensors) > 1 and \
+            not name.startswith(("reduce_scatter_tensor", "all_to_all_single"))
+        return _nbytes(tensors[1] if second else tensors[0])
 
-    def waited(self, work) -> None:
-        found = self.works.get(id(work))
-        if found is not None:
-            index, _ = found
-            self.trace.comms[index] = _replace_waited(self.trace.comms[index])
-
-    def waited_tensor(self, tensor) -> None:
-        index = self.functional.pop(id(tensor), None)
+    def waited(self, work=None, tensor=None) -> None:
+        """The operation of ``work`` (or a functional collective's output ``tensor``) waited."""
+        index = (self.works.get(id(work), (None,))[0] if tensor is None
+                 else self.functional.pop(id(tensor), None))
         if index is not None:
-            self.trace.comms[index] = _replace_waited(self.trace.comms[index])
+            self.trace.comms[index] = replace(self.trace.comms[index], waited=True)
 
     def product(self, func, args, kwargs, out) -> None:
         import torch
@@ -274,11 +249,6 @@ class _Recorder:
                                            torch._C._current_autograd_node() is not None))
 
 
-def _replace_waited(comm: Comm) -> Comm:
-    from dataclasses import replace
-    return replace(comm, waited=True)
-
-
 def _mode(recorder: _Recorder):
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -286,15 +256,16 @@ def _mode(recorder: _Recorder):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             namespace, name = func.namespace, func._overloadpacket.__name__
-            if namespace in ("c10d", "_c10d_functional") and name in _OPS:
+            op = _canonical(name) if namespace in ("c10d", "_c10d_functional") else None
+            if op is not None:
                 for check in _before:
-                    check(_OPS[name], args)
+                    check(op, args)
                 out = func(*args, **kwargs)
                 recorder.comm(name, args, kwargs, out)
                 return out
             out = func(*args, **kwargs)
             if namespace == "_c10d_functional" and name == "wait_tensor" and args:
-                recorder.waited_tensor(args[0])
+                recorder.waited(tensor=args[0])
             elif namespace == "aten" and name in _PRODUCTS:
                 recorder.product(func, args, kwargs, out)
             return out

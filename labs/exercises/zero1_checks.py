@@ -1,16 +1,10 @@
 """The check of notebook 2.1's exercise 6, ZeRO-1 by hand, on real ranks (the notebook imports
-it from labs.exercises.data_parallel_checks), and the cases on ranks both share.
-
-The student's optimizer class trains a small MLP for a few steps on 2 or 4 ranks (and on two
-data-parallel pairs), the gradients averaged over the group by the check, as DDP would. Held:
-
-- the weights equal an unsharded optimizer's in one process, bit-identical on the group's ranks;
-- the optimizer state a rank holds -- counted over every torch optimizer that stepped there
-  (torch's global step hook), not only ``self.optim`` -- is no more than the fullest rank holds
-  in the statement's partition (any as balanced counts), and the group's ranks hold the whole
-  state once between them;
-- the parameters are sent from their owners by collectives in the group (:data:`SENT`): at
-  least every parameter's bytes per step, and not many more.
+it from labs.exercises.data_parallel_checks), and the cases on ranks both share. The student's
+optimizer trains a small MLP a few steps, the check averaging the gradients as DDP would: the
+weights equal an unsharded optimizer's, bit-identical on the group's ranks; the state a rank
+holds (every torch optimizer that stepped there) is no more than the fullest rank's of the
+statement's partition, the group holding it whole once; the parameters leave their owners by
+collectives in the group (:data:`SENT`).
 
 Owns: 2.1's cases on ranks (Case, cases_of, the group helpers); exercise 6's cases, rank body
 and mechanism. Must not: import the grader, print (the verdict is labs.exercises.checks'), or
@@ -18,19 +12,22 @@ keep process groups in globals.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from labs.data import regression_batch, shard_batch
 from labs.data_parallel.zero import partition_by_size
 from labs.exercises.checks import ExerciseFailed, Message, assert_close, graded, msg
 from labs.exercises.invariants import Invariant, groups, hold, only
 from labs.exercises.ranks import check_cases
-from labs.exercises.secret import hidden_int, hidden_seed
+from labs.exercises.secret import drawing, hidden_seed
 from labs.messages import text
 from labs.models import MLP
 
-__all__ = ["check_zero1", "Case", "cases_of", "draws", "rank_group", "dp_group", "joined",
+__all__ = ["check_zero1", "Case", "cases_of", "rank_group", "dp_group", "joined",
            "SENT", "TAG", "CHECK_TIMEOUT", "STEPS"]
 
 CHECK_TIMEOUT = 30.0  # seconds per launch; a correct solution needs well under 1 s
@@ -57,12 +54,6 @@ class Case:
         return [n for a, b in zip(self.sizes, self.sizes[1:]) for n in (a * b, b)]
 
 
-def draws(part: str):
-    """``draw(key, low, high, default)``: a hidden case's number of ``part``: ``default``
-    without the instructor's secret, else one in [low, high] drawn from it."""
-    return functools.partial(hidden_int, f"{TAG}/{part}")
-
-
 def cases_of(part: str, rows) -> list[Case]:
     """``Case`` of each ``(label, world size, sizes, number of groups, hidden, fields)``: the
     groups split the ranks in order; each group's seed drawn from the instructor's secret."""
@@ -73,7 +64,6 @@ def cases_of(part: str, rows) -> list[Case]:
 
 
 def rank_group(c: Case, rank: int) -> tuple:
-    """The process group (global ranks) of ``c.groups`` that ``rank`` belongs to."""
     return next(g for g in c.groups if rank in g)
 
 
@@ -85,8 +75,6 @@ def dp_group(c: Case, rank: int, comm=None) -> dict:
 def joined(c: Case) -> tuple:
     """On a rank: (the group to pass as ``group=``, None for the default one; its members;
     their index in ``c.groups``). Every rank makes every group, as new_group asks."""
-    import torch.distributed as dist
-
     made = [dist.new_group(list(g)) for g in c.groups] if len(c.groups) > 1 else [None]
     members = rank_group(c, dist.get_rank())
     return made[c.groups.index(members)], members, c.groups.index(members)
@@ -106,43 +94,27 @@ def _sent(c: Case, rank: int, trace) -> None:
 SENT = (only("broadcast", "all_gather", "all_reduce"), groups(dp_group), Invariant(_sent))
 
 
-class _Stepped:
-    """The torch optimizers that stepped in the ``with`` block (torch's global step hook: a
-    method, as every callback the student's code reaches is) and the state they hold."""
-
-    def __enter__(self):
-        from torch.optim.optimizer import register_optimizer_step_post_hook
-
-        self.seen: dict = {}
-        self.handle = register_optimizer_step_post_hook(self.saw)
-        return self
+class _Stepped(dict):
+    """The torch optimizers that stepped, by id (torch's global step hook calls :meth:`saw`: a
+    method, as every callback the student's code reaches is), and the state they hold."""
 
     def saw(self, optimizer, args, kwargs) -> None:
-        self.seen[id(optimizer)] = optimizer
-
-    def __exit__(self, *exc) -> None:
-        self.handle.remove()
+        self[id(optimizer)] = optimizer
 
     def held(self) -> int:
         """State elements (Adam's m and v, a momentum buffer; step counters aside)."""
-        import torch
-
-        return sum(v.numel() for o in self.seen.values() for state in o.state.values()
+        return sum(v.numel() for o in self.values() for state in o.state.values()
                    for k, v in state.items() if torch.is_tensor(v) and k != "step")
 
 
 def _zero1_body(student_cls, c: Case, run):
-    """Rank body: STEPS steps of the student's optimizer on this rank's slice of the batch,
-    the gradients averaged over the group first (the averages go back to the judge, whose
-    unsharded optimizer steps on the same ones); the weights and the state it ended with."""
-    import torch
-    import torch.distributed as dist
-
+    """Rank body: STEPS steps of the student's optimizer on this rank's slice, the gradients
+    averaged first (sent back: the judge steps on them); the weights and the state held."""
     group, members, k = joined(c)
     model = MLP(list(c.sizes), seed=c.seeds[k])
     name, options, _ = OPTIMIZERS[c.optimizer]
-    averaged = []
-    with _Stepped() as stepped:
+    averaged, stepped = [], _Stepped()
+    with register_optimizer_step_post_hook(stepped.saw):
         opt = run(student_cls, model.parameters(), getattr(torch.optim, name), group=group,
                   **options)
         for step in range(STEPS):
@@ -163,8 +135,6 @@ def _zero1_body(student_cls, c: Case, run):
 def _expected(c: Case, k: int, averaged) -> dict:
     """Group ``k``'s weights after the unsharded optimizer's steps, in one process, on the
     gradients the group's ranks were given (float32 rounding would not survive Adam)."""
-    import torch
-
     model = MLP(list(c.sizes), seed=c.seeds[k])
     name, options, _ = OPTIMIZERS[c.optimizer]
     opt = getattr(torch.optim, name)(model.parameters(), **options)
@@ -176,8 +146,6 @@ def _expected(c: Case, k: int, averaged) -> dict:
 
 
 def _judge_zero1(c: Case, values, traces) -> None:
-    import torch
-
     hold(SENT, c, traces)
     per = OPTIMIZERS[c.optimizer][2]  # state elements per parameter element
     for k, members in enumerate(c.groups):
@@ -204,10 +172,10 @@ def _judge_zero1(c: Case, values, traces) -> None:
 
 
 def zero1_cases() -> list[Case]:
-    """Shown: 2 ranks with Adam, 4 with SGD with momentum; hidden (widths, seeds, and the
-    world size of the first two, 2 or 4, drawn from the instructor's secret): no even split
-    of the parameters, and 4 ranks in two pairs {0, 1}, {2, 3} (broadcast's src is global)."""
-    draw, adam, sgd = draws("zero1"), dict(optimizer="adam"), dict(optimizer="sgd_momentum")
+    """Shown: 2 ranks with Adam, 4 with SGD momentum; hidden (drawn): no even split of the
+    parameters (on 2 or 4 ranks), and two pairs {0, 1}, {2, 3} (broadcast's src is global)."""
+    draw = drawing(f"{TAG}/zero1")
+    adam, sgd = dict(optimizer="adam"), dict(optimizer="sgd_momentum")
     return cases_of("zero1", [
         (msg("checks_2_1.case_zero1", n=1, world_size=2, optimizer="Adam", sizes=[8, 16, 4]),
          2, (8, 16, 4), 1, False, adam),
