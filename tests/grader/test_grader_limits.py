@@ -154,14 +154,15 @@ def test_the_load_stretches_a_wall_limit_only_for_a_kernel_that_runs():
 
 
 def _busy_solution(seconds: float) -> str:
-    """A list_sum that first computes honestly for about ``seconds`` on this machine, alone."""
+    """A solution cell that first computes honestly, once, for about ``seconds`` on this machine
+    alone (at the top of the cell: the check calls list_sum once per case), then list_sum."""
     import time
 
     start, n = time.perf_counter(), 0
     while time.perf_counter() - start < 0.2:
         n += sum(range(1000))
     loops = int(n / sum(range(1000)) * seconds / 0.2)
-    return (f"def list_sum(xs):\n    for _ in range({loops}):\n        sum(range(1000))\n"
+    return (f"for _ in range({loops}):\n    sum(range(1000))\n\n\ndef list_sum(xs):\n"
             "    total = 0\n    for x in xs:\n        total += x\n    return total\n")
 
 

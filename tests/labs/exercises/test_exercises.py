@@ -272,8 +272,15 @@ def test_assert_close_messages():
         "checks.wrong_length", where=message("checks.on_rank", what="x", rank=2), expected=2, got=1)
     assert failure(lambda: assert_equal(6, "6", what="x")) == message(
         "checks.wrong_type", where="x", expected_type="int", expected=6, got_type="str", got="'6'")
+    assert failure(lambda: assert_close(0.1, 0.25, what="x")) == message(
+        "checks.wrong_value", where="x", expected=0.1, got=0.25)
+    # off by exactly 2, or by a named factor: said so
     assert failure(lambda: assert_close(0.1, 0.2, what="x")) == message(
-        "checks.wrong_value", where="x", expected=0.1, got=0.2)
+        "checks.wrong_value", where="x", expected=0.1, got=0.2) + " " + message(
+        "checks.off_by_factor", ratio=2, name="2", factor=2)
+    assert failure(lambda: assert_close(6.0, 1.5, what="x", factors={"n": 4})) == message(
+        "checks.wrong_value", where="x", expected=6.0, got=1.5) + " " + message(
+        "checks.off_by_named_factor", ratio="0.25", name="n", factor=4)
 
 
 def test_compare_tensors_names_first_mismatch():
