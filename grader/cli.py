@@ -30,7 +30,8 @@ The verdict is decided here, in the grader's process, not in the student's kerne
 hands back only a record of what the student's code returned on the check's inputs
 (:mod:`grader.recorder`, :mod:`grader.record`), and :mod:`grader.judge` re-runs the source's
 check cell against it. ``--secret`` (else ``$LABS_GRADE_SECRET``, else random per run)
-generates the hidden cases (:mod:`labs.exercises.secret`). English submissions
+generates the hidden cases (:mod:`labs.exercises.secret`): each submission's kernel and judge get
+only a key derived from it and the submission's path, never the secret. English submissions
 (``metadata.course.language`` "en", or a path through a folder ``en/``) are graded against
 ``solutions/en/`` and answered in English.
 
@@ -74,7 +75,8 @@ from grader.results import (GraderError, SubmissionResult, check_out_folder,
                             read_result, summary_table, write_reports, write_result)
 from grader.results import number as _num
 from grader.sources import find_submissions, load_sources, source_hashes
-from grader.submission import DEFAULT_CELL_TIMEOUT, DEFAULT_TIMEOUT, STOP, grade_submission
+from grader.submission import (DEFAULT_CELL_TIMEOUT, DEFAULT_TIMEOUT, STOP, cases_fingerprint,
+                               grade_submission)
 
 __all__ = ["grade", "main", "default_solutions", "default_jobs", "GraderError"]
 
@@ -173,7 +175,8 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     for number, (sub, label) in enumerate(zip(submissions, labels), 1):
         kept = None if fresh else read_result(out, label)
         if kept is not None and kept.sha256 == hashlib.sha256(sub.read_bytes()).hexdigest() \
-                and (kept.notebook is None or hashes.get(kept.notebook) == kept.source_sha256):
+                and (kept.notebook is None or hashes.get(kept.notebook) == kept.source_sha256) \
+                and kept.cases == cases_fingerprint(secret, label) and not kept.failed:
             results[label] = kept
             log(text("grade.resumed", number=len(results), total=len(submissions), name=label,
                    score=f"{_num(kept.total)}/{_num(kept.max_total)}"), flush=True)
@@ -233,6 +236,9 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
                      folder=out / "submissions"), flush=True)
     book_path, lms_path = gradebook.write(ordered, out)
     log(text("grade.gradebook_written", gradebook=book_path, lms=lms_path), flush=True)
+    failed = [r.submission for r in ordered if r.failed]
+    if failed:
+        log(text("grade.failed_runs", count=len(failed), names=", ".join(failed)), flush=True)
     return ordered
 
 
@@ -261,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--secret", default=None,
                         help="the instructor's secret the checks' hidden cases are generated from "
                         "(default: $LABS_GRADE_SECRET, else a random one per run); keep it from "
-                        "the students")
+                        "the students (a kernel only sees a key derived per submission)")
     parser.add_argument("--fresh", action="store_true",
                         help="regrade every submission (default: keep the results of an earlier "
                         "run whose notebook and source are unchanged)")
@@ -292,17 +298,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
     try:
-        grade(args.path, solutions=args.solutions, out=args.out, timeout=args.timeout,
-              cell_timeout=args.cell_timeout, kernel_name=args.kernel, jobs=args.jobs,
-              sandbox_mode=args.sandbox, fresh=args.fresh, secret=args.secret,
-              resource_limits=lims)
+        results = grade(args.path, solutions=args.solutions, out=args.out,
+                        timeout=args.timeout, cell_timeout=args.cell_timeout,
+                        kernel_name=args.kernel, jobs=args.jobs, sandbox_mode=args.sandbox,
+                        fresh=args.fresh, secret=args.secret, resource_limits=lims)
     except GraderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\n" + text("grade.interrupted", folder=args.out / "submissions"), file=sys.stderr)
         return 130
-    return 0
+    return 3 if any(r.failed for r in results) else 0  # a failed grading is not a grade
 
 
 if __name__ == "__main__":

@@ -5,13 +5,20 @@
   (``notebook/grade_id``) and notes (errors, limits, a notebook handed in twice: the better
   score counts);
 - ``lms.csv``: what an LMS imports -- student id, score, max (the class's maximum: a notebook not
-  handed in counts 0 of its points);
+  handed in counts 0 of its points), error;
+
+A notebook whose grading failed for a reason outside the student's code (``failed``) is no grade:
+its column says so, the student's total and score stay empty, and no Gradescope results.json is
+written for that student (the autograder then fails, rather than scoring 0);
 - ``python -m grader.gradebook DIR --gradescope results.json [--student ID]``: one student's
   results as Gradescope reads them (``score``, and ``tests`` with ``name``, ``score``,
   ``max_score``, ``output``); ``scripts/gradescope/run_autograder`` is an example wrapper.
 
-A student is the first folder of a submission's path (``alice/2.0_collectives.ipynb``), else the
-file name less the notebook's (``alice_2.0_collectives.ipynb``). The two editions of a notebook
+A student is the first folder of a submission's path that is not an assignment's or an
+edition's (``alice/2.0_collectives.ipynb``, ``2.1_data_parallel/alice/…``; Moodle's
+``Alice Li_1234_assignsubmission_file_/`` is ``Alice Li``), else read from the file name:
+Canvas' ``lialice_1234_5678_2.0_collectives.ipynb`` is ``lialice``, Moodle's the same as its
+folder, any other the name less the notebook's (``alice_2.0_collectives.ipynb``). The two editions of a notebook
 share its column (``en/2.0_collectives.ipynb`` is ``2.0_collectives.ipynb``).
 
 Owns: grouping results by student and writing these three files. Must not: grade, judge, or
@@ -24,6 +31,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import sys
 from pathlib import Path, PurePosixPath
 
@@ -39,12 +47,27 @@ def _column(notebook: str | None) -> str:
     return PurePosixPath(notebook).name if notebook else ""
 
 
+#: A folder that names an assignment, not a student (``2.1_data_parallel/``, ``2.1/``), or an
+#: edition (``en/``): skipped when looking for the student's folder.
+_NOT_A_STUDENT = re.compile(r"\d+\.\d+([_ -].*)?|en|zh")
+#: Canvas' download names: ``lastfirst[_LATE]_<user id>_<submission id>_<file name>``.
+_CANVAS = re.compile(r"(?P<student>[^_]+)(_LATE)?_\d+_\d+_.+")
+#: Moodle's: ``<Full Name>_<id>_assignsubmission_file[_<file name>]`` (a folder or a file).
+_MOODLE = re.compile(r"(?P<student>.+?)_\d+_assignsubmission_\w*")
+
+
 def student_of(result: SubmissionResult) -> str:
     """The student a submission belongs to (see the module's docstring)."""
     parts = PurePosixPath(result.submission.replace("\\", "/")).parts
-    if len(parts) > 1:
-        return parts[0]
-    stem = PurePosixPath(parts[0] if parts else "").name
+    folders = [p for p in parts[:-1] if not _NOT_A_STUDENT.fullmatch(p)]
+    if folders:
+        moodle = _MOODLE.match(folders[0])
+        return moodle["student"] if moodle else folders[0]
+    stem = PurePosixPath(parts[-1] if parts else "").name
+    for layout in (_CANVAS, _MOODLE):
+        found = layout.fullmatch(stem) if layout is _CANVAS else layout.match(stem)
+        if found:
+            return found["student"]
     name = _column(result.notebook)
     if name and stem.endswith(name) and len(stem) > len(name):
         return stem[:-len(name)].rstrip("_-. ") or stem
@@ -74,8 +97,10 @@ def book(results: list[SubmissionResult], who=student_of
                 continue
         row["results"][column] = r
     for row in students.values():
+        row["failed"] = [c for c, r in row["results"].items() if r.failed]  # no grade there
         for column, r in row["results"].items():
-            row["scores"][column] = r.total
+            if not r.failed:
+                row["scores"][column] = r.total
             row["flags"] += [f"{column}/{flag}" for flag in r.flags]
             if r.error:
                 row["notes"].append(f"{column}: {r.error}")
@@ -93,14 +118,17 @@ def write(results: list[SubmissionResult], out: Path) -> tuple[Path, Path]:
                 "max_total", "flags", "notes"])
     lms = io.StringIO(newline="")
     wl = csv.writer(lms)
-    wl.writerow(["student_id", "score", "max"])
+    wl.writerow(["student_id", "score", "max", "error"])
+    error = text("grade.gradebook_error")
     for student, row in students.items():
-        total = sum(row["scores"].values())
-        w.writerow([student, *(number(row["scores"][c]) if c in row["scores"] else ""
-                               for c in columns),
-                    number(total), number(class_max), " | ".join(row["flags"]),
+        # a notebook whose grading failed is no grade: neither it nor the total is a number
+        total = "" if row["failed"] else number(sum(row["scores"].values()))
+        w.writerow([student, *(error if c in row["failed"] else number(row["scores"][c])
+                               if c in row["scores"] else "" for c in columns),
+                    total, number(class_max), " | ".join(row["flags"]),
                     " | ".join(row["notes"])])
-        wl.writerow([student, number(total), number(class_max)])
+        wl.writerow([student, total, number(class_max),
+                     " | ".join(row["notes"]) if row["failed"] else ""])
     out = Path(out)
     paths = []
     for name, body in (("gradebook.csv", buffer.getvalue()), ("lms.csv", lms.getvalue())):
@@ -117,6 +145,9 @@ def gradescope(results: list[SubmissionResult], student: str | None = None) -> d
     if student not in students:
         raise ValueError(f"no student {student!r} in the results")
     row = students[student]
+    if row["failed"]:  # no results.json at all: Gradescope then reports a failed autograder
+        raise ValueError(f"grading failed for {student or 'this submission'}: "
+                         + " | ".join(row["notes"]))
     tests = []
     for column, r in row["results"].items():
         for e in r.exercises:

@@ -50,6 +50,8 @@ class SubmissionResult:
     sha256: str = ""
     source_sha256: str = ""
     limits_weak: list[str] = field(default_factory=list)  # limits that did not fully hold
+    cases: str = ""  # grader.submission.cases_fingerprint: the key to the hidden cases, the checks
+    failed: bool = False  # grading failed for a reason outside the student's code: no grade
 
     @property
     def total(self) -> float:
@@ -68,7 +70,8 @@ class SubmissionResult:
                 "total": self.total, "max_total": self.max_total, "error": self.error,
                 "seconds": round(self.seconds, 2), "sandbox": self.sandbox,
                 "restarts": self.restarts, "sha256": self.sha256,
-                "source_sha256": self.source_sha256, "version": RESULT_VERSION,
+                "source_sha256": self.source_sha256, "cases": self.cases, "failed": self.failed,
+                "version": RESULT_VERSION,
                 "limits_weak": self.limits_weak,
                 "exercises": [asdict(e) for e in self.exercises]}
 
@@ -81,7 +84,8 @@ class SubmissionResult:
                    exercises=exercises, error=data["error"], seconds=float(data["seconds"]),
                    sandbox=data.get("sandbox", "none"), restarts=int(data.get("restarts", 0)),
                    sha256=data.get("sha256", ""), source_sha256=data.get("source_sha256", ""),
-                   limits_weak=[str(k) for k in data.get("limits_weak", [])])
+                   limits_weak=[str(k) for k in data.get("limits_weak", [])],
+                   cases=str(data.get("cases", "")), failed=bool(data.get("failed", False)))
 
 
 class GraderError(Exception):
@@ -209,12 +213,13 @@ def write_reports(results: list[SubmissionResult], out: Path) -> tuple[Path, Pat
     writer.writerow(header)
     for r in results:
         by_id = {e.grade_id: e for e in r.exercises}
-        row = [r.submission, r.notebook or "", _num(r.total), _num(r.max_total), r.error or "",
-               " | ".join(r.flags), r.sandbox]
+        # a failed grading is no grade: its points stay empty, its error says why
+        row = [r.submission, r.notebook or "", "" if r.failed else _num(r.total),
+               _num(r.max_total), r.error or "", " | ".join(r.flags), r.sandbox]
         for i in ids:
             e = by_id.get(i)
-            row += ([_num(e.points), _num(e.max_points), e.message, " | ".join(e.flags)]
-                    if e else ["", "", "", ""])
+            row += ([_num(e.points) if not r.failed else "", _num(e.max_points), e.message,
+                     " | ".join(e.flags)] if e else ["", "", "", ""])
         writer.writerow(row)
     # utf-8-sig so that spreadsheet programs read the Chinese messages correctly
     csv_path = _write_atomic(out, "grades.csv", buffer.getvalue().encode("utf-8-sig"))

@@ -11,6 +11,8 @@ the reports (:mod:`grader.results`, :mod:`grader.cli`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -38,7 +40,7 @@ from grader.sources import (match_source, plan, prepare, sanitize, setup_source,
                             source_hashes)
 from grader.sources import max_points as cell_points
 
-__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_CELL_TIMEOUT", "STOP", "grade_submission"]
+__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_CELL_TIMEOUT", "STOP", "grade_submission", "cases_fingerprint"]
 
 DEFAULT_TIMEOUT = 900.0
 DEFAULT_CELL_TIMEOUT = 300.0
@@ -54,7 +56,7 @@ class _Settings:
     sandbox: str = "none"
     hide: tuple = ()
     scratch: Path | None = None
-    secret: str = ""
+    case_key: str = ""  # this submission's key to the hidden cases (never the secret itself)
     resources: resources.Limits = resources.Limits()
 
 
@@ -147,7 +149,7 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
                "XDG_CACHE_HOME": str(home / ".cache"), "PYTHONDONTWRITEBYTECODE": "1",
                "JUPYTER_RUNTIME_DIR": str(ipc), "JUPYTER_PLATFORM_DIRS": "1",
                record.RECORDS_ENV: str(records.resolve()),
-               secret_module.SECRET_ENV: settings.secret}
+               secret_module.SECRET_ENV: settings.case_key}
         if lang:
             env["LABS_LANG"] = lang
         exercises = [{**e, "limit": step_limits[e["grade_id"]]} for e in steps["exercises"]]
@@ -170,7 +172,8 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
             [sys.executable, "-m", "grader.runner", str(job_path), str(result_path)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True, cwd=str(scratch),
-            env={**os.environ, "LABS_GRADE_PARENT": str(os.getpid())})
+            env={**os.environ, secret_module.SECRET_ENV: settings.case_key,  # not the secret
+                 "LABS_GRADE_PARENT": str(os.getpid())})
         try:
             output, _ = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -205,20 +208,19 @@ def _read_records(folder: Path, exercises: list[dict]) -> dict:
     return out
 
 
-# One judge at a time (it sets the language and the secret), and the copy flags under the same
+# One judge at a time (it sets the language and the hidden cases' key), and the copy flags under the same
 # lock: both parse and compile code, which CPython 3.11 does not do safely in two threads.
 _JUDGE_LOCK = threading.Lock()
 
 
 def _judge(exercise: dict, found: dict | None, judge_setup: str, lang: str | None,
-           secret: str) -> dict:
+           case_key: str) -> dict:
     """The verdict on one exercise, decided here, in the grader's process, from the record its
-    check handed back (grader.judge); the secret and the language are the submission's."""
+    check handed back (grader.judge); the key to the hidden cases and the language are the
+    submission's."""
     gid, points = exercise["grade_id"], float(exercise.get("points", 0))
-    with _JUDGE_LOCK:
-        saved = {name: os.environ.get(name) for name in ("LABS_LANG", secret_module.SECRET_ENV)}
-        os.environ["LABS_LANG"] = lang or DEFAULT_LANGUAGE
-        os.environ[secret_module.SECRET_ENV] = secret
+    with _JUDGE_LOCK, _environment(LABS_LANG=lang or DEFAULT_LANGUAGE,
+                                   **{secret_module.SECRET_ENV: case_key}):
         try:
             if not found or found.get("missing"):
                 return judge.missing(gid, points)
@@ -228,12 +230,39 @@ def _judge(exercise: dict, found: dict | None, judge_setup: str, lang: str | Non
         except Exception as exc:  # noqa: BLE001 - one exercise's judge never stops the rest
             return {"passed": False, "points": 0.0, "message": text(
                 "record.judge_failed", error=f"{type(exc).__name__}: {exc}")}
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _environment(**values: str):
+    """This process's environment with ``values`` for the ``with`` block (under _JUDGE_LOCK)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@functools.lru_cache(maxsize=1)
+def _checks_digest() -> str:
+    """The course's checks as graded now (every module of labs.exercises): a change to them
+    regrades what an earlier run kept."""
+    folder = Path(secret_module.__file__).parent
+    digest = hashlib.sha256()
+    for module in sorted(folder.glob("*.py")):
+        digest.update(module.name.encode() + b"\0" + module.read_bytes())
+    return digest.hexdigest()
+
+
+def cases_fingerprint(secret: str, label: str) -> str:
+    """What a kept result must share with this run besides the notebook and its source: the key
+    to the submission's hidden cases and the checks (a hash; neither the secret nor the key)."""
+    key = secret_module.submission_key(secret, label) if secret else ""
+    return hashlib.sha256(f"{key}\0{_checks_digest()}".encode()).hexdigest()[:16]
 
 
 def grade_submission(path: Path, sources: dict, *, label: str | None = None,
@@ -248,18 +277,21 @@ def grade_submission(path: Path, sources: dict, *, label: str | None = None,
     derived from the source's own run times (:mod:`grader.limits`); ``resource_limits``: memory,
 /tmp, processes, CPU and outputs (:mod:`grader.resources`, its defaults when None)."""
     start = time.monotonic()
-    result = SubmissionResult(submission=label or str(path), notebook=None, sandbox=sandbox_mode)
+    result = SubmissionResult(submission=label or str(path), notebook=None, sandbox=sandbox_mode,
+                              cases=cases_fingerprint(secret, label or Path(path).name))
+    # the instructor's secret stays here: the kernel and the judge get this submission's key only
+    key = secret_module.submission_key(secret, label or Path(path).name) if secret else ""
     settings = _Settings(timeout=timeout,
                          cell_timeout=None if cell_timeout is None else min(cell_timeout, timeout),
                          kernel_name=kernel_name, sandbox=sandbox_mode, hide=tuple(hide),
-                         scratch=scratch, secret=secret,
+                         scratch=scratch, case_key=key,
                          resources=resource_limits or resources.Limits())
     reference: dict = {}
     try:
         _grade_into(result, Path(path), sources, settings)
     except Exception as exc:  # noqa: BLE001 - one submission never stops the run
         message = text("grade.worker_failed", error=f"{type(exc).__name__}: {exc}")
-        result.error = message
+        result.error, result.failed = message, True  # no grade: the next run grades it again
         if result.notebook in sources:
             reference = graded_cells(sources[result.notebook])
             _zeros(result, reference, message)
@@ -316,8 +348,10 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
                                                    text("grade.deleted")))
             continue
         exercise = by_gid[grade_id]
-        with _JUDGE_LOCK:  # CPython 3.11's ast is not safe in threads ("AST constructor
-            # recursion depth mismatch" when two submissions parse at once): one at a time
+        # CPython 3.11's ast is not safe in threads ("AST constructor recursion depth
+        # mismatch" when two submissions parse at once): one at a time; in the submission's
+        # language (an English submission's review flags in English)
+        with _JUDGE_LOCK, _environment(LABS_LANG=lang or DEFAULT_LANGUAGE):
             flags = _flags(grade_id, nb, exercise, steps["setup"], source)
         state = status.get(grade_id, {}).get("status", "not_run")
         if state != "ok":
@@ -341,7 +375,7 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
         # The verdict is the judge's (grader.judge, here, from the record the kernel
         # handed back), never what the kernel printed or raised.
         verdict = _judge(exercise, raw.get("records", {}).get(grade_id), steps["judge_setup"],
-                         lang, settings.secret)
+                         lang, settings.case_key)
         points = max_points if verdict.get("passed") else 0.0
         result.exercises.append(ExerciseResult(grade_id, points, max_points,
                                                str(verdict.get("message", "")), flags))

@@ -60,6 +60,14 @@ MESSAGES = {
     "gradebook_written": {"zh": "成绩册：{gradebook}（每个学生一行）；LMS 导入：{lms}",
                           "en": "gradebook: {gradebook} (one row per student); LMS import: {lms}"},
     "worker_failed": {"zh": "评分进程出错：{error}", "en": "the grading process failed: {error}"},
+    "failed_runs": {
+        "zh": "有 {count} 份作业评分失败（原因不在学生的代码）：{names}。它们在所有导出文件里标为错误、"
+              "没有分数；修好原因后再运行一次，会重新评这些作业（退出码 3）。",
+        "en": "Grading failed for {count} submission(s), for a reason outside the student's code: "
+              "{names}. Every export marks them as errors, with no score; fix the cause and run "
+              "again, which grades them again (exit code 3).",
+    },
+    "gradebook_error": {"zh": "错误", "en": "ERROR"},
     "faults": {"zh": "{count} 道练习因超时或崩溃得 0 分（超时 {timeouts}，崩溃 {deaths}）",
                "en": "{count} exercise(s) scored 0 for a timeout or a crash (timeouts "
                      "{timeouts}, crashes {deaths})"},

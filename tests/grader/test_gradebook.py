@@ -16,6 +16,7 @@ import pytest
 from tests.support import grader_plants as gp
 from grader import gradebook
 from grader.results import ExerciseResult, SubmissionResult, write_reports
+from labs.messages import text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,6 +49,26 @@ def test_students_are_found_by_folder_or_by_file_name():
                                                          "carol"]
 
 
+@pytest.mark.parametrize("path, student", [
+    ("alice/2.0_collectives.ipynb", "alice"),
+    ("alice/en/2.0_collectives.ipynb", "alice"),
+    ("2.1_data_parallel/alice/2.1_data_parallel.ipynb", "alice"),  # <assignment>/<student>/
+    ("2.1/bob/whatever.ipynb", "bob"),
+    ("en/2.1_data_parallel/carol/2.1_data_parallel.ipynb", "carol"),
+    ("smithjohn_12345_678901_2.1_data_parallel-1.ipynb", "smithjohn"),  # Canvas
+    ("smithjohn_LATE_12345_678901_2.1_data_parallel.ipynb", "smithjohn"),
+    ("2.1_data_parallel/smithjohn_12345_678901_2.1_data_parallel.ipynb", "smithjohn"),
+    ("John Smith_4242_assignsubmission_file_/2.1_data_parallel.ipynb", "John Smith"),  # Moodle
+    ("John Smith_4242_assignsubmission_file_2.1_data_parallel.ipynb", "John Smith"),
+    ("dave_2.1_data_parallel.ipynb", "dave"),
+])
+def test_students_are_found_in_the_layouts_instructors_have(path, student):
+    """Issue 40, point 3: per-assignment folders merged a whole class into one student, and
+    Canvas' and Moodle's download names were not read."""
+    result = _result(path, "2.1_data_parallel.ipynb", [(1, 1)])
+    assert gradebook.student_of(result) == student
+
+
 def test_the_gradebook_and_the_lms_file_read_back(tmp_path):
     book_path, lms_path = gradebook.write(CLASS, tmp_path)
     rows = _read_csv(book_path)
@@ -61,8 +82,32 @@ def test_the_gradebook_and_the_lms_file_read_back(tmp_path):
     assert "memory limit" in by["bob"][6]
     assert by["carol"][1:5] == ["", "6", "6", "10"]  # handed in twice: the better one
     assert "2.1_data_parallel.ipynb" in by["carol"][6]
-    assert _read_csv(lms_path) == [["student_id", "score", "max"], ["alice", "8", "10"],
-                                   ["bob", "1", "10"], ["carol", "6", "10"]]
+    assert _read_csv(lms_path) == [["student_id", "score", "max", "error"],
+                                   ["alice", "8", "10", ""], ["bob", "1", "10", ""],
+                                   ["carol", "6", "10", ""]]
+
+
+def test_a_failed_grading_is_an_error_in_every_export_not_a_zero(tmp_path):
+    """Issue 40, point 2: the grader's own worker could not start for dave's 2.1: no 0 in
+    grades.csv, gradebook.csv or lms.csv, and no Gradescope results.json for him."""
+    failed = _result("dave/2.1_data_parallel.ipynb", "2.1_data_parallel.ipynb", [(0, 2), (0, 4)],
+                     error="the grading process failed: RuntimeError: worker exit 1")
+    failed.failed = True
+    results = [*CLASS, _result("dave/2.0_collectives.ipynb", "2.0_collectives.ipynb",
+                               [(1, 1), (3, 3)]), failed]
+    csv_path, _ = write_reports(results, tmp_path)
+    row = _read_csv(csv_path)[-1]
+    assert row[:5] == ["dave/2.1_data_parallel.ipynb", "2.1_data_parallel.ipynb", "", "6",
+                       failed.error]
+    assert row[7] == "" and row[11] == ""  # no points for ex0 or ex1, their maxima kept
+    book_path, lms_path = gradebook.write(results, tmp_path)
+    dave = _read_csv(book_path)[-1]
+    assert dave[:5] == ["dave", "4", text("grade.gradebook_error"), "", "10"]
+    assert _read_csv(lms_path)[-1] == ["dave", "", "10", f"2.1_data_parallel.ipynb: {failed.error}"]
+    with pytest.raises(ValueError, match="grading failed"):
+        gradebook.gradescope(results, "dave")
+    assert gradebook.gradescope(results, "alice")["score"] == 8
+    assert SubmissionResult.from_dict(failed.as_dict()).failed
 
 
 def test_gradescope_results_read_back(tmp_path):

@@ -398,7 +398,8 @@ def test_killed_grader_resumes(tmp_path):
         nbformat.write(gp.honest(folder), str(subs / who / gp.NAME))
     out = folder / "grades"
     cmd = [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",
-           str(folder / "solutions"), "--cell-timeout", "60", "--jobs", "1", "--sandbox", "none"]
+           str(folder / "solutions"), "--cell-timeout", "60", "--jobs", "1", "--sandbox", "none",
+           "--secret", "kept"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
     deadline = time.monotonic() + 300
     while not list((out / "submissions").glob("*.json")) and time.monotonic() < deadline:
@@ -429,6 +430,12 @@ def test_killed_grader_resumes(tmp_path):
     assert all(gp.points(s) == FULL for s in by_name.values())
     for name, data in first.items():  # what was graded before the kill is kept as it was
         assert (out / "submissions" / name).read_bytes() == data
+    # another secret means other hidden cases: nothing kept (issue 40: the cache ignored it)
+    other = subprocess.run(cmd[:-1] + ["another"], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=600)
+    assert other.returncode == 0, other.stderr
+    assert not [ln for ln in other.stdout.splitlines() if resumed.fullmatch(ln)], other.stdout
+    assert all(gp.points(s) == FULL for s in gp.report(out).values())
 
 
 def _alive(pid: int) -> bool:

@@ -119,6 +119,9 @@ def test_the_english_edition_gets_the_same_points_with_english_messages(report):
         assert grading.points(en) == grading.points(zh), who
     messages = {gid: e["message"] for gid, e in grading.by_id(report["solution_en"]).items()}
     assert messages["ex2_0_ring_bytes"] == verdicts.passed(3, 1, "en")
+    # the review flags too (issue 40: they were in Chinese in an English submission)
+    flags = [f for e in report["solution_en"]["exercises"] for f in e["flags"]]
+    assert flags and not [f for f in flags if re.search("[\u4e00-\u9fff]", f)], flags
     for e in report["untouched_en"]["exercises"]:
         number = catalog.EXERCISES[e["grade_id"]].number
         assert e["message"].startswith(verdicts.incomplete(number, "en")), e
