@@ -53,9 +53,11 @@ $(DEV_READY): $(READY) requirements-dev.txt
 EDITION ?= zh
 $(if $(filter-out zh en,$(EDITION)),$(error EDITION is zh or en, not $(EDITION)))
 EDITION_DIR := notebooks$(if $(filter en,$(EDITION)),/en)
+# EDITION=en: every target below speaks English (the lab, the handout, the grader, the doctor)
+SPEAK := $(if $(filter en,$(EDITION)),LABS_LANG=en )
 
 lab: setup
-	$(if $(filter en,$(EDITION)),LABS_LANG=en )$(BIN)/python -m labs doctor || true
+	$(SPEAK)$(BIN)/python -m labs doctor || true
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$(EDITION_DIR) \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
 
@@ -129,14 +131,17 @@ execute: setup
 # the student notebooks regenerated first, labs/, the README's student part; no solutions/.
 HANDOUT ?= handout
 handout: notebooks
-	$(BIN)/python -m grader.handout --out $(HANDOUT) --edition $(if $(filter command line,$(origin EDITION)),$(EDITION),both)
+	$(SPEAK)$(BIN)/python -m grader.handout --out $(HANDOUT) --edition $(if $(filter command line,$(origin EDITION)),$(EDITION),both)
 
+# SECRET="any words": handed to the grader in its environment (LABS_GRADE_SECRET), quoted by the
+# shell, never on a command line that `ps` shows.
+export SECRET
 grade: setup
-	$(BIN)/python -m grader $(SUBMISSIONS) --out grades $(if $(JOBS),--jobs $(JOBS)) \
-		$(if $(SECRET),--secret $(SECRET))
+	$(SPEAK)$(if $(SECRET),LABS_GRADE_SECRET="$$SECRET" )$(BIN)/python -m grader $(SUBMISSIONS) \
+		--out grades $(if $(JOBS),--jobs $(JOBS))
 
 doctor: setup
-	$(BIN)/python -m labs doctor
+	$(SPEAK)$(BIN)/python -m labs doctor
 
 bench: setup
 	$(BIN)/python -m labs.bench launch

@@ -93,3 +93,43 @@ def test_make_lab_opens_the_english_edition_in_english():
     assert code == 0 and "--LabApp.default_url=/lab/tree/notebooks " in out and "LABS_LANG" not in out
     code, out = dry("EDITION=fr")
     assert code != 0 and "EDITION is zh or en, not fr" in out
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_grade_hands_a_secret_of_several_words_to_the_grader_whole(tmp_path):
+    """Issue 40: `make grade SECRET="correct horse battery"` failed (the words were split); the
+    secret reaches the grader whole, in its environment, and not on its command line."""
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir()
+    seen = tmp_path / "seen.txt"
+    fake.write_text("#!/bin/sh\nprintf '%s\\n' \"$*\" \"$LABS_GRADE_SECRET\" > " + str(seen) + "\n")
+    fake.chmod(0o755)
+    ready = tmp_path / "ready"
+    ready.touch()  # newer than requirements.txt: the setup step has nothing to do
+    secret = "correct horse 'battery\" staple"  # spaces and quotes (a $ is make's)
+    proc = subprocess.run([shutil.which("make"), "-s", "-C", str(ROOT), "grade",
+                           f"BIN={fake.parent}", f"READY={ready}", f"SECRET={secret}",
+                           "SUBMISSIONS=subs"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    args, got = seen.read_text().splitlines()
+    assert got == secret and "battery" not in args
+    assert args == "-m grader subs --out grades"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize("target, command", [("grade", "-m grader "), ("doctor", "-m labs doctor"),
+                                             ("handout", "-m grader.handout ")])
+def test_edition_en_makes_the_instructors_targets_speak_english(target, command, tmp_path):
+    """Issue 40, point 5: `make grade`, `make handout` and `make doctor` printed Chinese in an
+    English course unless LABS_LANG=en was set by hand; EDITION=en sets it for each."""
+    ready = tmp_path / "ready"
+    ready.touch()
+
+    def dry(*args):
+        proc = subprocess.run([shutil.which("make"), "-n", "-C", str(ROOT), target,
+                               f"READY={ready}", *args], capture_output=True, text=True,
+                              timeout=60)
+        line = next(ln for ln in proc.stdout.splitlines() if command in ln)
+        return line
+    assert dry("EDITION=en").startswith("LABS_LANG=en ")
+    assert "LABS_LANG" not in dry()
