@@ -33,7 +33,7 @@ SUBMISSIONS ?= submissions
 # CPU-kernel numerics: they run in `make test` only.
 PORTABILITY ?= default:1 avx2:2
 
-.PHONY: setup lab test check test-portability test-hosted test-secrets mutants notebooks execute handout grade doctor bench clean
+.PHONY: setup lab test check test-portability test-hosted test-secrets mutants notebooks execute handout grade gradescope doctor bench clean
 
 setup: $(READY)
 
@@ -139,6 +139,11 @@ export SECRET
 grade: setup
 	$(SPEAK)$(if $(SECRET),LABS_GRADE_SECRET="$$SECRET" )$(BIN)/python -m grader $(SUBMISSIONS) \
 		--out grades $(if $(JOBS),--jobs $(JOBS))
+
+# `make gradescope SECRET="..."`: the autograder zip to upload in Gradescope (grader/gradescope.py)
+gradescope: setup
+	$(SPEAK)$(if $(SECRET),LABS_GRADE_SECRET="$$SECRET" )$(BIN)/python -m grader.gradescope \
+		--out gradescope.zip
 
 doctor: setup
 	$(SPEAK)$(BIN)/python -m labs doctor

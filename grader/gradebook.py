@@ -11,8 +11,9 @@ A notebook whose grading failed for a reason outside the student's code (``faile
 its column says so, the student's total and score stay empty, and no Gradescope results.json is
 written for that student (the autograder then fails, rather than scoring 0);
 - ``python -m grader.gradebook DIR --gradescope results.json [--student ID]``: one student's
-  results as Gradescope reads them (``score``, and ``tests`` with ``name``, ``score``,
-  ``max_score``, ``output``); ``scripts/gradescope/run_autograder`` is an example wrapper.
+  results as Gradescope reads them (``score``, and ``tests`` with ``name`` -- the exercise's
+  title --, ``score``, ``max_score``, ``output``, ``visibility``: the review flags are tests only
+  the instructor sees); ``make gradescope`` (:mod:`grader.gradescope`) builds the autograder.
 
 A student is the first folder of a submission's path that is not an assignment's or an
 edition's (``alice/2.0_collectives.ipynb``, ``2.1_data_parallel/alice/…``; Moodle's
@@ -35,6 +36,7 @@ import re
 import sys
 from pathlib import Path, PurePosixPath
 
+from labs.exercises import catalog
 from labs.messages import text
 
 from grader.results import SubmissionResult, number
@@ -148,14 +150,28 @@ def gradescope(results: list[SubmissionResult], student: str | None = None) -> d
     if row["failed"]:  # no results.json at all: Gradescope then reports a failed autograder
         raise ValueError(f"grading failed for {student or 'this submission'}: "
                          + " | ".join(row["notes"]))
-    tests = []
+    tests, review = [], []
     for column, r in row["results"].items():
+        lang = "en" if (r.notebook or "").startswith("en/") else "zh"
         for e in r.exercises:
-            tests.append({"name": f"{column} {e.grade_id}", "score": e.points,
-                          "max_score": e.max_points,
-                          "output": "\n".join([e.message, *e.flags]).strip()})
-    return {"score": sum(t["score"] for t in tests), "tests": tests,
-            "output": "\n".join(row["notes"])}
+            name = _test_name(column, e.grade_id, lang)
+            tests.append({"name": name, "score": e.points, "max_score": e.max_points,
+                          "output": e.message, "visibility": "visible"})
+            if e.flags:  # for the instructor only: a review flag is no verdict on the student
+                review.append({"name": f"{name} · {text('grade.review_test', lang=lang)}",
+                               "score": 0, "max_score": 0, "output": "\n".join(e.flags),
+                               "visibility": "hidden"})
+    return {"score": sum(t["score"] for t in tests), "tests": tests + review,
+            "output": "\n".join(row["notes"]), "stdout_visibility": "hidden"}
+
+
+def _test_name(column: str, grade_id: str, lang: str) -> str:
+    """``2.0_collectives · Exercise 1: A ring all-reduce`` (the notebook's heading), or the
+    column and the id for an exercise the course does not declare."""
+    if grade_id not in catalog.EXERCISES:
+        return f"{column} {grade_id}"
+    return (f"{column.removesuffix('.ipynb')} · {catalog.label(grade_id, lang)}: "
+            f"{catalog.title(grade_id, lang)}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,6 +68,20 @@ MESSAGES = {
               "again, which grades them again (exit code 3).",
     },
     "gradebook_error": {"zh": "错误", "en": "ERROR"},
+    "gradescope_built": {
+        "zh": "{path}：在 Gradescope 里上传它（Configure Autograder → Zip file upload）；它含有你的密钥"
+              "（secret.txt），不要给学生。",
+        "en": "{path}: upload it in Gradescope (Configure Autograder, Zip file upload); it holds "
+              "your secret (secret.txt): keep it from the students.",
+    },
+    "gradescope_built_no_secret": {
+        "zh": "{path}：在 Gradescope 里上传它（Configure Autograder → Zip file upload）；没有给密钥"
+              "（SECRET=…），每次评分都会随机生成隐藏用例，同一个学生重交时用例会变。",
+        "en": "{path}: upload it in Gradescope (Configure Autograder, Zip file upload); no secret "
+              "given (SECRET=...): every grading draws its own hidden cases, so a student's "
+              "resubmission meets other ones.",
+    },
+    "review_test": {"zh": "复核（仅讲师可见）", "en": "review (instructor only)"},
     "faults": {"zh": "{count} 道练习因超时或崩溃得 0 分（超时 {timeouts}，崩溃 {deaths}）",
                "en": "{count} exercise(s) scored 0 for a timeout or a crash (timeouts "
                      "{timeouts}, crashes {deaths})"},

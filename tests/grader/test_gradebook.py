@@ -116,14 +116,46 @@ def test_gradescope_results_read_back(tmp_path):
     assert gradebook.main([str(tmp_path), "--gradescope", str(target), "--student", "alice"]) == 0
     data = json.loads(target.read_text(encoding="utf-8"))
     assert data["score"] == 8
-    assert [(t["name"], t["score"], t["max_score"]) for t in data["tests"]] == [
-        ("2.0_collectives.ipynb ex0", 1, 1), ("2.0_collectives.ipynb ex1", 3, 3),
-        ("2.1_data_parallel.ipynb ex0", 0, 2), ("2.1_data_parallel.ipynb ex1", 4, 4)]
-    assert data["tests"][2]["output"] == "message 0\nreview: copied"
+    review = f"2.1_data_parallel.ipynb ex0 · {text('grade.review_test', lang='zh')}"
+    assert [(t["name"], t["score"], t["max_score"], t["visibility"]) for t in data["tests"]] == [
+        ("2.0_collectives.ipynb ex0", 1, 1, "visible"), ("2.0_collectives.ipynb ex1", 3, 3, "visible"),
+        ("2.1_data_parallel.ipynb ex0", 0, 2, "visible"), ("2.1_data_parallel.ipynb ex1", 4, 4, "visible"),
+        (review, 0, 0, "hidden")]  # a review flag: for the instructor's eyes only
+    assert data["tests"][2]["output"] == "message 0"
+    assert data["tests"][4]["output"] == "review: copied"
+    assert data["stdout_visibility"] == "hidden"
     assert (tmp_path / "gradebook.csv").is_file() and (tmp_path / "lms.csv").is_file()
     assert gradebook.main([str(tmp_path), "--gradescope", str(target), "--student", "nobody"]) == 2
     one = gradebook.gradescope(CLASS[:2])  # no --student: everything, as one student's
-    assert one["score"] == 8 and len(one["tests"]) == 4
+    assert one["score"] == 8 and len(one["tests"]) == 5
+
+
+#: Gradescope's documented results.json keys (help.gradescope.com, "Autograder Specifications")
+TOP_KEYS = {"score", "execution_time", "output", "output_format", "test_output_format",
+            "test_name_format", "visibility", "stdout_visibility", "extra_data", "tests",
+            "leaderboard"}
+TEST_KEYS = {"score", "max_score", "status", "name", "name_format", "number", "output",
+             "output_format", "tags", "visibility", "extra_data"}
+VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
+
+
+def test_gradescope_names_tests_by_the_exercises_title_in_the_documented_format():
+    """Issue 40, point 4: tests were named by grade id, and the review flags were shown."""
+    result = _result("alice/en/2.0_collectives.ipynb", "en/2.0_collectives.ipynb",
+                     [(3, 3)], flags=["review: same as the answer cell"])
+    result.exercises[0].grade_id = "ex2_0_ring_all_reduce"
+    data = gradebook.gradescope([result], "alice")
+    assert set(data) <= TOP_KEYS and data["stdout_visibility"] in VISIBILITY
+    for t in data["tests"]:
+        assert set(t) <= TEST_KEYS and t["visibility"] in VISIBILITY
+        assert isinstance(t["name"], str) and 0 <= t["score"] <= t["max_score"] or (
+            t["max_score"] == 0 and t["score"] == 0)
+    shown, hidden = data["tests"]
+    from labs.exercises import catalog
+    assert shown["name"] == (f"2.0_collectives · {catalog.label('ex2_0_ring_all_reduce', 'en')}: "
+                             f"{catalog.title('ex2_0_ring_all_reduce', 'en')}")
+    assert "review" not in shown["output"] and shown["visibility"] == "visible"
+    assert hidden["visibility"] == "hidden" and hidden["output"] == "review: same as the answer cell"
 
 
 @pytest.mark.slow
