@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -70,15 +71,15 @@ from pathlib import Path
 from labs.exercises import secret as secret_module
 from labs.messages import text
 
-from grader import gradebook, limits, resources, sandbox
+from grader import gradebook, limits, lms, resources, sandbox
 from grader.results import (GraderError, SubmissionResult, check_out_folder,
                             read_result, summary_table, write_reports, write_result)
 from grader.results import number as _num
-from grader.sources import find_submissions, load_sources, source_hashes
+from grader.sources import find_submissions, load_sources, match_source, source_hashes
 from grader.submission import (DEFAULT_CELL_TIMEOUT, DEFAULT_TIMEOUT, STOP, cases_fingerprint,
                                grade_submission)
 
-__all__ = ["grade", "main", "default_solutions", "default_jobs", "GraderError"]
+__all__ = ["grade", "list_class", "main", "default_solutions", "default_jobs", "GraderError"]
 
 
 
@@ -236,10 +237,37 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
                      folder=out / "submissions"), flush=True)
     book_path, lms_path = gradebook.write(ordered, out)
     log(text("grade.gradebook_written", gradebook=book_path, lms=lms_path), flush=True)
+    log(text("grade.lms_written", paths=", ".join(str(p) for p in lms.write(ordered, out))),
+        flush=True)
     failed = [r.submission for r in ordered if r.failed]
     if failed:
         log(text("grade.failed_runs", count=len(failed), names=", ".join(failed)), flush=True)
     return ordered
+
+
+def list_class(path: Path, solutions: Path | None = None) -> int:
+    """``--list``: each student found under ``path`` with the notebooks found for them (by the
+    notebook's metadata or its file name), and the files that match no notebook; grades nothing."""
+    path = Path(path)
+    sources = load_sources(Path(solutions or default_solutions()))
+    found: dict[str, list[str]] = {}
+    for sub in find_submissions(path):
+        label = str(sub.relative_to(path)) if path.is_dir() else sub.name
+        try:
+            nb = json.loads(sub.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError):
+            nb = {}
+        notebook = match_source(sub, nb, sources)
+        student = gradebook.student_of(SubmissionResult(label, notebook))
+        found.setdefault(student, []).append(
+            f"{notebook}  ({label})" if notebook else text("grade.list_unknown", file=label))
+    for student, notebooks in found.items():
+        print(text("grade.list_student", student=student, count=len(notebooks)))
+        for line in notebooks:
+            print(f"    {line}")
+    print(text("grade.list_total", students=len(found),
+               files=sum(len(v) for v in found.values())))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the instructor's secret the checks' hidden cases are generated from "
                         "(default: $LABS_GRADE_SECRET, else a random one per run); keep it from "
                         "the students (a kernel only sees a key derived per submission)")
+    parser.add_argument("--list", action="store_true",
+                        help="grade nothing: list who was found with which notebooks")
     parser.add_argument("--fresh", action="store_true",
                         help="regrade every submission (default: keep the results of an earlier "
                         "run whose notebook and source are unchanged)")
@@ -297,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("timeouts must be positive")
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.list:
+        try:
+            return list_class(args.path, args.solutions)
+        except GraderError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     try:
         results = grade(args.path, solutions=args.solutions, out=args.out,
                         timeout=args.timeout, cell_timeout=args.cell_timeout,

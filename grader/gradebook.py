@@ -13,7 +13,8 @@ written for that student (the autograder then fails, rather than scoring 0);
 - ``python -m grader.gradebook DIR --gradescope results.json [--student ID]``: one student's
   results as Gradescope reads them (``score``, and ``tests`` with ``name`` -- the exercise's
   title --, ``score``, ``max_score``, ``output``, ``visibility``: the review flags are tests only
-  the instructor sees); ``make gradescope`` (:mod:`grader.gradescope`) builds the autograder.
+  the instructor sees); ``make gradescope`` (:mod:`grader.gradescope`) builds the autograder;
+- Canvas' and Moodle's own import formats: :mod:`grader.lms`.
 
 A student is the first folder of a submission's path that is not an assignment's or an
 edition's (``alice/2.0_collectives.ipynb``, ``2.1_data_parallel/alice/…``; Moodle's
@@ -42,7 +43,7 @@ from labs.messages import text
 from grader.results import SubmissionResult, number
 from grader.results import _write_atomic  # the one atomic, symlink-proof writer
 
-__all__ = ["student_of", "book", "write", "gradescope", "main"]
+__all__ = ["student_of", "lms_ids", "book", "write", "gradescope", "main"]
 
 
 def _column(notebook: str | None) -> str:
@@ -53,9 +54,23 @@ def _column(notebook: str | None) -> str:
 #: edition (``en/``): skipped when looking for the student's folder.
 _NOT_A_STUDENT = re.compile(r"\d+\.\d+([_ -].*)?|en|zh")
 #: Canvas' download names: ``lastfirst[_LATE]_<user id>_<submission id>_<file name>``.
-_CANVAS = re.compile(r"(?P<student>[^_]+)(_LATE)?_\d+_\d+_.+")
+_CANVAS = re.compile(r"(?P<student>[^_]+)(_LATE)?_(?P<id>\d+)_\d+_.+")
 #: Moodle's: ``<Full Name>_<id>_assignsubmission_file[_<file name>]`` (a folder or a file).
-_MOODLE = re.compile(r"(?P<student>.+?)_\d+_assignsubmission_\w*")
+_MOODLE = re.compile(r"(?P<student>.+?)_(?P<id>\d+)_assignsubmission_\w*")
+
+
+def lms_ids(result: SubmissionResult) -> dict:
+    """The ids an LMS's download name gave the submission: ``{"canvas": user id}`` or
+    ``{"moodle": participant id}`` (empty for any other name)."""
+    parts = PurePosixPath(result.submission.replace("\\", "/")).parts
+    for part in parts:
+        found = _CANVAS.fullmatch(PurePosixPath(part).name)
+        if found and part == parts[-1]:
+            return {"canvas": found["id"]}
+        found = _MOODLE.match(part)
+        if found:
+            return {"moodle": found["id"], "name": found["student"]}
+    return {}
 
 
 def student_of(result: SubmissionResult) -> str:
@@ -191,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         results = [SubmissionResult.from_dict(s) for s in data["submissions"]]
         gradebook_path, lms_path = write(results, args.grades)
         print(text("grade.gradebook_written", gradebook=gradebook_path, lms=lms_path))
+        # why here: grader.lms builds on this module's book() (a top import would be a circle)
+        from grader import lms
+        print(text("grade.lms_written", paths=", ".join(str(p) for p in lms.write(
+            results, args.grades))))
         if args.gradescope is not None:
             args.gradescope.parent.mkdir(parents=True, exist_ok=True)
             args.gradescope.write_text(json.dumps(gradescope(results, args.student),

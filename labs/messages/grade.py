@@ -81,6 +81,13 @@ MESSAGES = {
               "given (SECRET=...): every grading draws its own hidden cases, so a student's "
               "resubmission meets other ones.",
     },
+    "list_student": {"zh": "{student}：{count} 个笔记本", "en": "{student}: {count} notebook(s)"},
+    "list_unknown": {"zh": "{file}：不是课程的笔记本（不会评分）",
+                     "en": "{file}: not one of the course's notebooks (not graded)"},
+    "list_total": {"zh": "共 {students} 个学生、{files} 个文件；什么都没有评（去掉 --list 才评分）。",
+                   "en": "{students} student(s), {files} file(s); nothing graded (drop --list "
+                         "to grade)."},
+    "lms_written": {"zh": "LMS 导入文件：{paths}", "en": "LMS import files: {paths}"},
     "review_test": {"zh": "复核（仅讲师可见）", "en": "review (instructor only)"},
     "faults": {"zh": "{count} 道练习因超时或崩溃得 0 分（超时 {timeouts}，崩溃 {deaths}）",
                "en": "{count} exercise(s) scored 0 for a timeout or a crash (timeouts "

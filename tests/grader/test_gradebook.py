@@ -183,3 +183,50 @@ def test_the_run_autograder_example_grades_one_student(tmp_path):
         "quick.ipynb ex_a": 1, "quick.ipynb ex_b": 0, "quick.ipynb ex_c": 3}
     assert data["score"] == 4 and all(t["max_score"] == gp.POINTS[t["name"].split()[1]]
                                       for t in data["tests"])
+
+
+def test_canvas_and_moodle_files_in_their_documented_columns(tmp_path):
+    """Issue 40, point 3: the exports were a generic student_id,score,max only. Canvas' gradebook
+    import (Student, ID, SIS User ID, SIS Login ID, Section, then an assignment per column) and
+    Moodle's grading worksheet (Identifier 'Participant <id>', Full name, Grade, Maximum Grade,
+    Feedback comments), the ids read from each LMS's download names."""
+    from grader import lms
+    results = [
+        _result("2.0_collectives/smithjohn_12345_678901_2.0_collectives.ipynb",
+                "2.0_collectives.ipynb", [(1, 1), (2, 3)]),
+        _result("John Li_4242_assignsubmission_file_/2.1_data_parallel.ipynb",
+                "2.1_data_parallel.ipynb", [(2, 2), (4, 4)]),
+        _result("carol/2.1_data_parallel.ipynb", "2.1_data_parallel.ipynb", [(0, 2), (4, 4)]),
+    ]
+    failed = _result("dave/2.0_collectives.ipynb", "2.0_collectives.ipynb", [(0, 1), (0, 3)])
+    failed.failed = True
+    paths = lms.write([*results, failed], tmp_path)
+    canvas = _read_csv(tmp_path / "canvas.csv")
+    assert canvas[0] == lms.CANVAS_COLUMNS + ["2.0_collectives", "2.1_data_parallel"]
+    assert canvas[1:] == [["smithjohn", "12345", "", "", "", "3", ""],
+                          ["John Li", "", "", "", "", "", "6"],
+                          ["carol", "", "", "", "", "", "4"],
+                          ["dave", "", "", "", "", "", ""]]  # failed: no grade, not 0
+    moodle = _read_csv(tmp_path / "moodle" / "2.1_data_parallel.csv")
+    assert moodle == [lms.MOODLE_COLUMNS,
+                      ["Participant 4242", "John Li", "6", "6", "message 0\nmessage 1"]]
+    assert sorted(p.name for p in paths) == ["2.1_data_parallel.csv", "canvas.csv"]
+
+
+def test_a_dry_run_lists_who_was_found_with_which_notebooks(tmp_path, capsys, monkeypatch):
+    """Issue 40, point 3: `--list` shows the class as the grader reads it, grading nothing."""
+    from grader import cli
+    monkeypatch.setenv("LABS_LANG", "en")
+    source = nbformat.read(str(ROOT / "notebooks" / "en" / "2.0_collectives.ipynb"), as_version=4)
+    for where in ("2.0_collectives/alice/2.0_collectives.ipynb",
+                  "2.0_collectives/smithjohn_12345_678901_2.0_collectives-1.ipynb"):
+        (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(source, str(tmp_path / where))
+    (tmp_path / "notes.ipynb").write_text("{}")
+    assert cli.main([str(tmp_path), "--list"]) == 0
+    out = capsys.readouterr().out
+    assert text("grade.list_student", lang="en", student="alice", count=1) in out
+    assert text("grade.list_student", lang="en", student="smithjohn", count=1) in out
+    assert text("grade.list_unknown", lang="en", file="notes.ipynb") in out
+    assert text("grade.list_total", lang="en", students=3, files=3) in out
+    assert not (tmp_path / "grades").exists() and not (ROOT / "grades").exists()
