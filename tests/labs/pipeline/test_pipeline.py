@@ -6,6 +6,8 @@ checked in fixed-time mode and only as ratios (idle shares), never as absolute t
 """
 from __future__ import annotations
 
+import dataclasses
+
 import itertools
 import random
 
@@ -190,6 +192,18 @@ def test_executor_equals_torch_pipelining(name, p, reference):
     theirs = ps.merge(labs.launch(ps.torch_pipeline_step, p, args=(run,), timeout=LAUNCH_TIMEOUT))
     ps.compare(theirs, reference)
     ps.compare(ours, theirs)
+
+
+def test_the_weights_after_adamw_steps_still_catch_a_step_too_many_or_another_lr(reference):
+    """compare() allows the weights ps.ADAMW_SLACK of lr x steps (rounding where a gradient is
+    near zero moves Adam's update): a step too many, or one with another lr, is still refused."""
+    for other in (dataclasses.replace(ps.PipelineRun(), steps=2),
+                  dataclasses.replace(ps.PipelineRun(), lr=2e-3)):
+        got = ps.reference_step(other)
+        got = {**got, "loss": reference["loss"], "grads": reference["grads"]}
+        with pytest.raises(AssertionError, match="transformer"):
+            ps.compare(got, reference)
+    ps.compare(ps.reference_step(ps.PipelineRun()), reference)
 
 
 def test_a_deadlocking_schedule_is_refused_on_the_ranks_not_hung():
