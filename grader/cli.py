@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\n" + text("grade.interrupted", folder=args.out / "submissions"), file=sys.stderr)
         return 130
-    return 3 if any(r.failed for r in results) else 0  # a failed grading is not a grade
+    return 3 if any(r.failed for r in results or []) else 0  # a failed grading: no grade
 
 
 if __name__ == "__main__":
