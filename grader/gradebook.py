@@ -14,7 +14,7 @@ written for that student (the autograder then fails, rather than scoring 0);
   results as Gradescope reads them (``score``, and ``tests`` with ``name`` -- the exercise's
   title --, ``score``, ``max_score``, ``output``, ``visibility``: the review flags are tests only
   the instructor sees); ``make gradescope`` (:mod:`grader.gradescope`) builds the autograder;
-- Canvas' and Moodle's own import formats: :mod:`grader.lms`.
+- Canvas' and Moodle's own import formats: :mod:`grader.lms` (``python -m grader.lms DIR``).
 
 A student is the first folder of a submission's path that is not an assignment's or an
 edition's (``alice/2.0_collectives.ipynb``, ``2.1_data_parallel/alice/…``; Moodle's
@@ -206,10 +206,6 @@ def main(argv: list[str] | None = None) -> int:
         results = [SubmissionResult.from_dict(s) for s in data["submissions"]]
         gradebook_path, lms_path = write(results, args.grades)
         print(text("grade.gradebook_written", gradebook=gradebook_path, lms=lms_path))
-        # why here: grader.lms builds on this module's book() (a top import would be a circle)
-        from grader import lms
-        print(text("grade.lms_written", paths=", ".join(str(p) for p in lms.write(
-            results, args.grades))))
         if args.gradescope is not None:
             args.gradescope.parent.mkdir(parents=True, exist_ok=True)
             args.gradescope.write_text(json.dumps(gradescope(results, args.student),

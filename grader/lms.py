@@ -11,6 +11,9 @@
   id>_assignsubmission_file_``): ``Identifier`` (``Participant <id>``), ``Full name``,
   ``Grade``, ``Maximum Grade``, ``Feedback comments`` (the exercises' verdicts).
 
+The grader writes them after each run; ``python -m grader.lms DIR`` rebuilds them from
+``DIR/grades.json``.
+
 Owns: these two formats. Must not: grade, judge, or change the other exports.
 """
 
@@ -18,12 +21,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import sys
 from pathlib import Path
+
+from labs.messages import text
 
 from grader.gradebook import book, lms_ids
 from grader.results import SubmissionResult, _write_atomic, number
 
-__all__ = ["CANVAS_COLUMNS", "MOODLE_COLUMNS", "write"]
+__all__ = ["CANVAS_COLUMNS", "MOODLE_COLUMNS", "write", "main"]
 
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Feedback comments"]
@@ -58,3 +65,24 @@ def write(results: list[SubmissionResult], out: Path) -> list[Path]:
         folder.mkdir(exist_ok=True)
         paths.append(_write_atomic(folder, f"{column.removesuffix('.ipynb')}.csv", _csv(sheet)))
     return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m grader.lms DIR``: rebuild DIR's Canvas and Moodle files from its grades.json."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m grader.lms GRADES_DIR", file=sys.stderr)
+        return 2
+    try:
+        data = json.loads((Path(args[0]) / "grades.json").read_text(encoding="utf-8"))
+        results = [SubmissionResult.from_dict(s) for s in data["submissions"]]
+        paths = write(results, Path(args[0]))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(text("grade.lms_written", paths=", ".join(str(p) for p in paths)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

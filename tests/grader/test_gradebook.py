@@ -230,3 +230,11 @@ def test_a_dry_run_lists_who_was_found_with_which_notebooks(tmp_path, capsys, mo
     assert text("grade.list_unknown", lang="en", file="notes.ipynb") in out
     assert text("grade.list_total", lang="en", students=3, files=3) in out
     assert not (tmp_path / "grades").exists() and not (ROOT / "grades").exists()
+
+
+def test_the_lms_files_rebuild_from_grades_json(tmp_path):
+    from grader import lms
+    write_reports(CLASS, tmp_path)
+    assert lms.main([str(tmp_path)]) == 0
+    assert _read_csv(tmp_path / "canvas.csv")[0][:5] == lms.CANVAS_COLUMNS
+    assert lms.main([str(tmp_path / "nowhere")]) == 2
