@@ -10,16 +10,15 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from labs.messages import text
+from tests.support import grader_plants as gp
 from tests.support.messages import pattern
 
-ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "tests" / "support" / "fixtures" / "solutions" / "demo.ipynb"
+DEMO = gp.DEMO
 
 # the grader as `python -m grader` runs it, but bob's worker fails to start while FAIL is set
 RUN = """

@@ -13,7 +13,6 @@ the forkserver's preloads and the benchmark's class.
 from __future__ import annotations
 
 import collections
-import copy
 import importlib.util
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -28,9 +27,10 @@ from grader.submission import DEFAULT_CELL_TIMEOUT, grade_submission
 from labs.exercises import generate as gen
 from labs.exercises import ranks  # noqa: F401 - registers the checks' preloads
 from labs.runtime import forkserver
+from tests.support import grader_plants as gp
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "tests" / "support" / "fixtures" / "solutions" / "demo.ipynb"
+DEMO = gp.DEMO
 
 
 def _timed(cell, seconds: float) -> None:
@@ -103,10 +103,7 @@ def test_a_hang_costs_its_derived_limit(tmp_path, monkeypatch):
         if cell.cell_type == "code":
             _timed(cell, 0.1)
     nbformat.write(source, str(solutions / "demo.ipynb"))
-    hung = copy.deepcopy(source)
-    solution = next(c for c in hung.cells
-                    if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_sum_solution")
-    solution.source = "while True:\n    pass\n" + solution.source
+    hung = gp.demo_with(source, "while True:\n    pass\n", prepend=True)
     path = tmp_path / "subs" / "demo.ipynb"
     path.parent.mkdir()
     nbformat.write(hung, str(path))
@@ -181,14 +178,8 @@ def test_an_honest_submission_keeps_its_points_beside_a_cpu_hog(tmp_path):
     solutions.mkdir()
     source = nbformat.read(str(DEMO), as_version=4)
     nbformat.write(source, str(solutions / "demo.ipynb"))
-    honest = copy.deepcopy(source)
-    cell = next(c for c in honest.cells
-                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_sum_solution")
-    cell.source = _busy_solution(0.8)
-    sleeping = copy.deepcopy(source)
-    cell = next(c for c in sleeping.cells
-                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_sum_solution")
-    cell.source = "import time\ntime.sleep(60)\n" + cell.source
+    honest = gp.demo_with(source, _busy_solution(0.8))
+    sleeping = gp.demo_with(source, "import time\ntime.sleep(60)\n", prepend=True)
     paths = {}
     for name, nb in (("honest", honest), ("sleeping", sleeping)):
         paths[name] = tmp_path / name / "demo.ipynb"

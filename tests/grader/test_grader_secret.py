@@ -7,19 +7,17 @@ every export; a key tells nothing of another submission's cases.
 """
 from __future__ import annotations
 
-import copy
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from labs.exercises import secret
+from tests.support import grader_plants as gp
 
-ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "tests" / "support" / "fixtures" / "solutions" / "demo.ipynb"
+DEMO = gp.DEMO
 SECRET = "correct horse battery staple"
 
 LEAK = ("import os\n\n\ndef list_sum(xs):\n"
@@ -41,10 +39,7 @@ def test_an_answer_that_prints_the_environment_finds_no_secret_in_any_export(tmp
     solutions.mkdir()
     source = nbformat.read(str(DEMO), as_version=4)
     nbformat.write(source, str(solutions / "demo.ipynb"))
-    leaking = copy.deepcopy(source)
-    cell = next(c for c in leaking.cells
-                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_sum_solution")
-    cell.source = LEAK
+    leaking = gp.demo_with(source, LEAK)
     subs = tmp_path / "submissions"
     for who, nb in (("alice", leaking), ("bob", source)):
         (subs / who).mkdir(parents=True)

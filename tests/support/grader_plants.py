@@ -7,6 +7,7 @@ folder; its student version comes from the real generator.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -18,6 +19,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from labs.exercises import generate as gen
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The grader tests' two-exercise notebook (ex_sum, ex_reverse), as a source in solutions/.
+DEMO = ROOT / "tests" / "support" / "fixtures" / "solutions" / "demo.ipynb"
 NAME = "quick.ipynb"
 POINTS = {"ex_a": 1, "ex_b": 2, "ex_c": 3}
 
@@ -224,3 +227,13 @@ def write_raw(nb, path: Path) -> None:
 
 
 MOVED = {"above_setup": above_setup, "reordered": reordered, "colab": colab}
+
+
+def demo_with(nb, code: str, *, prepend: bool = False):
+    """A copy of the demo notebook ``nb`` whose ex_sum answer cell is ``code`` (``prepend``:
+    ``code`` put before the answer it had)."""
+    nb = copy.deepcopy(nb)
+    answer = next(c for c in nb.cells
+                  if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_sum_solution")
+    answer.source = code + answer.source if prepend else code
+    return nb
