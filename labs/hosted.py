@@ -7,8 +7,11 @@ language literal) therefore works before ``labs`` exists:
 1. it sets the notebook's language (``LABS_LANG``, unless already set): a hosted kernel sees no
    notebook path, so the edition folder cannot tell it;
 2. on Colab (``google.colab`` imported, or ``COLAB_RELEASE_TAG``) or Kaggle
-   (``KAGGLE_KERNEL_RUN_TYPE``) only, it pip-installs the course from :data:`ARCHIVE` (or from
-   ``$LABS_COURSE_SOURCE``, a URL or local path) with ``--no-deps``, then calls :func:`bootstrap`;
+   (``KAGGLE_KERNEL_RUN_TYPE``) only, it pip-installs the course's lab package from the student
+   handout's zip at :data:`HANDOUT_URL` (or from ``$LABS_COURSE_SOURCE``, a URL or local path)
+   with ``--no-deps``, then calls :func:`bootstrap`. The handout (``python -m grader.handout
+   --zip``) holds ``labs/`` and the student notebooks, never ``solutions/`` or ``grader/``: a
+   hosted notebook installs what a student may have, not the repository;
 3. anywhere else it does nothing more (no output, no import of labs).
 
 :func:`bootstrap` installs only the course's requirements that the runtime lacks, with the
@@ -16,8 +19,8 @@ runtime's torch, numpy and ipywidgets pinned as constraints (pip fails rather th
 and says in one line what it kept and installed, with a note when the runtime's torch is not the
 tested one (``labs doctor``'s range) and a line per torch API a notebook uses that it lacks.
 
-The repository's address is not known yet: :data:`REPOSITORY` is the one place to set it; the cell
-tool copies :data:`ARCHIVE` into every notebook (tests/course/test_hosted.py checks they agree).
+Where the handout is published is an instructor's setting: :data:`HANDOUT_URL` is the one place to
+set it; the cell tool copies it into every notebook (tests/course/test_hosted.py checks they agree).
 
 Owns: the hosted runtime's detection, the bootstrap cell's identity (:func:`is_hosted_cell`), the
 list of what to install there and the install itself. Must not: import torch, numpy or ipywidgets
@@ -38,17 +41,18 @@ import tempfile
 from labs.messages import language, text
 from labs.runtime.doctor import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
 
-__all__ = ["REPOSITORY", "ARCHIVE", "SOURCE_ENV", "CELL_ID", "CELL_TAG", "KEPT", "DISTRIBUTION",
+__all__ = ["HANDOUT_URL", "SOURCE_ENV", "CELL_ID", "CELL_TAG", "KEPT", "DISTRIBUTION",
            "FONT_PACKAGE", "runtime", "is_hosted_cell", "requirements", "missing", "constraints",
            "bootstrap"]
 
-#: The course's public repository. NOT KNOWN YET: set it here when the course is published, then
-#: run ``python -m labs.exercises.hosted_cell solutions/*.ipynb solutions/en/*.ipynb`` and
-#: ``make notebooks`` so that every notebook's first cell installs from it.
-REPOSITORY = "https://github.com/dist-training-course/dist-training-course"
-#: What the first cell pip-installs on a hosted runtime (GitHub's archive of the main branch).
-ARCHIVE = REPOSITORY + "/archive/refs/heads/main.zip"
-#: Overrides :data:`ARCHIVE` (a fork, a tag, or a local path in tests).
+#: What the first cell pip-installs on a hosted runtime: the handout's zip (``make handout``
+#: writes ``handout.zip``) at an address students can download without logging in (a course web
+#: page, a release of a students' repository). AN INSTRUCTOR'S SETTING, NOT SET YET: the placeholder
+#: is in the reserved ``.invalid`` domain, so an unset address fails at once. Set it here, run
+#: ``python -m labs.exercises.hosted_cell solutions/*.ipynb solutions/en/*.ipynb`` and ``make
+#: handout``, then publish that ``handout.zip`` at this address.
+HANDOUT_URL = "https://handout-url-not-set.invalid/handout.zip"
+#: Overrides :data:`HANDOUT_URL` (another course's handout, or a local path in tests).
 SOURCE_ENV = "LABS_COURSE_SOURCE"
 #: The bootstrap cell's id and tag (the tag survives editors that rewrite ids).
 CELL_ID = "hosted-setup"

@@ -3,7 +3,8 @@
     python -m labs.exercises.hosted_cell solutions/*.ipynb solutions/en/*.ipynb [--check]
 
 The cell (:func:`cell_source`) is what :mod:`labs.hosted` describes: on Google Colab or Kaggle it
-installs the course and calls :func:`labs.hosted.bootstrap`; anywhere else it only sets the
+installs the course's lab package from the student handout (:data:`labs.hosted.HANDOUT_URL`) and
+calls :func:`labs.hosted.bootstrap`; anywhere else it only sets the
 notebook's language. Its code is the same in both editions but for the language literal and the
 comments, so ``edition check`` accepts it. It goes right after the notebook's first markdown cell
 (the title and introduction), before the setup cell; an older copy anywhere is replaced, so a second
@@ -23,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from labs.exercises.generate import notebook_language
-from labs.hosted import ARCHIVE, CELL_ID, CELL_TAG, SOURCE_ENV, is_hosted_cell
+from labs.hosted import CELL_ID, CELL_TAG, HANDOUT_URL, SOURCE_ENV, is_hosted_cell
 from labs.messages import LANG_ENV, text
 
 __all__ = ["cell_source", "make_cell", "write_cell", "main"]
@@ -42,7 +43,7 @@ if ("google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
     except ImportError:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                         os.environ.get("{source_env}",
-                                       "{archive}")],
+                                       "{handout}")],
                        check=True)
         importlib.invalidate_caches()
         import labs.hosted
@@ -51,8 +52,8 @@ if ("google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
 
 def cell_source(lang: str) -> str:
     """The bootstrap cell's code for a notebook in ``lang``."""
-    return text("hosted.cell_comment", lang=lang) + _BODY.format(lang_env=LANG_ENV, lang=lang, source_env=SOURCE_ENV,
-                                         archive=ARCHIVE)
+    return text("hosted.cell_comment", lang=lang) + _BODY.format(
+        lang_env=LANG_ENV, lang=lang, source_env=SOURCE_ENV, handout=HANDOUT_URL)
 
 
 def make_cell(lang: str):

@@ -7,11 +7,11 @@ bottom layer) or format, print or decide."""
 MESSAGES = {
     # --- the comment that opens the bootstrap cell (labs.exercises.hosted_cell) -------------
     "cell_comment": {
-        "zh": ("# Google Colab / Kaggle：请先运行这个单元格。在那里它从课程仓库安装课程，\n"
+        "zh": ("# Google Colab / Kaggle：请先运行这个单元格。在那里它从讲师发布的学生版课程包安装课程，\n"
                "# 保留运行时自带的 torch、numpy 和 ipywidgets；在别处它只设定笔记本的语言。\n"),
-        "en": ("# Google Colab / Kaggle: run this cell first. There it installs the course from its\n"
-               "# repository, keeping the runtime's own torch, numpy and ipywidgets; anywhere else it\n"
-               "# only sets the notebook's language.\n"),
+        "en": ("# Google Colab / Kaggle: run this cell first. There it installs the course from the\n"
+               "# handout your instructor published, keeping the runtime's own torch, numpy and\n"
+               "# ipywidgets; anywhere else it only sets the notebook's language.\n"),
     },
     # --- what the bootstrap says on a hosted runtime (labs.hosted) ----------------------------
     "ready": {

@@ -143,9 +143,24 @@ def test_the_cell_is_the_same_code_in_both_editions_with_the_constants_of_labs_h
     assert zh != en and edition.code_shape(zh) == edition.code_shape(en)
     for source, lang in ((zh, "zh"), (en, "en")):
         strings = {n.value for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Constant)}
-        assert {hosted.ARCHIVE, hosted.SOURCE_ENV, LANG_ENV, lang, "COLAB_RELEASE_TAG",
+        assert {hosted.HANDOUT_URL, hosted.SOURCE_ENV, LANG_ENV, lang, "COLAB_RELEASE_TAG",
                 "KAGGLE_KERNEL_RUN_TYPE", "google.colab", "--no-deps"} <= strings
-    assert hosted.ARCHIVE.startswith(hosted.REPOSITORY + "/")
+
+
+def test_the_cell_installs_the_handout_not_the_repository():
+    """Issue 40, item 6: the cell installed GitHub's archive of the whole repository (solutions/
+    included) from a placeholder address. It installs the handout's zip (grader.handout --zip:
+    labs/ and the student notebooks), whose address is one instructor's setting, unset until
+    then in a domain that never resolves."""
+    url = hosted.HANDOUT_URL
+    assert url.endswith(".zip") and "/archive/" not in url and "github.com" not in url
+    assert re.match(r"^https://[^/]+\.invalid/", url)  # the placeholder (RFC 2606): fails at once
+    notebooks = [p for folder in ("solutions", "notebooks")
+                 for p in sorted(ROOT.glob(f"{folder}/**/*.ipynb"))]
+    assert len(notebooks) == 24
+    for path in notebooks:
+        cell = next(c for c in _read(path).cells if hosted.is_hosted_cell(c))
+        assert url in cell.source and "archive/refs" not in cell.source, path
 
 
 def _run_cell(lang, monkeypatch, **environ):
@@ -215,8 +230,9 @@ def test_the_student_notebook_keeps_the_cell_and_the_grader_skips_it():
 @pytest.mark.parametrize("readme", ["README.md", "README.en.md"])
 def test_both_readmes_say_where_the_address_is_set_and_what_was_tested(readme):
     text = (ROOT / readme).read_text(encoding="utf-8")
-    for needed in ("`REPOSITORY`", "`labs/hosted.py`", "labs.exercises.hosted_cell",
-                   hosted.SOURCE_ENV, "tests/course/test_hosted_runtime.py", "ipywidgets 7.7.1"):
+    for needed in ("`HANDOUT_URL`", "`labs/hosted.py`", "labs.exercises.hosted_cell",
+                   "handout.zip", hosted.SOURCE_ENV, "tests/course/test_hosted_runtime.py",
+                   "ipywidgets 7.7.1"):
         assert needed in text, (readme, needed)
 
 

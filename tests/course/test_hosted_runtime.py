@@ -1,13 +1,13 @@
 """A Colab-like runtime, as far as one can be made here (no hosted runtime is reachable): a fresh
 virtual environment pre-filled as Colab's is (torch, the numpy the course works with, ipywidgets
 7.7.1, ipykernel, nbconvert, matplotlib; no cloudpickle, no course), ``COLAB_RELEASE_TAG`` set,
-and the course's archive made from this working tree (the tracked files, as GitHub's archive
-holds them) in place of the repository's URL. The English student notebook 2.0, with the
+and the English handout's zip built from this working tree (``python -m grader.handout --zip``,
+what an instructor publishes at ``labs.hosted.HANDOUT_URL``) in place of that address. The English student notebook 2.0, with the
 bootstrap cell written by ``labs.exercises.hosted_cell``, is run there by nbconvert from a folder
 with nothing of the course in it. Then the planner widget is built there on ipywidgets 7.7.1.
 
 What it cannot show: Colab's or Kaggle's own package versions, their front ends (the widget is
-built and serialised, not drawn), a download from the real repository URL.
+built and serialised, not drawn), a download from a real address.
 
 ipywidgets 7.7.1 comes from the package index (the local wheels hold only 8.x): without it the
 test is skipped, saying so."""
@@ -17,14 +17,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from grader import handout
 from labs.exercises.generate import make_student_notebook
 from labs.exercises.hosted_cell import write_cell
 from labs.hosted import CELL_ID, DISTRIBUTION, SOURCE_ENV
@@ -54,15 +55,9 @@ def _versions(python: Path, names) -> dict:
 
 
 def _archive(dest: Path) -> Path:
-    """The working tree's tracked files as GitHub's archive lays them out (one top folder)."""
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                           check=True).stdout.decode().split("\0")
-    path = dest / "course-main.tar.gz"
-    with tarfile.open(path, "w:gz") as tar:
-        for name in filter(None, files):
-            if (ROOT / name).is_file():
-                tar.add(ROOT / name, arcname=f"course-main/{name}")
-    return path
+    """The English handout's zip (one top folder, as ``grader.handout --zip`` writes it)."""
+    out = handout.build(dest / "handout", "en")
+    return Path(shutil.make_archive(str(out), "zip", root_dir=out.parent, base_dir=out.name))
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +126,10 @@ def test_the_english_2_0_runs_on_a_colab_like_runtime_in_english(colab, tmp_path
     for kept in ("torch", "numpy", "ipywidgets"):
         assert after[kept] == before[kept], (kept, before, after)   # never replaced
     assert after["cloudpickle"] and after[DISTRIBUTION]            # what it lacked, installed
+    grader_there = subprocess.run([str(python), "-c", "import importlib.util as u; "
+                                   "print(u.find_spec('grader') is not None)"],
+                                  capture_output=True, text=True, check=True, cwd=python.parent)
+    assert grader_there.stdout.strip() == "False"                  # the handout, not the repository
 
     ran = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in ran)                     # Run All went to the end

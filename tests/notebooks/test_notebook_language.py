@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from labs import messages
-from labs.hosted import ARCHIVE
+from labs.hosted import HANDOUT_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "solutions").glob("*.ipynb"))
@@ -41,7 +41,7 @@ NOT_PROSE = {
     "weights after the step", "parameters on this rank", "sequence-parallel grads",  # keys
     # of labs.tensor_parallel.verify's results
     "segment.all.current",  # a key of torch.cuda.memory_stats()
-    ARCHIVE,  # the course's archive address, in the hosted bootstrap cell (labs.hosted)
+    HANDOUT_URL,  # the handout's address, in the hosted bootstrap cell (labs.hosted)
 }
 
 
