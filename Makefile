@@ -33,7 +33,7 @@ SUBMISSIONS ?= submissions
 # CPU-kernel numerics: they run in `make test` only.
 PORTABILITY ?= default:1 avx2:2
 
-.PHONY: setup lab test check test-portability test-hosted test-secrets mutants notebooks execute handout grade gradescope doctor bench clean
+.PHONY: setup lab test check test-portability test-hosted test-secrets mutants notebooks execute handout grade gradescope doctor slides bench clean
 
 setup: $(READY)
 
@@ -127,11 +127,12 @@ execute: setup
 	$(MAKE) notebooks
 
 # `make handout [EDITION=zh|en] [HANDOUT=handout]`: what students get, both editions unless
-# EDITION is given (grader/handout.py):
-# the student notebooks regenerated first, labs/, the README's student part; no solutions/.
+# EDITION is given (grader/handout.py), and $(HANDOUT).zip (what hosted notebooks install):
+# the student notebooks regenerated first, labs/, the students' README and Makefile
+# (grader/handout_files/); no solutions/, no grader/, no tests.
 HANDOUT ?= handout
 handout: notebooks
-	$(SPEAK)$(BIN)/python -m grader.handout --out $(HANDOUT) --edition $(if $(filter command line,$(origin EDITION)),$(EDITION),both)
+	$(SPEAK)$(BIN)/python -m grader.handout --out $(HANDOUT) --zip --edition $(if $(filter command line,$(origin EDITION)),$(EDITION),both)
 
 # SECRET="any words": handed to the grader in its environment (LABS_GRADE_SECRET), quoted by the
 # shell, never on a command line that `ps` shows.
@@ -145,8 +146,17 @@ gradescope: setup
 	$(SPEAK)$(if $(SECRET),LABS_GRADE_SECRET="$$SECRET" )$(BIN)/python -m grader.gradescope \
 		--out gradescope.zip
 
+# `make doctor [EDITION=en]`: the pre-workshop check students run at home (INSTRUCTORS.md): cores,
+# memory, ports, real 2-, 4- and 8-rank launches and their times; on trouble, what to do.
 doctor: setup
 	$(SPEAK)$(BIN)/python -m labs doctor
+
+# `make slides [SLIDES=slides] [SLIDE_ASSETS=DIR]`: reveal.js decks of the solution notebooks, both
+# editions (SLIDES/zh/, SLIDES/en/; tools/slides.py). The decks load reveal.js from its CDN when
+# opened; SLIDE_ASSETS (filled once by `python tools/slides.py fetch-assets DIR`) makes them offline.
+SLIDES ?= slides
+slides: setup
+	$(BIN)/python tools/slides.py build --out $(SLIDES)$(if $(SLIDE_ASSETS), --assets '$(SLIDE_ASSETS)')
 
 bench: setup
 	$(BIN)/python -m labs.bench launch

@@ -1,4 +1,6 @@
-"""``python -m labs doctor``: is this machine ready for the course? Says how to fix it if not.
+"""``python -m labs doctor`` (``make doctor``, the pre-workshop check): is this machine ready for
+the course? Cores, memory, ports, real 2-, 4- and 8-rank launches and the time each took; says how
+to fix what is wrong, and what to do when ranks do not run (fewer ranks, a hosted notebook).
 
 Owns: the doctor's checks, its report and ``labs.environment``. Must not: change the machine (it
 only reports and says how to fix), or import labs' course modules (models, parallelism packages,
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import os
 import platform
+import socket
 import sys
 import time
 
@@ -18,7 +21,8 @@ from labs.runtime import host
 from labs.runtime import processes as _processes
 from labs.runtime.errors import LaunchError
 
-__all__ = ["doctor", "environment", "torch_support", "missing_torch_apis"]
+__all__ = ["doctor", "environment", "torch_support", "missing_torch_apis", "port_in_use",
+           "loopback_port", "fallback"]
 
 PINNED_TORCH = "2.13.0"
 # The torch versions the course works with. 2.6 is the first with everything the notebooks import:
@@ -36,6 +40,16 @@ TORCH_APIS = [
     ("torch.distributed._composable.replicate_with_fsdp", "replicate", "2.4"),
 ]
 
+
+#: The rank counts the doctor launches: 2.5 and many cells run 2, 2.0-2.3 run 4, 2.4 runs 8.
+LAUNCH_SIZES = (2, 4, 8)
+#: Free memory the course needs (README: 4 GB free is enough; 2.4's 8 ranks peak near 1.1 GB).
+MEMORY_NEEDED_GIB = 4
+#: JupyterLab's default port (make lab) and torchrun's default rendezvous port (multi-machine).
+JUPYTER_PORT, TORCHRUN_PORT = 8888, 29500
+#: A warm launch slower than this is a slow machine: the 2-core test machine takes about 0.2 s
+#: for 4 ranks and 0.4 s for 8 (measured, while busy), so this is five to ten times that.
+SLOW_WARM_LAUNCH_S = 2.0
 
 #: What doctor says of a torch that is not the tested one, by :func:`torch_support`.
 _SUPPORT_KEYS = {"in_range": "doctor.torch_in_range", "too_old": "doctor.torch_too_old",
@@ -74,6 +88,46 @@ def missing_torch_apis() -> list[tuple[str, str]]:
     return missing
 
 
+def port_in_use(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something holds ``host:port``: a connection to it succeeds, or it cannot be
+    bound (as a server binds it, with SO_REUSEADDR)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.5)
+        if probe.connect_ex((host, port)) == 0:
+            return True
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def loopback_port() -> int:
+    """A port the system gives on 127.0.0.1, as gloo's ranks and ``torchrun --standalone`` take
+    one; raises OSError when no TCP socket can listen on the loopback interface."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        return server.getsockname()[1]
+
+
+def fallback(worked: set[int], slow: bool = False) -> list[str]:
+    """The "What to do" lines for a machine where only the rank counts ``worked`` ran (of
+    LAUNCH_SIZES), or where launches are ``slow``: fewer ranks where the notebooks allow it,
+    else a hosted notebook. Empty when every count ran at speed."""
+    if 8 in worked and not slow:
+        return []
+    lines = [text("doctor.fallback")]
+    if 4 in worked and 8 not in worked:
+        lines.append(text("doctor.fallback_no_8"))
+    elif 2 in worked:
+        lines.append(text("doctor.fallback_no_4"))
+    lines += [text("doctor.fallback_hosted"), text("doctor.fallback_send")]
+    return lines
+
+
 def _memory_gib() -> float | None:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
@@ -82,22 +136,30 @@ def _memory_gib() -> float | None:
 
 
 def doctor(out=None) -> bool:
-    """Print the environment and run real 2- and 4-rank all-reduces. True when all is well."""
+    """Print the environment, check the ports and run real 2-, 4- and 8-rank all-reduces, each
+    timed; on trouble, say what to do (:func:`fallback`). True when all is well."""
     out = out or sys.stdout
-    problems = []
+    problems, worked, slow = [], set(), False
+    started = time.perf_counter()
 
     def say(line=""):
         print(line, file=out, flush=True)
 
-    def report():
+    def report(launched=True):
         say()
         if problems:
             say(text("doctor.problems"))
             for p in problems:
                 say(f"- {p}")
-            return False
-        say(text("doctor.all_good"))
-        return True
+        else:
+            say(text("doctor.all_good"))
+        lines = fallback(worked, slow) if launched else []
+        if lines:
+            say()
+            for line in lines:
+                say(line)
+        say(text("doctor.took", seconds=time.perf_counter() - started))
+        return not problems
 
     # First, before torch: importing torch itself fails without a usable temporary folder.
     try:
@@ -106,7 +168,7 @@ def doctor(out=None) -> bool:
     except LaunchError as exc:
         say(text("doctor.temp_folder_none"))
         problems.append(str(exc))
-        return report()
+        return report(launched=False)
 
     import torch
     import torch.distributed as dist
@@ -134,11 +196,17 @@ def doctor(out=None) -> bool:
     mem = _memory_gib()
     say(text("doctor.cpu_and_memory", cores=_rank.cpu_count(), memory=mem) if mem
         else text("doctor.cpu", cores=_rank.cpu_count()))
+    free = launcher.available_memory_bytes()
+    if free is not None:
+        say(text("doctor.memory_free", free=free / 2**30, need=MEMORY_NEEDED_GIB))
+    notes = [text("doctor.memory_low", free=free / 2**30, need=MEMORY_NEEDED_GIB)
+             ] if free is not None and free < MEMORY_NEEDED_GIB * 2**30 else []
+    _check_ports(say, notes, problems)
     try:
         say(text("doctor.max_ranks", most=launcher.max_world_size()))
     except ValueError as exc:
         problems.append(str(exc))
-        return report()
+        return report(launched=False)
     gpus = launcher.cuda_device_count()
     if gpus:
         names = ", ".join(torch.cuda.get_device_name(i) for i in range(gpus))
@@ -149,7 +217,7 @@ def doctor(out=None) -> bool:
     say(text("doctor.font", family=fonts.FAMILY, path=font) if font
         else text("doctor.font_missing", family=fonts.FAMILY))
 
-    checks = [("gloo", n) for n in (2, 4)] + [("nccl", n) for n in (1, 2, 4, 8) if n <= gpus]
+    checks = [("gloo", n) for n in LAUNCH_SIZES] + [("nccl", n) for n in (1, 2, 4, 8) if n <= gpus]
     for backend, n in checks:
         if backend == "gloo" and n > launcher.max_world_size():
             problems.append(text("doctor.ranks_do_not_fit", n=n))
@@ -169,12 +237,40 @@ def doctor(out=None) -> bool:
             if not ok:
                 problems.append(text("doctor.all_reduce_gave_wrong", backend=backend, n=n,
                                      got=got, expected=expected, pinned=PINNED_TORCH))
+            elif backend == "gloo":
+                worked.add(n)
+                if times[1] > SLOW_WARM_LAUNCH_S and not slow:
+                    slow = True
+                    notes.append(text("doctor.launches_slow", n=n, warm=times[1],
+                                      limit=SLOW_WARM_LAUNCH_S))
         except Exception as exc:  # noqa: BLE001
             say(text("doctor.all_reduce_failed", backend=backend, n=n,
                      exc_type=type(exc).__name__))
             problems.append(text("doctor.all_reduce_raised", backend=backend, n=n, exc=exc,
                                  tmpdir=os.environ.get("TMPDIR", "/tmp")))
+    for note in notes:
+        say(note)
     return report()
+
+
+def _check_ports(say, notes: list, problems: list) -> None:
+    """The ports line: the loopback interface (a problem when unusable), JupyterLab's and
+    torchrun's default ports (a note when taken: both can use another)."""
+    try:
+        port = loopback_port()
+    except OSError as exc:
+        say(text("doctor.ports_no_loopback"))
+        problems.append(text("doctor.loopback_failed", exc=exc))
+        return
+    states = []
+    for number, note in ((JUPYTER_PORT, "doctor.jupyter_port_in_use"),
+                         (TORCHRUN_PORT, "doctor.torchrun_port_in_use")):
+        taken = port_in_use(number)
+        states.append(text("doctor.port_in_use" if taken else "doctor.port_free"))
+        if taken:
+            notes.append(text(note, port=number, other=number + 1))
+    say(text("doctor.ports", port=port, jupyter=JUPYTER_PORT, jupyter_state=states[0],
+             torchrun=TORCHRUN_PORT, torchrun_state=states[1]))
 
 
 def environment(world_size: int, backend: str = "auto", out=None) -> str:

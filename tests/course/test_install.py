@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LOCAL = {"labs", "grader", "tests", "conftest"} | {p.stem for p in (ROOT / "tests").rglob("*.py")}
+LOCAL = {"labs", "grader", "tests", "tools", "conftest"} | {p.stem for p in (ROOT / "tests").rglob("*.py")}
 
 
 def _norm(name: str) -> str:

@@ -38,7 +38,8 @@ def test_the_check_finds_the_known_failure():
 
 
 @pytest.mark.parametrize("path", PAGES + [ROOT / "README.md", ROOT / "README.en.md",
-                                          ROOT / "ERRATA.md"],
+                                          ROOT / "ERRATA.md", ROOT / "INSTRUCTORS.md",
+                                          ROOT / "INSTRUCTORS.en.md"],
                          ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_markdown_renders_without_literal_markers(path):
     if path.suffix == ".md":

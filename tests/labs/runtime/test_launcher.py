@@ -469,6 +469,7 @@ def test_doctor_runs_real_all_reduces():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "all_reduce  gloo x2: ok" in proc.stdout
     assert "all_reduce  gloo x4: ok" in proc.stdout
+    assert "all_reduce  gloo x8: ok" in proc.stdout  # 2.4's rank count (the pre-workshop check)
 
 
 @pytest.mark.slow  # a benchmark run (cold and warm launches) (make test only, issue 27)
