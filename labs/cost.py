@@ -233,7 +233,10 @@ def training_flops(n_params: float, tokens: float, *, n_layers: int = 0, seq_len
                    hidden: int = 0) -> float:
     """FLOPs of forward + backward over ``tokens``: 6·N per token (Kaplan et al.,
     arXiv:2001.08361 §2.1), plus attention's 12·L·T·h per token when the shape is given
-    (PaLM, arXiv:2204.02311 appendix B, the MFU convention)."""
+    (PaLM, arXiv:2204.02311 appendix B, the MFU convention). With N over every parameter this
+    counts the input embedding (a lookup) and learned positions (an add) as matmuls; the
+    planner's MFU counts only the weights that multiply (:func:`matmul_flops` without
+    recomputation), so that it never exceeds HFU."""
     return tokens * (6 * n_params + 12 * n_layers * seq_len * hidden)
 
 
@@ -245,7 +248,8 @@ def matmul_flops(tokens: float, *, n_layers: int, layer_params: float, seq_len: 
     use on the values 4·L·s·h, the output layer 2·V·h; backward twice the forward (PTD-P,
     arXiv:2104.04473, §5.1: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) for a GPT layer of
     12h²).
-    Recomputation adds forward work that model FLOPs do not count: ``"full"`` one more
+    With ``recompute="none"`` these are the model FLOPs of MFU; recomputation adds forward
+    work that model FLOPs do not count (so executed >= model always): ``"full"`` one more
     forward of every layer (PTD-P eq. 3: 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))),
     ``"selective"`` the attention scores and values again (Korthikanti et al.,
     arXiv:2205.05198, §5). Causal masking is not subtracted (the same convention as PaLM).

@@ -73,6 +73,25 @@ MESSAGES = {
         "en": "v={v} interleaved chunks need pp > 1 and n_layers={n_layers} divisible by "
               "pp·v = {ppv}; use v=1 or other pp",
     },
+    "v_chunks_slots": {
+        "zh": "v={v} 个交错 chunk 需要 pp > 1，且 n_layers + 2 = {n_layers} + 2 能被 pp·v = {ppv} "
+              "整除（embedding_in_split：输入嵌入与输出层各占一层的位置）；请用 v=1 或换一个 pp",
+        "en": "v={v} interleaved chunks need pp > 1 and n_layers + 2 = {n_layers} + 2 divisible "
+              "by pp·v = {ppv} (embedding_in_split: the input embedding and the output layer "
+              "each take a layer's place); use v=1 or other pp",
+    },
+    "shard_group_zero3": {
+        "zh": "shard_group={shard_group} 是 ZeRO-3 的分片组（MiCS / HSDP），需要 zero_stage=3，"
+              "现在是 zero_stage={zero_stage}；请设 zero_stage=3，或去掉 shard_group",
+        "en": "shard_group={shard_group} is ZeRO-3's sharding group (MiCS / HSDP) and needs "
+              "zero_stage=3, not zero_stage={zero_stage}; set zero_stage=3 or drop shard_group",
+    },
+    "shard_group_dp": {
+        "zh": "shard_group={shard_group} 必须整除 dp={dp}（每个副本是 shard_group 个 rank，"
+              "一共 dp / shard_group 个副本）；请换一个 shard_group 或 dp",
+        "en": "shard_group={shard_group} must divide dp={dp} (each replica is shard_group ranks, "
+              "dp / shard_group replicas in all); change shard_group or dp",
+    },
     "batch_split": {
         "zh": "global_batch={global_batch} 必须能被 dp·micro_batch = {n} 整除；"
               "请改 batch、dp 或 micro_batch",

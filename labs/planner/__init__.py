@@ -27,20 +27,26 @@ there; none fitted to the published runs of ``tests/labs/planner/test_planner_pu
   recomputation, which repeats the forward), not overlapped, on NVLink when tp fits a node;
 - pipeline: one activation and one gradient per micro-batch and chunk, split over the TP
   ranks (PTD-P's scatter/gather), on the critical path; the step is (m + (p-1)/v) micro-batch
-  times (:func:`labs.cost.pipeline_step_seconds`);
-- data parallelism: :func:`labs.cost.dp_bytes_per_step`, hidden under the backward pass of the
-  last micro-batch (ZeRO-2: every micro-batch's backward) when
+  times (:func:`labs.cost.pipeline_step_seconds`); the slowest stage sets the micro-batch time
+  (the last, with the output layer, unless ``Training.embedding_in_split`` gives the first and
+  last stages one layer fewer, as Llama 3 did);
+- data parallelism (:mod:`labs.planner.traffic`): :func:`labs.cost.dp_bytes_per_step`, hidden
+  under the backward pass of the last micro-batch (ZeRO-2: every micro-batch's backward) when
   ``Training.overlap_grad_reduce``; ZeRO-3 gathers the parameters for every pass of every
   micro-batch (forward, the recomputed forward under full recomputation, backward) and hides
-  each pass's gathers only under that pass's compute.
+  each pass's gathers only under that pass's compute. With ``Training.shard_group`` (MiCS,
+  HSDP) those passes run over the group only, as MiCS's hierarchical collectives, plus one
+  all-reduce of the gradient shard across the replicas per step.
 
 Memory: FlashAttention only where it runs (``Training.flash_attention=None`` follows the GPU;
 V100: none, so attention keeps its s² terms); sequence parallelism also splits the layer inputs
 that full recomputation saves (2sbh/t, as Megatron-Core keeps them).
 
-MFU uses model FLOPs 6·N·tokens + 12·L·s·h·tokens (PaLM, arXiv:2204.02311, App. B;
-:func:`labs.cost.training_flops`); ``flops_per_gpu`` and ``hfu`` use the executed FLOPs (with
-recomputation), the convention of Megatron-LM's reported TFLOP/s (PTD-P eq. 3).
+MFU uses model FLOPs 6·N·tokens + 12·L·s·h·tokens (PaLM, arXiv:2204.02311, App. B), N the
+weights that multiply (the layers and the output layer; the input embedding is a lookup and
+learned positions an add): :func:`labs.cost.matmul_flops` without recomputation.
+``flops_per_gpu`` and ``hfu`` use the same count with recomputation (executed FLOPs), the
+convention of Megatron-LM's reported TFLOP/s (PTD-P eq. 3): MFU <= HFU always.
 
 Must not: hold logic of its own, or import the widget (ipywidgets) at import time.
 """

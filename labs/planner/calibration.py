@@ -13,12 +13,17 @@ Accounting (issue 29, item 2; PaLM, arXiv:2204.02311, App. B):
 - ``"tokens"``: tokens/s per GPU (LLaMA-65B).
 
 Rows whose layout the paper does not give are left out, except LLaMA-65B, whose row compares
-the planner's best plan (``searched``). Left out: Llama 3 405B (arXiv:2407.21783, Table 4: 430
-and 400 TFLOP/s MFU on 8,192 and 16,384 H100 at TP 8, PP 16) -- the interleaving depth, the
-uneven first and last stages and the recomputation are not in the table, and between v = 1
-and v = 8 the planner's estimate moves by 35 %; Megatron-Core's H100 table (published only as
+the planner's best plan (``searched``). Left out: Megatron-Core's H100 table (published only as
 an image); FP8 runs (NeMo's and Megatron-Bridge's H100 tables), where only the GEMMs run in
-FP8; runs with context parallelism, which the planner does not model.
+FP8; runs with context parallelism (Llama 3 405B's third row of Table 4), which the planner
+does not model.
+
+The last three rows of ``RUNS`` (issue 39) check the terms written for them: ZeRO-3 over a
+sharding group smaller than DP (BloombergGPT: MiCS, 128 GPUs × 4 replicas, on AWS p4d, whose
+network the paper states) and the balanced, interleaved pipeline of Llama 3 405B (its §3.3.2
+gives what Table 4 leaves out: no activation checkpointing at 8K, the input embedding and the
+output layer each in a layer's place, one layer per chunk, FSDP sharding gradients and
+optimizer states without resharding the parameters after the forward: ZeRO-2 here).
 
 ``RUNS`` is the table the targets apply to (median |error| <= 15 %, every row within 30 %):
 the A100 runs below and six H100 runs of NVIDIA's DGX Cloud benchmarking recipes (Megatron
@@ -37,13 +42,14 @@ constants, import the widget, torch's distributed code or the grader, or print.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from labs.hardware import GPU, GPUS
 from labs.planner.model import estimate
 from labs.planner.search import plan
-from labs.planner.types import Cluster, Estimate, Model, Training
+from labs.planner.types import Cluster, Efficiency, Estimate, Model, Training
 
-__all__ = ["Run", "Row", "RUNS", "FSDP_RUNS", "compare", "table", "summary"]
+__all__ = ["Run", "Row", "RUNS", "FSDP_RUNS", "P4D_A100", "compare", "table", "summary"]
 
 PTDP = "PTD-P, Narayanan et al. 2021, arXiv:2104.04473"
 
@@ -63,12 +69,13 @@ LLAMA_65B = Model(n_layers=80, hidden=8192, n_heads=64, seq_len=2048, vocab=3200
 @dataclass(frozen=True)
 class Run:
     """One published run. ``reported``: TFLOP/s per GPU (``hfu``/``mfu``) or tokens/s per GPU
-    (``tokens``); ``flash_attention``: what the run used (None: the GPU's default)."""
+    (``tokens``); ``flash_attention``: what the run used (None: the GPU's default); ``gpu``: a
+    name of ``GPUS`` or a :class:`~labs.hardware.GPU` (a server other than NVIDIA's DGX)."""
 
     name: str
     source: str
     model: Model
-    gpu: str
+    gpu: str | GPU
     tp: int
     pp: int
     dp: int
@@ -81,6 +88,8 @@ class Run:
     recompute: str = "full"
     flash_attention: bool | None = False
     searched: bool = False
+    shard_group: int | None = None
+    embedding_in_split: bool = False
 
     @property
     def n_gpus(self) -> int:
@@ -90,7 +99,8 @@ class Run:
     def training(self) -> Training:
         return Training(global_batch=self.global_batch, micro_batch=self.micro_batch,
                         zero_stage=self.zero_stage, recompute=self.recompute,
-                        flash_attention=self.flash_attention)
+                        flash_attention=self.flash_attention, shard_group=self.shard_group,
+                        embedding_in_split=self.embedding_in_split)
 
 
 _T1 = PTDP + (", Table 1 (A100-80GB; the interleaved schedule's chunks and the micro-batch "
@@ -142,6 +152,37 @@ _NVIDIA_H100 = (
           recompute="none"),
 )
 
+#: A100-40GB in AWS p4d.24xlarge: NVSwitch as in DGX A100, but 400 Gb/s of EFA per 8 GPUs
+#: (BloombergGPT §3.2 states both), a quarter of DGX A100's 8 x 200 Gb/s.
+P4D_A100 = replace(GPUS["A100-40GB"], name="A100-40GB (AWS p4d)", inter_node_bw=400e9 / 8 / 8,
+                   sources={**GPUS["A100-40GB"].sources, "inter_node_bw": (
+                       "Wu et al. 2023, arXiv:2303.17564, §3.2: 64 p4d.24xlarge, EFA "
+                       "400 Gb/s per instance (8 GPUs)")})
+BLOOMBERG_GPT = Model(n_layers=70, hidden=7680, n_heads=40, seq_len=2048, vocab=131072,
+                      learned_positions=False)  # ALiBi; tied embeddings: 50.6B
+LLAMA3_405B = Model(n_layers=126, hidden=16384, n_heads=128, n_kv_heads=8, seq_len=8192,
+                    vocab=128000, ffn_hidden=53248, mlp="swiglu", tied_embeddings=False,
+                    learned_positions=False, dropout=False)  # arXiv:2407.21783, Table 3
+_BBG = ("BloombergGPT, Wu et al. 2023, arXiv:2303.17564, §3.2-3.3: 512 A100-40GB (64 AWS "
+        "p4d), ZeRO-3 sharded over 128 GPUs with 4 copies (MiCS, hierarchical communication), "
+        "activation checkpointing of every layer, batch 2048 x 2048 tokens, 102 TFLOP/s on "
+        "average (32.5 s/step: 106 with recomputation counted, 80 without: hfu); micro-batch "
+        "not given: 1 here; fused kernels, no FlashAttention")
+_L3 = ("Llama 3, Llama Team 2024, arXiv:2407.21783, Table 4: {gpus} H100, TP 8, CP 1, PP 16, "
+       "DP {dp}, 16M tokens of 8K per batch, {tflops} TFLOP/s per GPU (BF16 MFU); §3.3.2: "
+       "interleaved schedule, one layer fewer on the first and last stages (a chunk holds "
+       "only the embedding, another only the output layer: one layer per chunk, v = 8), no "
+       "activation checkpointing at 8K, FSDP sharding gradients and optimizer states without "
+       "resharding parameters after the forward (ZeRO-2 here)")
+_ISSUE_39 = (
+    Run("BloombergGPT 50B, MiCS", _BBG, BLOOMBERG_GPT, P4D_A100, 1, 1, 512, 2048, 102,
+        zero_stage=3, shard_group=128),
+    *(Run(f"Llama 3 405B, {gpus} H100", _L3.format(gpus=gpus, dp=dp, tflops=tflops),
+          LLAMA3_405B, "H100-80GB", 8, 16, dp, 2048, tflops, accounting="mfu", v=8,
+          zero_stage=2, recompute="none", flash_attention=True, embedding_in_split=True)
+      for gpus, dp, tflops in ((8192, 64, 430), (16384, 128, 400))),
+)
+
 RUNS = (
     Run("PTD-P 1.7B", _T1, gpt(24, 2304, 24), "A100-80GB", 1, 1, 32, 512, 137),
     Run("PTD-P 3.6B", _T1, gpt(30, 3072, 32), "A100-80GB", 2, 1, 32, 512, 138),
@@ -172,7 +213,7 @@ RUNS = (
         "tokens/s/GPU on 2048 A100-80GB, batch 4M tokens, selective recomputation, efficient "
         "attention", LLAMA_65B, "A100-80GB", 1, 1, 2048, 2048, 380, accounting="tokens",
         recompute="selective", flash_attention=True, searched=True),
-) + _NVIDIA_H100
+) + _NVIDIA_H100 + _ISSUE_39
 
 
 # MosaicML llm-foundry, scripts/train/benchmarking/README.md, table "H100 80GB BF16" (commit
@@ -233,16 +274,17 @@ class Row:
         return self.estimated / self.run.reported - 1
 
 
-def compare(run: Run) -> Row:
+def compare(run: Run, efficiency: Efficiency = Efficiency()) -> Row:
     cluster, train = Cluster(run.gpu, run.n_gpus), run.training
-    if run.searched:
-        return Row(run, plan(run.model, cluster, train, top=1, recompute=None)[0])  # the paper's
+    if run.searched:  # the paper's recomputation
+        return Row(run, plan(run.model, cluster, train, top=1, recompute=None,
+                             efficiency=efficiency)[0])
     return Row(run, estimate(run.model, cluster, train, tp=run.tp, pp=run.pp, dp=run.dp,
-                             v=run.v))
+                             v=run.v, efficiency=efficiency))
 
 
-def table(runs=RUNS) -> list:
-    return [compare(r) for r in runs]
+def table(runs=RUNS, efficiency: Efficiency = Efficiency()) -> list:
+    return [compare(r, efficiency) for r in runs]
 
 
 def summary(rows) -> dict:

@@ -13,11 +13,13 @@ from dataclasses import replace
 from labs import cost, memory
 from labs.pipeline.schedules import in_flight_bound  # ZB-H1's bound, one source with 2.3
 from labs.messages import text
+from labs.planner.traffic import dp_exposed_s, dp_traffic, link
 from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate,
-                                       MemoryBreakdown, Model, Training, check_layout)
+                                       MemoryBreakdown, Model, Training, check_layout,
+                                       pipeline_chunks)
 
 __all__ = ["estimate", "evaluate", "step_seconds", "pipeline_seconds", "bubble", "zb_times",
-           "stage_params", "stage_memory",
+           "stage_params", "stage_memory", "stage_layers", "stages",
            "layers_per_stage", "attention_traffic_bytes"]
 
 
@@ -26,12 +28,32 @@ def layers_per_stage(model: Model, pp: int) -> int:
     return math.ceil(model.n_layers / pp)
 
 
-def stage_params(model: Model, tp: int, pp: int, stage: int) -> float:
-    """Parameters one GPU of pipeline ``stage`` holds: its layers and, on the first stage, the
-    input embedding (and learned positions), on the last the output layer (a copy of the word
-    embeddings when tied and pp > 1, as Megatron-LM keeps), all split over TP."""
+def stage_layers(model: Model, pp: int, stage: int, train: Training | None = None) -> int:
+    """Layers on pipeline ``stage``: :func:`layers_per_stage` on every stage, or, when the
+    embedding and the output layer take a layer's place (``train.embedding_in_split``),
+    ceil((L + 2) / pp) on the middle stages and one fewer on the first and the last."""
+    if pp == 1 or train is None or not train.embedding_in_split:
+        return layers_per_stage(model, pp)
+    per_stage = math.ceil(pipeline_chunks(model, train) / pp)
+    return per_stage - 1 if stage in (0, pp - 1) else per_stage
+
+
+def stages(pp: int, train: Training) -> list:
+    """The stages that can be the fullest or the slowest: the first (input embedding, most
+    micro-batches in flight), the last (output layer) and, with ``embedding_in_split``, a
+    middle one (one layer more than either)."""
+    middle = {1} if train.embedding_in_split and pp > 2 else set()
+    return sorted({0, pp - 1} | middle)
+
+
+def stage_params(model: Model, tp: int, pp: int, stage: int,
+                 train: Training | None = None) -> float:
+    """Parameters one GPU of pipeline ``stage`` holds: its layers (:func:`stage_layers`) and,
+    on the first stage, the input embedding (and learned positions), on the last the output
+    layer (a copy of the word embeddings when tied and pp > 1, as Megatron-LM keeps), all
+    split over TP."""
     words = model.vocab * model.hidden
-    params = layers_per_stage(model, pp) * model.layer_params
+    params = stage_layers(model, pp, stage, train) * model.layer_params
     if stage == 0:
         params += words + (model.seq_len * model.hidden if model.learned_positions else 0)
     if stage == pp - 1 and (pp > 1 or not model.tied_embeddings):
@@ -58,7 +80,7 @@ def _layer_activations(model: Model, cluster: Cluster, train: Training, config: 
 
 
 def attention_traffic_bytes(model: Model, cluster: Cluster, train: Training,
-                            config: Config) -> float:
+                            config: Config, layers: int | None = None) -> float:
     """HBM bytes the attention core moves per micro-batch on the slowest stage without
     FlashAttention (0 with it): memory-bound work the GEMM time does not cover.
 
@@ -67,13 +89,15 @@ def attention_traffic_bytes(model: Model, cluster: Cluster, train: Training,
     arXiv:2205.05198, §4), over the a/t heads of this TP rank, each written and read once by
     the forward (2×), again by a recomputed forward (full or selective recomputation: 2×), and
     in the backward read once with a gradient of the same size written and read (3×). Timed at
-    the card's HBM peak (:attr:`labs.hardware.GPU.hbm_bw`), a lower bound."""
+    the card's HBM peak (:attr:`labs.hardware.GPU.hbm_bw`), a lower bound. ``layers``: the
+    stage's (default :func:`layers_per_stage`)."""
     if train.uses_flash(cluster.gpu):
         return 0.0
     s, b, heads = model.seq_len, config.micro_batch, model.n_heads / config.tp
     kept = (5 if model.dropout else 2) * heads * s * s * b * train.element_bytes / 2
     passes = 2 + (2 if train.recompute != "none" else 0) + 3
-    return layers_per_stage(model, config.pp) * passes * kept
+    layers = layers_per_stage(model, config.pp) if layers is None else layers
+    return layers * passes * kept
 
 
 def stage_memory(model: Model, cluster: Cluster, train: Training, config: Config, stage: int,
@@ -82,17 +106,19 @@ def stage_memory(model: Model, cluster: Cluster, train: Training, config: Config
     the activations of the micro-batches the schedule keeps in flight there (1F1B: min(pp -
     stage, m); ZB-H1: min(pp, m) on every stage, since W keeps a micro-batch's activations
     after its B: :func:`labs.pipeline.schedules.in_flight_bound`), plus, with full
-    recomputation, one layer's activations rebuilt during its backward pass."""
+    recomputation, one layer's activations rebuilt during its backward pass. ZeRO-3 shards
+    the states over ``train.shard_group`` ranks when it is set (MiCS / HSDP), else over DP."""
     tp, pp, dp = config.tp, config.pp, config.dp
     m = train.global_batch // (dp * config.micro_batch)
+    shards = train.shard_group if config.zero_stage == 3 and train.shard_group else dp
     states = memory.model_state_bytes_per_gpu(
-        stage_params(model, tp, pp, stage), dp=dp, zero_stage=config.zero_stage,
+        stage_params(model, tp, pp, stage, train), dp=shards, zero_stage=config.zero_stage,
         optimizer="adam", precision=train.state_precision)
     if config.schedule == "zb-h1":
         in_flight = float(in_flight_bound("zb-h1", pp, m, stage))
     else:
         in_flight = memory.microbatches_in_flight(pp, m, v=config.v, stage=stage)
-    acts = layers_per_stage(model, pp) * in_flight * _layer_activations(
+    acts = stage_layers(model, pp, stage, train) * in_flight * _layer_activations(
         model, cluster, train, config, train.recompute)
     if train.recompute == "full":  # working set of one layer
         acts += _layer_activations(model, cluster, train, config, "none")
@@ -126,68 +152,6 @@ def _reasons(mem: MemoryBreakdown, config: Config, train: Training) -> list:
     return [overflow, text("planner.to_fit", hints=text("planner.hint_sep").join(hints))]
 
 
-def _link(cluster: Cluster, group_span: int, efficiency: Efficiency) -> tuple[float, str]:
-    """Bus bandwidth for a group whose ranks span ``group_span`` consecutive GPUs."""
-    gpu = cluster.gpu
-    if group_span <= cluster.gpus_per_node:
-        return gpu.intra_node_bw * efficiency.nvlink_bus, "NVLink"
-    return gpu.inter_node_bw * efficiency.ib_bus, "InfiniBand"
-
-
-def _zero3_passes(recompute: str) -> int:
-    """ZeRO-3's ring passes over the parameters per micro-batch: an all-gather before the
-    forward, one before the backward and a reduce-scatter of the gradients (ZeRO,
-    arXiv:1910.02054, §7.2.2: 3Ψ), plus, under full recomputation, the all-gather of the
-    recomputed forward, which runs the layers again after their parameters were released
-    (the same repetition as TP's 6 all-reduces instead of 4)."""
-    return 4 if recompute == "full" else 3
-
-
-def _hidden_s(comm_s: float, window_s: float, efficiency: Efficiency) -> float:
-    """What ``comm_s`` of communication under ``window_s`` of compute adds to the step: the
-    part that sticks out (:func:`labs.cost.exposed_seconds`) plus the slowdown of the compute
-    it runs beside (``Efficiency.overlap_slowdown`` × the overlapped time)."""
-    return (cost.exposed_seconds(comm_s, window_s)
-            + efficiency.overlap_slowdown * min(comm_s, window_s))
-
-
-def _zero3_exposed_s(dp_s: float, compute_mb: float, m: int, recompute: str,
-                     efficiency: Efficiency) -> float:
-    """ZeRO-3's exposed DP time: each micro-batch's gathers hide only under the compute of
-    their own pass (a layer's parameters are prefetched while the previous layer computes, and
-    the next pass cannot start before this one ends). Forward: one all-gather under the
-    forward's share of the compute (1/4 with full recomputation: forward, recomputed forward,
-    backward = 1 + 1 + 2; 1/3 otherwise); backward: the other passes (recompute and backward
-    gathers, the gradients' reduce-scatter) under the rest. Per pass: max(0, traffic -
-    compute) plus the compute's slowdown while they overlap (:func:`_hidden_s`). No fitted
-    constant: the bytes of :func:`_zero3_passes` on the inter-node bus bandwidth and the
-    overlap slowdown of :class:`Efficiency`."""
-    passes = _zero3_passes(recompute)
-    one = dp_s / (m * passes)  # one pass over the parameters, one micro-batch
-    forward = compute_mb / 3 if recompute != "full" else compute_mb / 4
-    return m * (_hidden_s(one, forward, efficiency)
-                + _hidden_s((passes - 1) * one, compute_mb - forward, efficiency))
-
-
-def _dp_exposed_s(dp_s: float, zero_stage: int, compute_mb: float, m: int,
-                  overlap: bool, recompute: str, efficiency: Efficiency) -> float:
-    """The part of the DP traffic on the critical path. Gradients are reduced bucket by bucket
-    while backward still runs (Li et al., arXiv:2006.15704, §3.2.3): ZeRO 0 all-reduces and
-    ZeRO 1 reduce-scatters under the last micro-batch's backward (2/3 of its compute), ZeRO 2
-    reduce-scatters under every micro-batch's backward; the all-gather of updated parameters of
-    ZeRO 1 and 2 follows the optimizer step and is exposed. ZeRO 3 (:func:`_zero3_exposed_s`)
-    prefetches each pass's gathers under that pass's compute only. Overlapped traffic also
-    slows the compute beside it (:func:`_hidden_s`). ``overlap=False``: all exposed."""
-    if not overlap:
-        return dp_s
-    backward_s = compute_mb * 2 / 3
-    if zero_stage == 3:
-        return _zero3_exposed_s(dp_s, compute_mb, m, recompute, efficiency)
-    gather_s = {0: 0.0, 1: dp_s / 2, 2: dp_s / (m + 1)}[zero_stage]  # shares of dp_bytes_per_step
-    window = m * backward_s if zero_stage == 2 else backward_s
-    return gather_s + _hidden_s(dp_s - gather_s, window, efficiency)
-
-
 def zb_times(recompute: str) -> tuple[float, float, float]:
     """Relative t_F, t_B, t_W of one micro-batch under ZB-H1, from the matmul FLOPs: forward
     2·N, input gradient 2·N, weight gradient 2·N (Qi et al. 2024 §2: t_F ≈ t_B ≈ t_W); full
@@ -215,6 +179,28 @@ def bubble(config: Config, m: int, recompute: str) -> float:
     return cost.bubble_fraction(config.pp, m, config.v)
 
 
+def _stage_microbatch(model: Model, cluster: Cluster, train: Training, config: Config,
+                      stage: int, m: int, efficiency: Efficiency) -> tuple[float, float, float]:
+    """(compute + TP seconds, compute seconds, TP bytes per step) of one micro-batch on
+    ``stage``: the matmul FLOPs of its layers and, on the last stage, of the output layer at
+    the run's peak × GEMM efficiency, plus memory-bound kernels, and its layers' TP traffic."""
+    tp, mb, e = config.tp, config.micro_batch, train.element_bytes
+    s, h = model.seq_len, model.hidden
+    layers = stage_layers(model, config.pp, stage, train)
+    flops_mb = cost.matmul_flops(mb * s, n_layers=layers, layer_params=model.layer_params,
+                                 seq_len=s, hidden=h,
+                                 vocab=model.vocab if stage == config.pp - 1 else 0,
+                                 recompute=train.recompute) / tp
+    peak = cluster.gpu.peak(train.precision)  # the run's arithmetic (check_hardware)
+    compute_mb = cost.compute_seconds(flops_mb, peak, efficiency.gemm) \
+        * (1 + efficiency.other_kernels) \
+        + attention_traffic_bytes(model, cluster, train, config, layers) / cluster.gpu.hbm_bw
+    tp_passes = 1.5 if train.recompute == "full" else 1.0  # the recomputed forward's 2 of 6
+    tp_bytes = tp_passes * cost.tp_bytes_per_step(mb, s, h, m, layers, tp, bytes_per_element=e)
+    tp_s = cost.seconds_on_link(tp_bytes, link(cluster, tp, efficiency)[0])
+    return compute_mb + tp_s / m, compute_mb, tp_bytes
+
+
 def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config,
                  efficiency: Efficiency) -> dict:
     """One step's time for a checked layout: the slowest stage's compute per micro-batch, the
@@ -224,36 +210,29 @@ def step_seconds(model: Model, cluster: Cluster, train: Training, config: Config
     m = train.global_batch // (dp * mb)
     s, h, e = model.seq_len, model.hidden, train.element_bytes
 
-    # compute: the slowest stage (the last: full layers + output layer), per micro-batch
-    flops_mb = cost.matmul_flops(mb * s, n_layers=layers_per_stage(model, pp),
-                                 layer_params=model.layer_params, seq_len=s, hidden=h,
-                                 vocab=model.vocab, recompute=train.recompute) / tp
-    peak = cluster.gpu.peak(train.precision)  # the run's arithmetic (check_hardware)
-    compute_mb = cost.compute_seconds(flops_mb, peak, efficiency.gemm) \
-        * (1 + efficiency.other_kernels) \
-        + attention_traffic_bytes(model, cluster, train, config) / cluster.gpu.hbm_bw
+    # compute and TP of the slowest stage per micro-batch (default split: the last one)
+    _, compute_mb, tp_bytes = max(_stage_microbatch(model, cluster, train, config, st, m,
+                                                    efficiency) for st in stages(pp, train))
 
-    # bytes per GPU per step, by dimension
-    tp_passes = 1.5 if train.recompute == "full" else 1.0  # the recomputed forward's 2 of 6
-    # ZeRO-3 under full recomputation gathers the parameters once more (_zero3_passes)
-    zero3_extra = _zero3_passes(train.recompute) / 3 if config.zero_stage == 3 else 1.0
-    grad_bytes = max(stage_params(model, tp, pp, st) for st in {0, pp - 1}) * e
+    # bytes per GPU per step, by dimension; DP: labs.planner.traffic (ZeRO, sharding groups)
+    grad_bytes = max(stage_params(model, tp, pp, st, train) for st in stages(pp, train)) * e
+    dp_bytes, dp_s, dp_sync_s = dp_traffic(cluster, train, config, grad_bytes, m, efficiency)
     comm_bytes = {
-        "tp": tp_passes * cost.tp_bytes_per_step(mb, s, h, m, layers_per_stage(model, pp), tp,
-                                                 bytes_per_element=e),
+        "tp": tp_bytes,
         "pp": (v * cost.pp_bytes_per_step(mb, s, h, m, bytes_per_element=e) / tp
                if pp > 1 else 0.0),
-        "dp": cost.dp_bytes_per_step(grad_bytes, dp, zero_stage=config.zero_stage,
-                                     n_microbatches=m) * zero3_extra if dp > 1 else 0.0,
+        "dp": dp_bytes,
     }
-    spans = {"tp": tp, "pp": tp * pp, "dp": tp * pp * dp}
-    comm_s = {k: cost.seconds_on_link(b, _link(cluster, spans[k], efficiency)[0])
-              for k, b in comm_bytes.items()}
+    spans = {"tp": tp, "pp": tp * pp}
+    comm_s = {k: cost.seconds_on_link(comm_bytes[k], link(cluster, spans[k], efficiency)[0])
+              for k in spans}
+    comm_s["dp"] = dp_s
 
     microbatch_s = compute_mb + (comm_s["tp"] + comm_s["pp"]) / m
     pipeline_s = pipeline_seconds(microbatch_s, m, config, train.recompute)
-    dp_exposed = _dp_exposed_s(comm_s["dp"], config.zero_stage, compute_mb, m,
-                               train.overlap_grad_reduce, train.recompute, efficiency)
+    dp_exposed = dp_sync_s + dp_exposed_s(dp_s - dp_sync_s, config.zero_stage, compute_mb, m,
+                                          train.overlap_grad_reduce, train.recompute,
+                                          efficiency)
     return dict(compute_s=m * compute_mb, comm_bytes=comm_bytes, comm_s=comm_s,
                 dp_exposed_s=dp_exposed, step_s=pipeline_s + dp_exposed)
 
@@ -269,16 +248,18 @@ def evaluate(model: Model, cluster: Cluster, train: Training, config: Config,
         train = replace(train, recompute=config.recompute)
     pp, m = config.pp, train.global_batch // (config.dp * config.micro_batch)
     mem = max((stage_memory(model, cluster, train, config, st, efficiency)
-               for st in sorted({0, pp - 1})), key=lambda x: x.total)
+               for st in stages(pp, train)), key=lambda x: x.total)
     t = step_seconds(model, cluster, train, config, efficiency)
     step_s, comm_s = t["step_s"], t["comm_s"]
 
     tokens, s, h = train.global_batch * model.seq_len, model.seq_len, model.hidden
-    model_flops = cost.training_flops(model.n_params, tokens, n_layers=model.n_layers,
-                                      seq_len=s, hidden=h)
-    hardware_flops = cost.matmul_flops(tokens, n_layers=model.n_layers,
-                                       layer_params=model.layer_params, seq_len=s, hidden=h,
-                                       vocab=model.vocab, recompute=train.recompute)
+    # model and executed FLOPs: one count of the matmuls, the executed adding recomputation
+    # only, so MFU <= HFU always (the input embedding is a lookup, positions an add: in
+    # n_params, in neither count)
+    model_flops, hardware_flops = (
+        cost.matmul_flops(tokens, n_layers=model.n_layers, layer_params=model.layer_params,
+                          seq_len=s, hidden=h, vocab=model.vocab, recompute=again)
+        for again in ("none", train.recompute))
     peak = cluster.gpu.peak(train.precision)
     return Estimate(
         config=config, memory=mem, fits=mem.total <= mem.usable,

@@ -9,9 +9,9 @@ from dataclasses import dataclass, replace
 
 from labs import memory
 from labs.messages import text
-from labs.planner.model import estimate, layers_per_stage, stage_memory
+from labs.planner.model import estimate, layers_per_stage, stage_memory, stages
 from labs.planner.types import (GiB, SCHEDULES, Cluster, Config, Efficiency, Estimate, Model,
-                                Training, check_hardware)
+                                Training, check_hardware, pipeline_chunks)
 
 __all__ = ["MICRO_BATCHES", "CHUNKS", "LAYER_BUDGET", "SEARCH", "Plans", "Step", "plan",
            "decide", "candidates"]
@@ -65,17 +65,18 @@ def _splits(model: Model, train: Training, pp: int, dp: int, mb: int, v: int) ->
     because a raised ValueError formats its message: the search skips them cheaply)."""
     if train.global_batch % (dp * mb):
         return False
-    return v == 1 or (pp > 1 and model.n_layers % (pp * v) == 0
+    return v == 1 or (pp > 1 and pipeline_chunks(model, train) % (pp * v) == 0
                       and (train.global_batch // (dp * mb)) % pp == 0)
 
 
 def _fits_memory(model: Model, cluster: Cluster, train: Training, efficiency: Efficiency,
                  config: Config) -> bool:
-    """Whether ``config`` (with its recompute) fits: the memory of the first and last stages
-    only, without estimating the time (the search's cheap test before trying a recompute)."""
+    """Whether ``config`` (with its recompute) fits: the memory of the fullest stages only
+    (:func:`~labs.planner.model.stages`), without estimating the time (the search's cheap test
+    before trying a recompute)."""
     run = replace(train, recompute=config.recompute)
     return all(stage_memory(model, cluster, run, config, st, efficiency).total
-               <= efficiency.usable_bytes(cluster.gpu) for st in {0, config.pp - 1})
+               <= efficiency.usable_bytes(cluster.gpu) for st in stages(config.pp, run))
 
 
 def _recomputes(train: Training, recompute: str) -> tuple:
@@ -176,7 +177,7 @@ def _gib(x: float) -> float:
 
 def _step1(model, cluster, train, efficiency) -> tuple[Step, bool]:
     one = estimate(model, replace(cluster, n_gpus=1), replace(train, global_batch=train.micro_batch,
-                                                             zero_stage=0),
+                                                             zero_stage=0, shard_group=None),
                    tp=1, pp=1, dp=1, efficiency=efficiency)
     m = one.memory
     numbers = {"params": model.n_params, "states_GiB": _gib(m.states),

@@ -12,7 +12,7 @@ from labs.messages import text
 from labs.hardware import GPU, GPUS
 
 __all__ = ["GiB", "PRECISIONS", "SCHEDULES", "Efficiency", "Model", "Cluster", "Training", "Config",
-           "MemoryBreakdown", "Estimate", "check_layout", "check_hardware"]
+           "MemoryBreakdown", "Estimate", "check_layout", "check_hardware", "pipeline_chunks"]
 
 GiB = 2**30
 #: Bytes of an activation and of a communicated gradient, per precision. "fp8": Transformer
@@ -72,7 +72,8 @@ class Model:
     """A GPT-style decoder. ``mlp``: "gelu" (2 matrices of ffn_hidden, default 4·hidden) or
     "swiglu" (3); ``n_kv_heads`` < ``n_heads``: grouped-query attention; ``n_params`` is derived
     (:func:`labs.memory.general_layer_params` per layer, embeddings, learned positions) unless
-    given."""
+    given; memory, time and MFU count the layers and the output layer from the shape, not
+    ``n_params``."""
 
     n_layers: int
     hidden: int
@@ -152,7 +153,14 @@ class Training:
     precision (:meth:`labs.hardware.GPU.peak`). ``flash_attention``: None follows the GPU
     (V100: none, so attention keeps its s² terms); True on a GPU without it is an error.
     ``sequence_parallel``: activations outside the attention core, and under full
-    recomputation the saved layer inputs, are split over TP (Megatron-Core)."""
+    recomputation the saved layer inputs, are split over TP (Megatron-Core).
+    ``shard_group``: ZeRO-3's sharding group when it is smaller than DP (MiCS, arXiv:2205.00119;
+    PyTorch's HSDP): the states are sharded over ``shard_group`` ranks and replicated over
+    dp / shard_group copies (None: over all of DP); it needs ``zero_stage=3`` and must divide
+    dp; a layout the search runs at ZeRO 0-2 ignores it. ``embedding_in_split``: the input
+    embedding and the output layer each take one layer's place in the pipeline split, so the
+    first and last stages hold one layer fewer (Llama 3, arXiv:2407.21783, §3.3.2;
+    Megatron-Core's account_for_embedding/loss_in_pipeline_split): n_layers + 2 chunks."""
 
     global_batch: int
     micro_batch: int = 1
@@ -162,6 +170,8 @@ class Training:
     flash_attention: bool | None = None
     sequence_parallel: bool = True
     overlap_grad_reduce: bool = True
+    shard_group: int | None = None
+    embedding_in_split: bool = False
 
     def __post_init__(self):
         _positive_int("global_batch", self.global_batch)
@@ -175,6 +185,11 @@ class Training:
         if self.recompute not in memory.RECOMPUTE:
             raise ValueError(text("planner.recompute_unknown", recompute=self.recompute,
                                   choices=memory.RECOMPUTE))
+        if self.shard_group is not None:
+            _positive_int("shard_group", self.shard_group)
+            if self.zero_stage != 3:
+                raise ValueError(text("planner.shard_group_zero3", shard_group=self.shard_group,
+                                      zero_stage=self.zero_stage))
 
     @property
     def element_bytes(self) -> int:
@@ -247,8 +262,9 @@ class Estimate:
     ``compute_s``: the slowest stage's kernels for all its micro-batches, without bubble or
     communication; ``step_time_s`` = (m + (p-1)/v) × (per-micro-batch compute + TP + PP time)
     + exposed DP time.
-    ``mfu``: model FLOPs (6·N + attention, no recomputation); ``hfu`` and ``flops_per_gpu``:
-    executed FLOPs (with recomputation), as Megatron-LM reports them.
+    ``mfu``: model FLOPs (6 per weight that multiplies + attention, no recomputation);
+    ``hfu`` and ``flops_per_gpu``: the same count with recomputation, as Megatron-LM reports
+    them (:func:`labs.cost.matmul_flops`), so ``mfu <= hfu``.
     """
 
     config: Config
@@ -320,8 +336,9 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
                               n_kv_heads=model.n_kv_heads))
     if pp > model.n_layers:
         raise ValueError(text("planner.pp_layers", pp=pp, n_layers=model.n_layers))
-    if v > 1 and (pp == 1 or model.n_layers % (pp * v)):
-        raise ValueError(text("planner.v_chunks", v=v, n_layers=model.n_layers, ppv=pp * v))
+    if v > 1 and (pp == 1 or pipeline_chunks(model, train) % (pp * v)):
+        raise ValueError(text("planner.v_chunks_slots" if train.embedding_in_split else
+                              "planner.v_chunks", v=v, n_layers=model.n_layers, ppv=pp * v))
     if train.global_batch % (dp * config.micro_batch):
         raise ValueError(text("planner.batch_split", global_batch=train.global_batch,
                               n=dp * config.micro_batch))
@@ -339,7 +356,15 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
     if config.recompute is not None and config.recompute not in memory.RECOMPUTE:
         raise ValueError(text("planner.recompute_unknown", recompute=config.recompute,
                               choices=memory.RECOMPUTE))
+    if config.zero_stage == 3 and train.shard_group is not None and dp % train.shard_group:
+        raise ValueError(text("planner.shard_group_dp", shard_group=train.shard_group, dp=dp))
     check_hardware(cluster, train)
+
+
+def pipeline_chunks(model: Model, train: Training) -> int:
+    """What the pipeline split divides: the layers, plus the input embedding and the output
+    layer when each takes a layer's place (``Training.embedding_in_split``)."""
+    return model.n_layers + (2 if train.embedding_in_split else 0)
 
 
 def check_hardware(cluster: Cluster, train: Training) -> None:

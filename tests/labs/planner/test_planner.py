@@ -85,7 +85,10 @@ def test_step_time_bubble_and_mfu_by_hand():
     assert est.bubble_ratio == pytest.approx((p - 1) / m)
     tokens = 1536 * S
     assert est.tokens_per_s == pytest.approx(tokens / est.step_time_s)
-    model_flops = tokens * (6 * GPT3.n_params + 12 * L * S * H)  # PaLM App. B
+    # PaLM App. B's 6·N + 12·L·s·h, N the weights that multiply: the layers and the output
+    # layer (tied: the word embeddings, counted once); the learned positions are an add
+    model_flops = tokens * (6 * (L * 12 * H**2 + V * H) + 12 * L * S * H)
+    assert GPT3.n_params - (L * 12 * H**2 + V * H) == S * H
     assert est.mfu == pytest.approx(model_flops / (est.step_time_s * 1024 * 312e12))
     assert 0 < est.mfu < est.hfu < 1  # recomputation is executed, not model, work
     assert est.flops_per_gpu == pytest.approx(est.hfu * 312e12)
