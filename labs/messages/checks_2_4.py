@@ -145,8 +145,10 @@ MESSAGES = {
               "(see hint 1)",
     },
     "groups_swapped": {
-        "zh": "（它用的正是自己的另一个组：TP 组和 DP 组用反了）",
-        "en": " (the group it used is its other one: the TP and DP groups are swapped)",
+        "zh": "（它前向的 all-reduce 都在自己的 DP 组里，反向之后的梯度平均都在自己的 TP 组里："
+              "TP 组和 DP 组用反了）",
+        "en": " (its forward all-reduces all ran over its DP group and its gradient average "
+              "over its TP group: the TP and DP groups are swapped)",
     },
     "tp_bytes": {
         "zh": "rank {rank} 在前向传播里于 TP 组 {group} 中 all-reduce 了 {got} 字节，而行并行层的输出是 "
