@@ -35,7 +35,8 @@ from labs.messages import text
 __all__ = ["F", "B", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",
            "Schedule", "LOOP", "V_SHAPE", "stage_rank", "placement_of", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
            "interleaved_order", "zb_h1_order", "zb_v_order", "in_flight_bound", "add_communication",
-           "SCHEDULES", "build_schedule", "compute_order", "bubble_fraction", "min_microbatches"]
+           "SCHEDULES", "build_schedule", "torch_schedule_error", "compute_order", "bubble_fraction",
+           "min_microbatches"]
 
 F, B = "F", "B"  # compute: forward / backward of one micro-batch on one stage
 W = "W"  # weight gradient, when the backward is split: B is then the input gradient only
@@ -278,7 +279,12 @@ SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-v")
 
 
 def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int = 1) -> Schedule:
-    """The full schedule (compute + communication) of ``name`` in SCHEDULES, for every rank."""
+    """The full schedule (compute + communication) of ``name`` in SCHEDULES, for every rank.
+    torch's own schedule classes (``Schedule1F1B``...) are refused by name: they are executors,
+    not tables (:func:`torch_schedule_error`)."""
+    refused = torch_schedule_error(name)
+    if refused is not None:
+        raise refused
     if name == "gpipe":
         orders = [gpipe_order(n_ranks, n_microbatches, r) for r in range(n_ranks)]
     elif name == "1f1b":
@@ -297,6 +303,16 @@ def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int =
     if name not in ("interleaved", "zb-v") and n_chunks != 1:
         raise ValueError(text("pipeline.one_chunk", name=name, n_chunks=n_chunks))
     return add_communication(orders, n_ranks * n_chunks)
+
+
+def torch_schedule_error(schedule) -> ValueError | None:
+    """The error for a torch.distributed.pipelining schedule (class or instance) given where the
+    course's own is expected (a name of SCHEDULES, or one table of actions per rank); else None."""
+    cls = schedule if isinstance(schedule, type) else type(schedule)
+    if not (getattr(cls, "__module__", "") or "").startswith("torch.distributed.pipelining"):
+        return None
+    return ValueError(text("pipeline.torch_schedule_given", shown=cls.__name__,
+                           schedules=SCHEDULES))
 
 
 def compute_order(actions: Sequence[Action]) -> list[str]:
