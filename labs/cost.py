@@ -168,7 +168,7 @@ def zb_h1_bubble_seconds(p: int, m: int, t_f: float = 1.0, t_b: float = 1.0,
                          t_w: float = 1.0) -> float:
     """Idle time per rank of a ZB-H1 step, backward split into B (input gradient, ``t_b``) and W
     (weight gradient, ``t_w``): (p-1)(t_F + t_B - t_W) once m >= p (Qi et al., "Zero Bubble
-    Pipeline Parallelism", ICLR 2024, arXiv:2401.10241 §3.1; 1F1B's is (p-1)(t_F + t_B + t_W)).
+    Pipeline Parallelism", ICLR 2024, arXiv:2401.10241 §2.1; 1F1B's is (p-1)(t_F + t_B + t_W)).
     With m < p only m - 1 W can fill it: (p-1)(t_F + t_B) - (m-1)·t_W. For t_W <= t_F
     and t_W <= t_B (the paper's regime, t_F ≈ t_B ≈ t_W); outside it, simulate the schedule."""
     return (p - 1) * (t_f + t_b) - (min(m, p) - 1) * t_w
@@ -196,10 +196,14 @@ def zb_h1_step_seconds(microbatch_s: float, m: int, p: int,
 
 
 def zb_v_bubble_seconds(p: int, m: int, t: float = 1.0) -> float:
-    """Idle time per rank of a ZB-V step (Qi et al. 2024 §6; torch's ScheduleZBVZeroBubble
-    order), 2p chunks in a V, each chunk's F, B and W taking ``t``: (p-1)·t once m >= 2p - 1,
-    the least any schedule can idle (rank p - 1 waits p - 1 chunk forwards for its first
-    input); the paper's table rounds it to a zero bubble. Below that, 4(p-1)·t - 2(m-1)·t.
+    """Idle time per rank of a ZB-V step (not in the ICLR paper: the arXiv version of
+    arXiv:2401.10241, and Qi et al., "Pipeline Parallelism with Controllable Memory",
+    arXiv:2405.15362; torch's ScheduleZBVZeroBubble order), 2p chunks in a V, each chunk's F, B
+    and W taking ``t``: (p-1)·t once m >= 2p - 1, the least a step alone can idle (rank p - 1
+    waits p - 1 chunk forwards for its first input). The paper's zero bubble also needs its
+    post-validation (the optimizer step without its global synchronization, so the next step's
+    fill overlaps this one's tail), which this course does not do. Below that,
+    4(p-1)·t - 2(m-1)·t.
     Built for t_F = t_B = t_W; other times: simulate the schedule."""
     return max(p - 1, 4 * (p - 1) - 2 * (m - 1)) * t
 

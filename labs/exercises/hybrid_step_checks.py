@@ -116,6 +116,19 @@ def _fail(key: str, **fields):
     raise Guard.wrong(key, **fields)
 
 
+def _swapped(mine: dict, t) -> bool:
+    """Whether this rank swapped its two groups: every multi-rank all-reduce of the forward pass
+    (g: TP) ran over its DP group and every one after the backward pass (the average: DP) over
+    its TP group, with at least one of each. One all-reduce in the wrong group is not a swap."""
+    passes = {"forward": [], "after": []}
+    for comm in t.ops("all_reduce"):
+        if len(comm.group) > 1 and t.phase(comm) in passes:
+            passes[t.phase(comm)].append(sorted(comm.group))
+    return bool(passes["forward"] and passes["after"]) \
+        and all(g == mine["dp"] for g in passes["forward"]) \
+        and all(g == mine["tp"] for g in passes["after"])
+
+
 def _in_groups(c, rank, t) -> None:
     """Every all-reduce over more than one rank runs in the group its pass allows."""
     mine = {role: c.mesh.peers(rank, role) for role in ("tp", "dp")}
@@ -124,10 +137,9 @@ def _in_groups(c, rank, t) -> None:
         if len(got) < 2 or any(got == mine[r] for r in _ROLES[when]):
             continue
         role = _ROLES[when][0]
-        swapped = got == mine["dp" if role == "tp" else "tp"]
         _fail("checks_2_4.group_of_pass", rank=rank, what=comm.describe(),
               phase=text(_PHASE_WORDS[when]), role=role.upper(), want=mine[role],
-              note=text("checks_2_4.groups_swapped") if swapped else "")
+              note=text("checks_2_4.groups_swapped") if _swapped(mine, t) else "")
 
 
 def moved(key: str, want, *, op: str, role: str | None = None, phases=None) -> Invariant:

@@ -14,8 +14,11 @@ While a check runs the student's code (in the notebook's process or on a rank) i
   standard library's, torch's or numpy's; an honest rewrite has no docstring.
 
 A profile hook sees the last two. A refusal the student's code swallows still fails when the
-block ends. What this cannot stop (a table computed before the check) is left to the review
-flags (grader.copying).
+block ends, and so does one followed by another error (torch's schedule reached, then failing
+on the check's stage: the refusal is the verdict, not the error it led to). A library's own
+class or function handed to a check in place of the student's (torch's ``Schedule1F1B`` given
+to exercise 2's check) is refused before it runs, naming it. What this cannot stop (a table
+computed before the check) is left to the review flags (grader.copying).
 
 Owns: the swap, the hook, the refusal. Must not: import torch at module level, or the grader.
 """
@@ -37,7 +40,8 @@ from labs.exercises import catalog
 from labs.exercises.errors import ExerciseFailed
 from labs.messages import text
 
-__all__ = ["forbidden", "refuse", "guarded", "resolve", "CHECK_MODULES"]
+__all__ = ["forbidden", "refuse", "refuse_library", "library_name", "guarded", "resolve",
+           "CHECK_MODULES", "LIBRARIES"]
 
 _HERE = Path(__file__).resolve().parent
 _LABS_DIR = str(_HERE.parent) + os.sep
@@ -56,6 +60,36 @@ def refuse(shown: str):
     failed = ExerciseFailed(text("checks.off_limits", shown=shown,
                                  exercise=catalog.label(exercise_id) if exercise_id else ""))
     failed.kind = "wrong"
+    failed.off_limits = shown
+    raise failed
+
+
+#: Packages whose own classes and functions are never a student's answer (the course's are
+#: refused by name, per exercise).
+LIBRARIES = ("torch", "numpy")
+
+
+def library_name(obj) -> str | None:
+    """``obj``'s dotted name if it is a library's own class or function (:data:`LIBRARIES`),
+    not code the student wrote; else None."""
+    target = inspect.unwrap(obj) if callable(obj) and not inspect.isclass(obj) else obj
+    module = getattr(target, "__module__", None) or ""
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    if not isinstance(module, str) or not isinstance(name, str):
+        return None
+    if module.split(".")[0] not in LIBRARIES:
+        return None
+    public = module.split("._")[0]  # torch.distributed.pipelining.schedules, not a private path
+    return f"{public}.{name}"
+
+
+def refuse_library(shown: str):
+    """Raise the refusal of a library object handed to a check as the student's answer."""
+    exercise_id = _active[-1][0] if _active else None
+    failed = ExerciseFailed(text("checks.library_answer", shown=shown,
+                                 exercise=catalog.label(exercise_id) if exercise_id else ""))
+    failed.kind = "wrong"
+    failed.off_limits = shown
     raise failed
 
 
@@ -215,6 +249,13 @@ def forbidden(exercise_id: str):
     try:
         with _watched(prints, paths, seen):
             yield
+    except Exception as exc:  # noqa: BLE001 - after a refused call, the refusal is the verdict
+        if seen and getattr(exc, "off_limits", None) is None:
+            try:
+                refuse(seen[0])
+            except ExerciseFailed as failed:
+                raise failed from exc
+        raise
     finally:
         _active.pop()
         for fn, code in reversed(swapped):
@@ -237,6 +278,9 @@ class _Guarded:
     def __call__(self, *args, **kwargs):
         __tracebackhide__ = True  # noqa: F841
         with forbidden(self._exercise_id):
+            shown = library_name(self.__wrapped__)
+            if shown is not None:  # torch's Schedule1F1B given for my_1f1b_order, say
+                refuse_library(shown)
             result = self.__wrapped__(*args, **kwargs)
             # a generator's body runs as it is read: read it here, under the guard, and hand
             # the check (and the grader's record) its items

@@ -282,6 +282,13 @@ MESSAGES = {
               "implementation, {shown} (the course's or torch's); build it with the tools the "
               "exercise names.",
     },
+    "library_answer": {
+        "zh": "{exercise} 检查的是你自己写的函数（或类），但交给检查的是现成的 {shown}（库自带的，"
+              "不是你写的）；请在练习单元格里写出自己的实现，再把它交给检查。",
+        "en": "{exercise} checks a function (or class) you write, but it was handed {shown}, "
+              "a library's own, not yours; write your own in the exercise cell and pass that "
+              "to the check.",
+    },
     "rank_crashed": {
         "zh": "rank {rank} 没有抛出 Python 异常就退出了（exit code {exitcode}），"
               "可能是内存不够或底层库崩溃；请检查张量大小和 send/recv 的形状。",

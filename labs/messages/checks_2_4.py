@@ -28,10 +28,6 @@ MESSAGES = {
         "zh": "每张卡的模型状态字节数",
         "en": "the model-state size per GPU in bytes",
     },
-    "what_layout_none": {
-        "zh": "返回值（没有能放下的配置时返回 None）",
-        "en": "the return value (None when no layout fits)",
-    },
     "what_layout": {
         "zh": "返回的 (dp, pp, tp)",
         "en": "the returned (dp, pp, tp)",
@@ -95,10 +91,20 @@ MESSAGES = {
     },
     # --- exercise 4: choose a layout --------------------------------------------------------
     "layout_reversed": {
-        "zh": "返回值的顺序反了：期望 (dp, pp, tp) = {expected}，你返回的 {got} 正是它倒过来的 "
-              "(tp, pp, dp)。按 (dp, pp, tp) 的顺序返回",
-        "en": "the order is reversed: expected (dp, pp, tp) = {expected}; your {got} is exactly "
-              "that reversed, (tp, pp, dp). Return them in the order (dp, pp, tp)",
+        "zh": "{why}；而且 {got} 正是期望的 {expected} 倒过来的 (tp, pp, dp)：如果你是按这个顺序"
+              "返回的，请按 (dp, pp, tp) 的顺序返回",
+        "en": "{why}; and {got} is exactly the expected {expected} reversed, (tp, pp, dp): if "
+              "that is the order you returned, return them in the order (dp, pp, tp)",
+    },
+    "layout_none_but_fits": {
+        "zh": "期望 (dp, pp, tp) = {expected}，实际 None：有满足全部约束的布局，只有一个都放不下时"
+              "才返回 None",
+        "en": "expected (dp, pp, tp) = {expected}, got None: a layout meets every constraint; "
+              "return None only when none does",
+    },
+    "layout_none_expected": {
+        "zh": "期望 None（没有满足全部约束的布局），实际 {got}：{why}",
+        "en": "expected None (no layout meets every constraint), got {got}: {why}",
     },
     "layout_gpu_count": {
         "zh": "dp·pp·tp = {product}，不等于 {gpus} 张卡",
@@ -139,8 +145,10 @@ MESSAGES = {
               "(see hint 1)",
     },
     "groups_swapped": {
-        "zh": "（它用的正是自己的另一个组：TP 组和 DP 组用反了）",
-        "en": " (the group it used is its other one: the TP and DP groups are swapped)",
+        "zh": "（它前向的 all-reduce 都在自己的 DP 组里，反向之后的梯度平均都在自己的 TP 组里："
+              "TP 组和 DP 组用反了）",
+        "en": " (its forward all-reduces all ran over its DP group and its gradient average "
+              "over its TP group: the TP and DP groups are swapped)",
     },
     "tp_bytes": {
         "zh": "rank {rank} 在前向传播里于 TP 组 {group} 中 all-reduce 了 {got} 字节，而行并行层的输出是 "

@@ -55,6 +55,15 @@ MESSAGES = {
         "zh": "未知的调度 {name!r}；请用其中之一：{schedules}",
         "en": "schedule {name!r} is unknown; use one of {schedules}",
     },
+    "torch_schedule_given": {
+        "zh": "{shown} 是 torch 的调度（torch.distributed.pipelining 的执行器），本课程的执行器要的是"
+              "调度的名字（{schedules} 之一，例如 '1f1b'）或每个 rank 一张动作表；要运行 torch 自己的"
+              "调度，用同样的名字调用 labs.pipeline.step.torch_pipeline_step",
+        "en": "{shown} is torch's schedule (an executor of torch.distributed.pipelining); the "
+              "course's executor takes a schedule's name (one of {schedules}, e.g. '1f1b') or a "
+              "table of actions per rank; to run torch's own, call "
+              "labs.pipeline.step.torch_pipeline_step with the same name",
+    },
     "one_chunk": {
         "zh": "{name} 每个 rank 只有一个 chunk；n_chunks={n_chunks} 需要 'interleaved'",
         "en": "{name} runs one chunk per rank; n_chunks={n_chunks} needs 'interleaved'",

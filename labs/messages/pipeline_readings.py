@@ -43,6 +43,45 @@ MESSAGES = {
               "it again usually comes closer",
     },
 
+    # --- interpret_zero_bubble_real --------------------------------------------------------------
+    "zb_real_head": {
+        "zh": "真实计算下的平均空闲占比：{shares}（公式依次为 {formulas}）",
+        "en": "mean idle share in real compute: {shares} (formulas, in the same order: {formulas})",
+    },
+    "zb_real_in_order": {
+        "zh": "结论：三者的先后与公式相同，但都远高于公式：{why}。",
+        "en": "Conclusion: the three come in the formulas' order, but all far above them: {why}.",
+    },
+    "zb_real_overheads": {
+        "zh": "send/recv 的延迟和 Python 的开销",
+        "en": "the send/recv latency and Python's overhead",
+    },
+    "zb_real_overheads_crowded": {
+        "zh": "send/recv 的延迟、Python 的开销，以及 {ranks} 个 rank 抢 {cores} 个 CPU 核的等待",
+        "en": "the send/recv latency, Python's overhead and the wait of {ranks} ranks for "
+              "{cores} CPU cores",
+    },
+    "zb_real_inverted": {
+        "zh": "结论：这里 {more}（{more_share:.1%}）比 {less}（{less_share:.1%}）空闲得多，与公式的"
+              "先后相反。公式只数调度本身的空等；而小模型的一次前向只要零点几毫秒，每个动作、每条消息"
+              "都带着一份与计算一样长的固定开销（{overheads}），都算进了空闲。拆开反向的调度这两样都"
+              "更多：ZB-H1 与 ZB-V 把每个反向拆成 B 和 W（本节的 W 还要把 stage 的图再走一遍）；ZB-V "
+              "再把每个 stage 切成两个 chunk，动作数翻倍、每个只有一半长，每个方向有 2(p−1) 条 stage "
+              "边界的消息，是 1F1B 的两倍。在 GPU 上计算远比这些开销长，先后会回到公式的先后"
+              "（上面固定时长模式的实测就是这样）。",
+        "en": "Conclusion: here {more} ({more_share:.1%}) idles more than {less} "
+              "({less_share:.1%}), the reverse of the formulas' order. The formulas count only "
+              "the schedule's own waiting; but one forward of this small model takes a fraction "
+              "of a millisecond, and every action and every message carries a fixed overhead as "
+              "long as the compute ({overheads}), all counted as idle. The schedules that split "
+              "the backward have more of both: ZB-H1 and ZB-V split every backward into B and W "
+              "(and this section's W walks the stage's graph again); ZB-V also cuts every stage "
+              "into two chunks, twice the actions, each half as long, with 2(p−1) stage-boundary "
+              "messages each way, twice 1F1B's. On GPUs the compute is far longer than these "
+              "overheads and the order returns to the formulas' (as the fixed-time measurement "
+              "above shows).",
+    },
+
     # --- interpret_bubble ----------------------------------------------------------------------
     "bubble_head": {
         "zh": "实测空闲占比 {mean:.1%}，公式 {formula:.1%}",

@@ -28,8 +28,10 @@ The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.cost`'s; the t
     schedule = pp.build_schedule("1f1b", n_ranks=4, n_microbatches=8)
     timeline = pp.simulate(schedule, forward_s=1.0, backward_s=2.0)
 
-GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2. ZB-H1 and ZB-V:
-Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, arXiv:2401.10241.
+GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2. ZB-H1: Qi et al.,
+"Zero Bubble Pipeline Parallelism", ICLR 2024, arXiv:2401.10241 §2.1; ZB-V: not in the ICLR
+paper but in its arXiv version and in Qi et al., "Pipeline Parallelism with Controllable
+Memory", arXiv:2405.15362.
 
 Must not: hold logic of its own, or import the step, experiments, zero_bubble or plots
 (torch.distributed, matplotlib) at import time.

@@ -39,7 +39,7 @@ MOVED = ("VOCAB", "TINY", "SMALL", "PipelineRun", "build_stages", "average_repli
 __all__ = [*MOVED, "timeline_of", "sweep", "bubble_grid", "with_", "measure", "simulate_run",
            "TOLERANCE", "interpret_bubble", "interpret_schedules", "interpret_bubble_sweep",
            "interpret_interleaving", "interpret_stages", "interpret_microbatch",
-           "interpret_balance"]
+           "interpret_balance", "interpret_zero_bubble_real"]
 
 
 def __getattr__(name: str):
@@ -220,6 +220,37 @@ def interpret_interleaving(idle_plain, idle_inter, step_plain_s: float, step_int
         return head + "\n" + text("pipeline_readings.inter_gain_biased", a=a, b=b,
                                    why=_why_fixed(overruns))
     return head + "\n" + text("pipeline_readings.inter_none", f1=f1, fv=fv, why=_why_fixed(overruns))
+
+
+def interpret_zero_bubble_real(idle: dict, formulas: dict, *, ranks: int | None = None,
+                               cores: int | None = None) -> str:
+    """Section 7 of 2.3: 1F1B, ZB-H1 and ZB-V in real-compute mode, ``{name: idle share per
+    rank}`` and ``{name: formula}`` (names as :func:`labs.pipeline.zero_bubble.zb_runs`'). Says
+    whether the schedules idle in the formulas' order, and when one with the smaller formula
+    idles more (ZB-V above 1F1B, say), why: real compute counts every action's and message's
+    fixed overhead, and the split schedules have more of both."""
+    refused = _impossible(*idle.values())
+    if refused:
+        return refused
+    names = list(idle)
+    means = {n: _mean(idle[n]) for n in names}
+    sep = text("pipeline.list_sep")
+    head = text("pipeline_readings.zb_real_head",
+                shares=sep.join(text("pipeline_readings.schedule_share", name=n, share=means[n])
+                                for n in names),
+                formulas=sep.join(f"{formulas[n]:.1%}" for n in names))
+    by_formula = sorted(names, key=lambda n: -formulas[n])  # most idle first, by the formulas
+    inverted = [(a, b) for i, a in enumerate(by_formula) for b in by_formula[i + 1:]
+                if means[b] > means[a] + TOLERANCE]  # b should idle less than a, idles more
+    if not inverted:
+        return head + "\n" + text("pipeline_readings.zb_real_in_order",
+                                   why=_why_real(ranks, cores))
+    a, b = max(inverted, key=lambda pair: means[pair[1]] - means[pair[0]])
+    crowded = ranks is not None and cores is not None and ranks > cores
+    overheads = text("pipeline_readings.zb_real_overheads_crowded", ranks=ranks, cores=cores) \
+        if crowded else text("pipeline_readings.zb_real_overheads")
+    return head + "\n" + text("pipeline_readings.zb_real_inverted", more=b, less=a,
+                               more_share=means[b], less_share=means[a], overheads=overheads)
 
 
 def _impossible(*shares, steps: Sequence[float] = (), least_step: float | None = None) -> str:

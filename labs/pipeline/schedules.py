@@ -19,8 +19,10 @@ its 2p stages in a V instead: rank r holds r and 2p - 1 - r (:func:`stage_rank`,
 GPipe: Huang et al., arXiv:1811.06965. 1F1B (PipeDream-Flush) and interleaved 1F1B:
 Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
 Megatron-LM" (PTD-P), arXiv:2104.04473 §2.2. ZB-H1: Qi et al., "Zero Bubble Pipeline
-Parallelism", ICLR 2024, arXiv:2401.10241 §3, and ZB-V, §6 (torch's ScheduleInterleavedZeroBubble
-with one chunk per rank and ScheduleZBVZeroBubble compute the same orders).
+Parallelism", ICLR 2024, arXiv:2401.10241 §2.1; ZB-V: not in the ICLR paper but in its arXiv
+version and in Qi et al., "Pipeline Parallelism with Controllable Memory", arXiv:2405.15362
+(torch's ScheduleInterleavedZeroBubble with one chunk per rank and ScheduleZBVZeroBubble compute
+the same orders).
 
 Owns: actions, placements and the GPipe / 1F1B / interleaved / ZB-H1 / ZB-V orders. Must not: communicate, import
 torch, hold the bubble formulas (labs.cost) or print.
@@ -35,7 +37,8 @@ from labs.messages import text
 __all__ = ["F", "B", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",
            "Schedule", "LOOP", "V_SHAPE", "stage_rank", "placement_of", "gpipe_order", "one_f_one_b_warmup", "one_f_one_b_order",
            "interleaved_order", "zb_h1_order", "zb_v_order", "in_flight_bound", "add_communication",
-           "SCHEDULES", "build_schedule", "compute_order", "bubble_fraction", "min_microbatches"]
+           "SCHEDULES", "build_schedule", "torch_schedule_error", "compute_order", "bubble_fraction",
+           "min_microbatches"]
 
 F, B = "F", "B"  # compute: forward / backward of one micro-batch on one stage
 W = "W"  # weight gradient, when the backward is split: B is then the input gradient only
@@ -155,7 +158,7 @@ def interleaved_order(n_ranks: int, n_chunks: int, n_microbatches: int, rank: in
 
 
 def zb_h1_order(n_stages: int, n_microbatches: int, stage: int) -> list[Action]:
-    """ZB-H1 (Qi et al. 2024 §3.1): 1F1B's order with each backward split into B (input
+    """ZB-H1 (Qi et al. 2024 §2.1): 1F1B's order with each backward split into B (input
     gradient) and W (weight gradient). Stage s runs 1F1B's warmup, then its first s backwards
     without their W (those W wait: the rank would otherwise idle in the cooldown), then one W
     after every B, and the W still owed at the end. Nothing waits for a W, so the previous
@@ -183,9 +186,9 @@ def zb_h1_order(n_stages: int, n_microbatches: int, stage: int) -> list[Action]:
 def in_flight_bound(name: str, n_ranks: int, n_microbatches: int, rank: int) -> int:
     """The most micro-batches a rank of schedule ``name`` holds activations for (forwarded,
     weight gradient not yet computed), one stage per rank unless said: GPipe m; 1F1B
-    min(p - r, m) (PTD-P §2.2); ZB-H1 min(p, m) on every rank (Qi et al. §3.1: 1F1B's peak,
+    min(p - r, m) (PTD-P §2.2); ZB-H1 min(p, m) on every rank (Qi et al. §2.1: 1F1B's peak,
     p); ZB-V, counted per chunk (half a stage each): min(2p, m + min(r + 1, m)), that is 2p
-    chunks = p stages once m >= 2p - 1 (§6: 1F1B's memory). Interleaved: not bounded here."""
+    chunks = p stages once m >= 2p - 1 (1F1B's memory, arXiv:2405.15362). Interleaved: not bounded here."""
     p, m, r = n_ranks, n_microbatches, rank
     bounds = {"gpipe": m, "1f1b": min(p - r, m), "zb-h1": min(p, m),
               "zb-v": min(2 * p, m + min(r + 1, m))}
@@ -195,7 +198,7 @@ def in_flight_bound(name: str, n_ranks: int, n_microbatches: int, rank: int) -> 
 
 
 def zb_v_order(n_ranks: int, n_microbatches: int, rank: int) -> list[Action]:
-    """ZB-V (Qi et al. 2024 §6): 2p stages in a V (rank r holds stages r and 2p - 1 - r, see
+    """ZB-V (Qi et al., arXiv:2405.15362; not in the ICLR 2024 paper): 2p stages in a V (rank r holds stages r and 2p - 1 - r, see
     :func:`stage_rank`), every backward split into B and W. Warmup forwards of the first chunk,
     then of both, a steady F-B-W on each chunk in turn, a cooldown whose B come first and whose
     W fill the tail. With t_F = t_B = t_W (per chunk) it idles only while the pipeline fills, at
@@ -278,7 +281,12 @@ SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-v")
 
 
 def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int = 1) -> Schedule:
-    """The full schedule (compute + communication) of ``name`` in SCHEDULES, for every rank."""
+    """The full schedule (compute + communication) of ``name`` in SCHEDULES, for every rank.
+    torch's own schedule classes (``Schedule1F1B``...) are refused by name: they are executors,
+    not tables (:func:`torch_schedule_error`)."""
+    refused = torch_schedule_error(name)
+    if refused is not None:
+        raise refused
     if name == "gpipe":
         orders = [gpipe_order(n_ranks, n_microbatches, r) for r in range(n_ranks)]
     elif name == "1f1b":
@@ -297,6 +305,16 @@ def build_schedule(name: str, n_ranks: int, n_microbatches: int, n_chunks: int =
     if name not in ("interleaved", "zb-v") and n_chunks != 1:
         raise ValueError(text("pipeline.one_chunk", name=name, n_chunks=n_chunks))
     return add_communication(orders, n_ranks * n_chunks)
+
+
+def torch_schedule_error(schedule) -> ValueError | None:
+    """The error for a torch.distributed.pipelining schedule (class or instance) given where the
+    course's own is expected (a name of SCHEDULES, or one table of actions per rank); else None."""
+    cls = schedule if isinstance(schedule, type) else type(schedule)
+    if not (getattr(cls, "__module__", "") or "").startswith("torch.distributed.pipelining"):
+        return None
+    return ValueError(text("pipeline.torch_schedule_given", shown=cls.__name__,
+                           schedules=SCHEDULES))
 
 
 def compute_order(actions: Sequence[Action]) -> list[str]:

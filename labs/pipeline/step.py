@@ -35,7 +35,7 @@ from labs.numerics import assert_close
 from labs.pipeline.executor import FixedTime, Recorder, run_schedule
 from labs.pipeline.partition import (Bounds, build_gpt_stages, check_microbatches,
                                      partition_evenly, split_microbatches)
-from labs.pipeline.schedules import build_schedule, placement_of
+from labs.pipeline.schedules import build_schedule, placement_of, torch_schedule_error
 from labs.reference import make_optimizer, train_reference
 from labs.tensor_parallel.model import (ParallelTinyGPT, sync_sequence_parallel_grads,
                                         validate_tp_layout)
@@ -73,6 +73,9 @@ class PipelineRun:
     def build_schedule(self, n_ranks: int) -> list:
         if isinstance(self.schedule, str):
             return build_schedule(self.schedule, n_ranks, self.n_microbatches, self.n_chunks)
+        refused = torch_schedule_error(self.schedule)  # torch's Schedule1F1B: not a table
+        if refused is not None:
+            raise refused
         return [list(actions) for actions in self.schedule]
 
     def stage_bounds(self, n_ranks: int) -> Bounds:

@@ -10,7 +10,7 @@ The three do the same work when a stage's forward takes t_F, the input gradient 
 weight gradient t_W: 1F1B runs its unsplit backward in t_B + t_W; ZB-H1 splits it into B and W;
 ZB-V cuts every stage in two chunks, one on each arm of the V, so a chunk's F, B and W take half
 of a stage's. Their bubbles: (p-1)/(m+p-1) (PTD-P §2.2), labs.cost.zb_h1_bubble_fraction and
-labs.cost.zb_v_bubble_fraction (Qi et al., arXiv:2401.10241 §3.1 and §6).
+labs.cost.zb_v_bubble_fraction (ZB-H1: Qi et al., arXiv:2401.10241 §2.1; ZB-V: arXiv:2405.15362).
 
 Owns: the comparable runs of the three schedules and their readings. Must not: print, hold a
 formula (labs.cost) or an order (labs.pipeline.schedules), or import the checks or the grader.

@@ -17,7 +17,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted((ROOT / "solutions").glob("*.ipynb")) + sorted((ROOT / "notebooks").glob("*.ipynb"))
+PAGES = [path for folder in ("solutions", "notebooks", "solutions/en", "notebooks/en")
+         for path in sorted((ROOT / folder).glob("*.ipynb"))]  # both editions (issue 39)
 MD = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.S)
 CODE = re.compile(r"<(code|pre)[^>]*>.*?</\1>", re.S)

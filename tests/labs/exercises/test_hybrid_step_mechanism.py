@@ -119,3 +119,27 @@ def test_stage_boundaries_go_to_the_partner_with_the_activations_bytes():
     with pytest.raises(ExerciseFailed) as info:  # a token instead of the activations
         hold(STEP_3D, STAGES, _traces(STAGES, p2p=_pipeline(size=lambda c: 4)))
     found_in(info.value, "checks_2_4.p2p_bytes", rank=0, got=4, want=64, op="send")
+
+
+def _regroup(traces, rank, seqs, group):
+    """``traces`` with the all-reduces ``seqs`` of ``rank`` moved to ``group``."""
+    import dataclasses
+    t = traces[rank]
+    t.comms = [dataclasses.replace(c, group=tuple(group)) if c.seq in seqs else c for c in t.comms]
+    return traces
+
+
+def test_one_all_reduce_in_the_other_group_is_not_called_a_swap():
+    """Issue 39: "the TP and DP groups are swapped" only when the rank swapped them (its forward
+    all-reduces over its DP group and its gradient average over its TP group), not for one
+    all-reduce in the wrong group."""
+    average_over_tp = _regroup(_traces(BOTH), 0, (4, 5), BOTH.mesh.peers(0, "tp"))  # g is right
+    with pytest.raises(ExerciseFailed) as info:
+        hold(STEP, BOTH, average_over_tp)
+    fields = found_in(info.value, "checks_2_4.group_of_pass", rank=0, role="DP", want=[0, 2],
+                      note="")
+    assert fields is not None
+    g_over_dp = _regroup(_traces(BOTH), 0, (2,), BOTH.mesh.peers(0, "dp"))  # the average is right
+    with pytest.raises(ExerciseFailed) as info:
+        hold(STEP, BOTH, g_over_dp)
+    found_in(info.value, "checks_2_4.group_of_pass", rank=0, role="TP", want=[0, 1], note="")
