@@ -106,7 +106,7 @@ class Run:
 _T1 = PTDP + (", Table 1 (A100-80GB; the interleaved schedule's chunks and the micro-batch "
               "are not given: v = 1, micro-batch 1 here)")
 _T2 = PTDP + ", Table 2 (175B, ZeRO-3 without model parallelism, DeepSpeed)"
-_MT = ("MT-NLG, Smith et al. 2022, arXiv:2201.11990, §3: TP 8, PP 35, batch 1920, "
+_MT = ("MT-NLG, Smith et al. 2022, arXiv:2201.11990, §2.4: TP 8, PP 35, batch 1920, "
        "280/350/420 DGX A100 nodes")
 _DGXC = ("NVIDIA/dgxc-benchmarking, {readme} (commit {commit}): H100 BF16, {layout}; "
          "{scale}; recomputation and optimizer from the recipe's {conf}")
