@@ -1,6 +1,7 @@
 """Shared test setup: the fixture notebooks are data for the exercise tests, not tests; the
 run's numerics variant in the header; which notebook tests were selected (for their one grader
-run). Must not: import tests.support.grading itself (only the notebook tests that grade do)."""
+run), and the long background work started early. Must not: import tests.support.grading
+itself (only the notebook tests that grade do)."""
 
 import os
 import sys
@@ -27,8 +28,18 @@ def pytest_report_header(config):
 
 def pytest_collection_finish(session):
     """Tell the notebook grading (tests/support/grading.py) which test modules were selected, so
-    that its one grader run grades only the notebooks whose tests will run."""
+    that its one grader run grades only the notebooks whose tests will run; then start the
+    session's long background work early (issue 37): that grader run, and each selected test
+    module's ``start_early(session)`` (its notebook runs), beside the unit tests."""
     grading = sys.modules.get("tests.support.grading")  # imported only by the notebook tests
+    modules = {item.module for item in session.items if getattr(item, "module", None) is not None}
     if grading is not None:
-        grading.SELECTED = {item.module.__name__ for item in session.items
-                            if getattr(item, "module", None) is not None}
+        grading.SELECTED = {module.__name__ for module in modules}
+    if os.environ.get("LABS_TESTS_EARLY", "1") == "0" or session.config.option.collectonly:
+        return
+    if grading is not None:
+        grading.start_early(session.config._tmp_path_factory)
+    for module in sorted(modules, key=lambda m: m.__name__):
+        start = getattr(module, "start_early", None)
+        if callable(start):
+            start(session)

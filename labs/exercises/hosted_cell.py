@@ -58,7 +58,9 @@ def cell_source(lang: str) -> str:
 
 def make_cell(lang: str):
     """The bootstrap cell (a fresh code cell: no outputs, tagged and with its fixed id)."""
-    cell = nbformat.v4.new_code_cell(cell_source(lang), metadata={"tags": [CELL_TAG]})
+    # never on a slide (tools/slides.py marks it so too; here a rewrite keeps it)
+    cell = nbformat.v4.new_code_cell(cell_source(lang), metadata={
+        "slideshow": {"slide_type": "skip"}, "tags": [CELL_TAG]})
     cell.id = CELL_ID
     return cell
 

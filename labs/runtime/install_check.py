@@ -1,7 +1,7 @@
 """``python -m labs check NOTEBOOK``: the student's install check (``make check`` in the handout).
 
 Two steps, each of which must pass: the environment check (:func:`labs.runtime.doctor.doctor`:
-versions, backends, real 2- and 4-rank all-reduces), then one short notebook run end to end in a
+versions, backends, real 2-, 4- and 8-rank all-reduces), then one short notebook run end to end in a
 Jupyter kernel, as "Run All" runs it: the kernel JupyterLab would start (the notebook's
 kernelspec), in the notebook's own folder (so it speaks its edition's language). Only the cells
 tagged ``raises-exception`` (the exercise checks, which fail until the exercise is done) may raise;

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -154,14 +155,33 @@ def test_python_m_old_script_runs_the_new_one():
     assert "--check" in proc.stdout
 
 
-@pytest.fixture(scope="module")
-def pre_layout_runs(request):
-    """The selected pre-layout notebooks, run at the same time (issue 27: their cells mostly
+_RUN_TEST = "test_notebook_from_before_the_move_runs_and_passes_its_checks"
+_EARLY: list = []
+
+
+def _run_pre_layout(paths):
+    """The pre-layout notebooks ``paths``, run at the same time (issue 27: their cells mostly
     wait on ranks, sleeps and kernels, so three kernels at once take about 40 s where one after
     the other took 64 s on 2 cores)."""
-    name = "test_notebook_from_before_the_move_runs_and_passes_its_checks"
-    paths = selected_params(request.session, __name__, "path", test=name)
     return run_notebooks(paths, at_once=len(paths), cwd=lambda p: ROOT)
+
+
+def start_early(session):
+    """tests/conftest.py: run the selected pre-layout notebooks in a background thread from the
+    session's start, beside the unit tests (issue 37)."""
+    paths = selected_params(session, __name__, "path", test=_RUN_TEST)
+    if paths and not _EARLY:
+        pool = ThreadPoolExecutor(1, thread_name_prefix="early-pre-layout")
+        _EARLY.append(pool.submit(_run_pre_layout, paths))
+        pool.shutdown(wait=False)
+
+
+@pytest.fixture(scope="module")
+def pre_layout_runs(request):
+    """The selected pre-layout notebooks' runs (begun early when conftest could)."""
+    if _EARLY:
+        return _EARLY[0].result()
+    return _run_pre_layout(selected_params(request.session, __name__, "path", test=_RUN_TEST))
 
 
 @pytest.mark.slow
