@@ -6,6 +6,8 @@ itself (only the notebook tests that grade do)."""
 import os
 import sys
 
+from tests.support import early
+
 collect_ignore_glob = ["support/fixtures/*"]
 
 
@@ -35,7 +37,7 @@ def pytest_collection_finish(session):
     modules = {item.module for item in session.items if getattr(item, "module", None) is not None}
     if grading is not None:
         grading.SELECTED = {module.__name__ for module in modules}
-    if os.environ.get("LABS_TESTS_EARLY", "1") == "0" or session.config.option.collectonly:
+    if not early.enabled() or session.config.option.collectonly:
         return
     if grading is not None:
         grading.start_early(session.config._tmp_path_factory)

@@ -7,7 +7,8 @@ time per exercise, outputs kept.
 - Slow: one grading run per isolation mode over bounded planted submissions of the tiny course
   (tests/support/grader_plants.py; small limits: 300 MiB memory, 64 MiB /tmp, 50 processes, 2 s
   CPU, 1 MiB output): each plant scores 0 on its exercise with the limit as the reason (by message
-  key), its other exercises and the honest submission in the same ``--jobs 2`` run full marks,
+  key; a kernel that holds memory under the limit while its ranks take the rest is named the
+  memory limit too, not the ranks' own errors), its other exercises and the honest submission in the same ``--jobs 2`` run full marks,
   and the report says which limits did not hold. The fallback's run also grades the honest
   answers moved around (a cell above the setup, an exercise's cells reordered, a Colab save):
   full marks.
@@ -52,6 +53,10 @@ PLANTS = {
                          "_c = subprocess.Popen([sys.executable, '-c', 'while True: pass'])\n"
                          "time.sleep(25)"),
     "output": ("output", "for _ in range(200):\n    print('y' * 10**6, flush=True)"),
+    # issue 40: the kernel holds memory under the limit, its ranks take the rest: named memory
+    "rankhog": ("memory", "import labs\n_held = b'\\1' * (120 * 2**20)\n\n\ndef _grow():\n"
+                          "    import torch\n    return float(torch.ones(40 * 2**20).sum())\n\n\n"
+                          "labs.launch(_grow, 2)"),
 }
 KEYS = {"memory": "grade.limit_memory", "tmp": "grade.limit_tmp",
         "processes": "grade.limit_processes", "cpu": "grade.limit_cpu",

@@ -15,13 +15,13 @@ import re
 import subprocess
 import sys
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 import labs
 from labs import _moved
+from tests.support import early
 from tests.support.notebook_runs import run_notebooks
 from tests.support.selection import selected_params
 
@@ -167,13 +167,11 @@ def _run_pre_layout(paths):
 
 
 def start_early(session):
-    """tests/conftest.py: run the selected pre-layout notebooks in a background thread from the
-    session's start, beside the unit tests (issue 37)."""
+    """tests/conftest.py: run the selected pre-layout notebooks from the session's start, at the
+    lowest priority beside the unit tests (tests/support/early.py)."""
     paths = selected_params(session, __name__, "path", test=_RUN_TEST)
     if paths and not _EARLY:
-        pool = ThreadPoolExecutor(1, thread_name_prefix="early-pre-layout")
-        _EARLY.append(pool.submit(_run_pre_layout, paths))
-        pool.shutdown(wait=False)
+        _EARLY.append(early.start("pre-layout", _run_pre_layout, paths))
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import early
 from tests.support.notebook_runs import run_notebooks
 from tests.support.selection import selected_params
 
@@ -28,13 +29,29 @@ def _rank(path: Path) -> tuple:
                 len(LONGEST_FIRST)), path.name
 
 
-@pytest.fixture(scope="module")
-def solution_runs(request):
-    """The selected solution notebooks, run AT_ONCE at a time."""
-    name = "test_solution_runs_end_to_end"
-    paths = selected_params(request.session, __name__, "path", test=name)
+_RUN_TEST = "test_solution_runs_end_to_end"
+_EARLY: list = []
+
+
+def _run_solutions(paths):
     return run_notebooks(sorted(paths, key=_rank), at_once=AT_ONCE, cwd=lambda p: p.parent,
                          timeout=CELL_TIMEOUT)
+
+
+def start_early(session):
+    """tests/conftest.py: run the selected solutions from the session's start, at the lowest
+    priority beside the unit tests (tests/support/early.py)."""
+    paths = selected_params(session, __name__, "path", test=_RUN_TEST)
+    if paths and not _EARLY:
+        _EARLY.append(early.start("solutions", _run_solutions, paths))
+
+
+@pytest.fixture(scope="module")
+def solution_runs(request):
+    """The selected solution notebooks, run AT_ONCE at a time (begun early when conftest could)."""
+    if _EARLY:
+        return _EARLY[0].result()
+    return _run_solutions(selected_params(request.session, __name__, "path", test=_RUN_TEST))
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ from pathlib import Path
 import nbformat
 
 from labs.exercises import catalog
+from tests.support import early
 from labs.hosted import is_hosted_cell
 from labs.messages import text
 
@@ -118,9 +119,8 @@ _EARLY: list = []  # the background run start_early began, if any
 
 
 def start_early(tmp_path_factory) -> None:
-    """Begin the one grader run in a background thread as the session starts (tests/conftest.py
-    calls it after collection): its kernels mostly wait on ranks and start-up, so it runs beside
-    the unit tests instead of after them (issue 37: `make test` within 15 minutes)."""
+    """Begin the one grader run as the session starts (tests/conftest.py calls it after
+    collection), at the lowest priority beside the unit tests (tests/support/early.py)."""
     first = next((m for m in _DECLARED if SELECTED is None or m in SELECTED), None)
     if first is None or _EARLY:
         return
@@ -133,9 +133,7 @@ def start_early(tmp_path_factory) -> None:
                 except BaseException:  # noqa: BLE001 - kept in _FAILED for each module's test
                     pass
 
-    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="early-grading")
-    _EARLY.append(pool.submit(run))
-    pool.shutdown(wait=False)
+    _EARLY.append(early.start("grading", run))
 
 
 def _grade_all(module: str, tmp_path_factory) -> None:
