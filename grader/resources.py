@@ -7,7 +7,7 @@ not hold (:func:`weak`):
 - memory of the kernel and everything it starts: a memory cgroup (v1 or delegated v2) of the
   submission when one can be created (files in its /tmp and /dev/shm are charged to it too);
   else the monitor, which sums the private resident memory of the tree's processes every
-  0.25 s; and RLIMIT_DATA at the limit on every process.
+  0.25 s, and RLIMIT_DATA at the limit on every process (not beside a cgroup: see :func:`shim`).
 - /tmp and /dev/shm: the sandbox's tmpfs of that size each (bwrap ``--size``). Without the
   sandbox only one file's size is bounded (RLIMIT_FSIZE): not held.
 - processes (tasks: processes and threads): a pids cgroup when one can be created; else the
@@ -287,7 +287,11 @@ def _user_tasks() -> int:
 
 def shim(limits: Limits, cgroups: Cgroups, mode: str) -> list[str]:
     """The command prefix that limits the kernel (and, inherited, all it starts)."""
-    rlimits = [("RLIMIT_DATA", int(limits.memory))]
+    # A process's data segment only where no memory cgroup holds the whole tree: under both, a
+    # kernel that holds memory while its ranks start aborts in glibc ("cannot allocate memory
+    # for thread-local data") -- a death no report can name -- where the cgroup would have
+    # killed one process and counted it (issue 40: the memory limit is named).
+    rlimits = [] if "memory" in cgroups.dirs else [("RLIMIT_DATA", int(limits.memory))]
     if mode != "bwrap":
         rlimits.append(("RLIMIT_FSIZE", int(limits.tmp)))
     if "processes" not in cgroups.dirs and os.geteuid() != 0:

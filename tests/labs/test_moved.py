@@ -167,8 +167,8 @@ def _run_pre_layout(paths):
 
 
 def start_early(session):
-    """tests/conftest.py: run the selected pre-layout notebooks from the session's start, at the
-    lowest priority beside the unit tests (tests/support/early.py)."""
+    """tests/conftest.py: run the selected pre-layout notebooks from the session's start, beside
+    the unit tests (tests/support/early.py)."""
     paths = selected_params(session, __name__, "path", test=_RUN_TEST)
     if paths and not _EARLY:
         _EARLY.append(early.start("pre-layout", _run_pre_layout, paths))

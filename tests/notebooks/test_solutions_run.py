@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import early
 from tests.support.notebook_runs import run_notebooks
 from tests.support.selection import selected_params
 
@@ -30,7 +29,6 @@ def _rank(path: Path) -> tuple:
 
 
 _RUN_TEST = "test_solution_runs_end_to_end"
-_EARLY: list = []
 
 
 def _run_solutions(paths):
@@ -38,19 +36,9 @@ def _run_solutions(paths):
                          timeout=CELL_TIMEOUT)
 
 
-def start_early(session):
-    """tests/conftest.py: run the selected solutions from the session's start, at the lowest
-    priority beside the unit tests (tests/support/early.py)."""
-    paths = selected_params(session, __name__, "path", test=_RUN_TEST)
-    if paths and not _EARLY:
-        _EARLY.append(early.start("solutions", _run_solutions, paths))
-
-
 @pytest.fixture(scope="module")
 def solution_runs(request):
-    """The selected solution notebooks, run AT_ONCE at a time (begun early when conftest could)."""
-    if _EARLY:
-        return _EARLY[0].result()
+    """The selected solution notebooks, run AT_ONCE at a time."""
     return _run_solutions(selected_params(request.session, __name__, "path", test=_RUN_TEST))
 
 

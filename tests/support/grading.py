@@ -120,7 +120,7 @@ _EARLY: list = []  # the background run start_early began, if any
 
 def start_early(tmp_path_factory) -> None:
     """Begin the one grader run as the session starts (tests/conftest.py calls it after
-    collection), at the lowest priority beside the unit tests (tests/support/early.py)."""
+    collection), beside the unit tests (tests/support/early.py)."""
     first = next((m for m in _DECLARED if SELECTED is None or m in SELECTED), None)
     if first is None or _EARLY:
         return
