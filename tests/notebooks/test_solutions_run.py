@@ -28,18 +28,13 @@ def _rank(path: Path) -> tuple:
                 len(LONGEST_FIRST)), path.name
 
 
-_RUN_TEST = "test_solution_runs_end_to_end"
-
-
-def _run_solutions(paths):
-    return run_notebooks(sorted(paths, key=_rank), at_once=AT_ONCE, cwd=lambda p: p.parent,
-                         timeout=CELL_TIMEOUT)
-
-
 @pytest.fixture(scope="module")
 def solution_runs(request):
     """The selected solution notebooks, run AT_ONCE at a time."""
-    return _run_solutions(selected_params(request.session, __name__, "path", test=_RUN_TEST))
+    name = "test_solution_runs_end_to_end"
+    paths = selected_params(request.session, __name__, "path", test=name)
+    return run_notebooks(sorted(paths, key=_rank), at_once=AT_ONCE, cwd=lambda p: p.parent,
+                         timeout=CELL_TIMEOUT)
 
 
 @pytest.mark.slow
