@@ -13,7 +13,9 @@ twin's strings are translated and the mark removed. An English cell whose code s
 Chinese cell's shape is kept as it is (its strings, outputs and execution times). ``init`` builds
 an English notebook from the Chinese one and a JSON file ``{cell id: English markdown}`` (used
 once, when a notebook is first translated). It must not decide anything about what a cell
-prints: that is the notebook's own code.
+prints: that is the notebook's own code. :mod:`labs.exercises.edition_runtime` adds what the
+strings themselves must keep (the same interpolated expressions, compatible format specs, a one
+to one renaming of translated literals), so that one edition's run stands for both.
 
     python -m labs.exercises.edition check [--src solutions] [--dst solutions/en]
     python -m labs.exercises.edition sync  [--src solutions] [--dst solutions/en]
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import nbformat
 
+from .edition_runtime import runtime_differences
 from .generate import dumps
 
 __all__ = ["code_shape", "differences", "sync", "init", "main"]
@@ -102,6 +105,10 @@ def differences(zh, en, name: str = "notebook") -> list[str]:
         elif a.cell_type == "code" and _marked(b):
             problems.append(f"{where}: marked for translation: translate its strings, then "
                             f"remove metadata.course.{TRANSLATE}")
+    if not problems:  # same code: can its strings still make one edition run differently?
+        problems += [f"{name} {p}" for p in runtime_differences(
+            [c.source for c in zh.cells if c.cell_type == "code"],
+            [c.source for c in en.cells if c.cell_type == "code"])]
     return problems
 
 

@@ -205,3 +205,28 @@ def test_sync_copies_changed_code_and_keeps_the_rest():
     zh.cells[-1].id = "c4"
     with pytest.raises(ValueError, match="no English translation"):
         edition.sync(zh, en)
+
+
+def test_strings_that_could_make_one_edition_fail_are_named():
+    """What code_shape leaves out (the strings) still cannot make the Chinese body run
+    differently: each kind of difference that could is planted and named (edition_runtime)."""
+    from labs.exercises.edition_runtime import runtime_differences
+
+    ok = (['d = {"小": 1}\nprint(f"{n:<12} 个 {d[\'小\']}")', 'x = d["小"]'],
+          ['d = {"small": 1}\nprint(f"{d[\'small\']} of {n:<17}")', 'x = d["small"]'])
+    assert runtime_differences(*ok) == []
+    plants = {
+        "another expression": (['print(f"{n} 个")'], ['print(f"{len(n)} ranks")']),
+        "one expression fewer": (['print(f"{n} 个 {m}")'], ['print(f"{n} ranks")']),
+        "a spec for floats only": (['print(f"{x:s}")'], ['print(f"{x:.2f}")']),
+        "another conversion": (['print(f"{x!r}")'], ['print(f"{x!s}")']),
+        "a key translated two ways": (['d = {"小": 1}', 'x = d["小"]'],
+                                      ['d = {"small": 1}', 'x = d["tiny"]']),
+        "two keys as one": (['d = {"小": 1, "大": 2}'], ['d = {"size": 1, "size": 2}']),
+        "a template's field renamed": (['"{n} 个".format(n=1)'], ['"{m} ranks".format(n=1)']),
+        "a % conversion changed": (['"%d 个" % 3'], ['"%s ranks" % 3']),
+        "a key inside an f-string": (['d = {"小": 1}', 'print(f"{d[\'小\']}")'],
+                                     ['d = {"small": 1}', 'print(f"{d[\'tiny\']}")']),
+    }
+    for kind, (zh, en) in plants.items():
+        assert runtime_differences(zh, en), kind
