@@ -36,7 +36,7 @@ SUBMISSIONS ?= submissions
 # here, 3D-training tests 10x slower); passive waiting changes no result, only the spinning.
 PORTABILITY ?= default:1 avx2:2
 
-.PHONY: setup lab test check test-portability test-hosted test-secrets mutants notebooks execute handout grade gradescope doctor slides bench clean
+.PHONY: setup lab test check test-portability test-hosted test-secrets test-editions mutants notebooks execute handout grade gradescope doctor slides bench clean
 
 setup: $(READY)
 
@@ -64,13 +64,15 @@ lab: setup
 	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$(EDITION_DIR) \
 		$(if $(filter 0,$(shell id -u)),--allow-root)
 
-# Each edition's notebook body runs once (test_edition proves the two editions' code identical
-# up to strings, the generator's test that a student notebook is its solution minus the answers):
-# tests/notebooks/test_solutions_run.py runs the Chinese solution notebooks (solutions/*.ipynb:
-# every cell, answers included, without an error; two kernels at a time), the real-browser test
+# The notebook bodies run once per `make test`, in English: the real-browser test
 # (tests/notebooks/test_browser.py) Run Alls the English student notebooks (notebooks/en/: only
 # the unfinished exercises may error, English output only, figures, widgets) where Chromium is
-# installed, as in CI; on a machine without it, nbval runs those instead.
+# installed, as in CI; on a machine without it, nbval runs those instead. The answers run in the
+# notebook tests' grader run. test_edition proves the Chinese edition the same code up to its
+# strings, and its strings unable to change a run (labs/exercises/edition_runtime.py: the same
+# interpolated expressions, compatible format specs, a one-to-one renaming of literals);
+# `make test-editions` (CI, after make test) still runs the Chinese solutions end to end
+# (tests/notebooks/test_solutions_run.py: every cell, answers included, two kernels at a time).
 # LABS_BROWSER_EDITIONS="zh en" runs both editions in the browser.
 CHROMIUM := $(shell command -v $${LABS_CHROMIUM:-chromium} chromium-browser google-chrome 2>/dev/null | head -1)
 NBVAL_STUDENTS := $(if $(CHROMIUM),,$(sort $(wildcard notebooks/en/*.ipynb)))
@@ -81,7 +83,10 @@ NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=300
 # threads then sleep instead of spinning (the solutions' run took 116 s spinning, 107 s passive);
 # no result changes.
 test: $(DEV_READY)
-	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest tests $(NBVAL_STUDENTS) $(NBVAL) -m "not hosted and not secrets" --durations=25
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest tests $(NBVAL_STUDENTS) $(NBVAL) -m "not hosted and not secrets and not editions" --durations=25
+
+test-editions: $(DEV_READY)
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest tests -m editions -p no:cacheprovider --durations=10
 
 # `make test-hosted`: the hosted-notebook bootstrap in a Colab-like virtual environment built
 # from the package index (ipywidgets 7.7.1): a few minutes and the network, so CI runs it after

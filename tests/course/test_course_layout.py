@@ -66,9 +66,9 @@ def test_notebook_follows_the_template(path):
 @pytest.mark.parametrize("path", BOTH_EDITIONS, ids=[str(p.relative_to(ROOT)) for p in BOTH_EDITIONS])
 def test_solution_notebook_is_executed_without_errors(path):
     """solutions/ (both editions) is committed executed, so the course reads well without running
-    it; make test runs the Chinese solutions (tests/notebooks/test_solutions_run.py) and the
-    English student notebooks in the browser, so this is where an English solution's own run is
-    held to "no error"."""
+    it; make test runs the English student notebooks in the browser (and make test-editions the
+    Chinese solutions, tests/notebooks/test_solutions_run.py), so this is where an English
+    solution's own run is held to "no error"."""
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
     assert all(c.execution_count for c in code), "re-execute it: make execute"

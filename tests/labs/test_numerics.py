@@ -233,4 +233,4 @@ def test_ci_reruns_the_unit_tests_under_other_kernels_and_thread_counts():
     ci = (root / ".ci" / "run").read_text()
     commands = [line.split()[:2] for line in ci.splitlines() if line.startswith("make ")]
     assert commands == [["make", "test"], ["make", "test-portability"], ["make", "test-secrets"],
-                        ["make", "test-hosted"]]
+                        ["make", "test-editions"], ["make", "test-hosted"]]

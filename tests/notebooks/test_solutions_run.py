@@ -3,9 +3,12 @@ code cell runs, and none but a cell tagged ``raises-exception`` raises -- what `
 --nbval-lax`` held them to, with outputs not compared. Two notebooks run at a time, each in its
 own kernel, the longest first (issue 27: 138 s one after the other on 2 cores).
 
-The English edition's body runs in the real-browser test (tests/notebooks/test_browser.py) as
-student notebooks; tests/notebooks/test_edition.py proves the two editions' code identical up to
-strings, and tests/course/test_course_layout.py holds both committed editions to "no error".
+Marked ``editions``: ``make test-editions`` runs it (CI, after ``make test``), not ``make test``.
+The English edition's body runs in ``make test``'s real-browser test
+(tests/notebooks/test_browser.py) as student notebooks; tests/notebooks/test_edition.py proves the
+two editions' code identical up to strings and their strings unable to change a run
+(labs/exercises/edition_runtime.py), and tests/course/test_course_layout.py holds both committed
+editions to "no error".
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ def solution_runs(request):
 
 
 @pytest.mark.slow
+@pytest.mark.editions
 @pytest.mark.parametrize("path", SOLUTIONS, ids=[p.name for p in SOLUTIONS])
 def test_solution_runs_end_to_end(path, solution_runs):
     nb = solution_runs[path]
