@@ -64,12 +64,18 @@ def _plant_borrowed(nb):
 
 # Graded in one run with the other notebook tests' (tests/support/grading.py); both editions in
 # it: the grader finds each one's source by its language.
+def _cells(path):
+    """The setup and exercise cells only (the demos would run again for nothing): the solution
+    alone is graded as the whole notebook, as a student hands it in."""
+    return grading.exercise_cells(grading.read(path))
+
+
 grading.declare(__name__, SOLUTION.name, lambda: {
-    "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
-    "planted": _plant_wrong_ring(grading.read(SOLUTION)),
-    "borrowed": _plant_borrowed(grading.read(SOLUTION)),
-    "solution_en": grading.read(SOLUTION_EN), "untouched_en": grading.read(STUDENT_EN),
-    "planted_en": _plant_wrong_ring(grading.read(SOLUTION_EN))}, timeout=240)
+    "solution": grading.read(SOLUTION), "untouched": _cells(STUDENT),
+    "planted": _plant_wrong_ring(_cells(SOLUTION)),
+    "borrowed": _plant_borrowed(_cells(SOLUTION)),
+    "solution_en": _cells(SOLUTION_EN), "untouched_en": _cells(STUDENT_EN),
+    "planted_en": _plant_wrong_ring(_cells(SOLUTION_EN))}, timeout=240)
 
 
 @pytest.fixture(scope="module")

@@ -49,8 +49,10 @@ def _plant_sp_without_group(nb):
 
 # graded in one run with the other notebook tests' (tests/support/grading.py)
 grading.declare(__name__, SOLUTION.name, lambda: {
-    "solution": grading.read(SOLUTION), "untouched": grading.read(STUDENT),
-    "planted": _plant_sp_without_group(_plant_missing_f(grading.read(SOLUTION)))},
+    "solution": grading.read(SOLUTION),  # the whole notebook, as a student hands it in
+    "untouched": grading.exercise_cells(grading.read(STUDENT)),
+    "planted": _plant_sp_without_group(_plant_missing_f(
+        grading.exercise_cells(grading.read(SOLUTION))))},
     timeout=500)
 
 
