@@ -2,8 +2,9 @@
 
 1. :mod:`~labs.data_parallel.ddp` -- DDP written by hand, in the steps PyTorch's
    DistributedDataParallel took: one all-reduce per gradient, buckets, buckets overlapped with
-   backward; the parameter-server contrast; ``train_data_parallel`` runs any of them (or torch
-   DDP) and returns what the single-process reference returns.
+   backward, each also a small ``nn.Module`` wrapper with ``no_sync()``; the parameter-server
+   contrast; ``train_data_parallel`` runs any of them (or torch DDP) and returns what the
+   single-process reference returns.
 2. :mod:`~labs.data_parallel.buckets` -- which gradients share one all-reduce (pure maths).
 3. :mod:`~labs.data_parallel.scaling` -- linear learning-rate scaling and warmup, scaling
    efficiency, the batches DistributedSampler hands each rank (pure maths).
@@ -24,6 +25,9 @@ Must not: hold logic of its own, or import the experiments or plots (matplotlib)
 from labs.data_parallel.buckets import BUCKET_BYTES, assign_buckets
 from labs.data_parallel.ddp import (
     VARIANTS,
+    AllReduceGradReducer,
+    BucketedGradReducer,
+    GradReducer,
     OverlappedGradReducer,
     ReplicaMismatchError,
     allreduce_gradients,
@@ -41,5 +45,6 @@ from labs.data_parallel.scaling import (
 
 __all__ = ["assign_buckets", "linear_scaling_lr", "warmup_lr", "scaling_efficiency",
            "sampler_global_batches", "ReplicaMismatchError", "check_replicas_identical",
-           "allreduce_gradients", "allreduce_gradients_bucketed", "OverlappedGradReducer",
+           "allreduce_gradients", "allreduce_gradients_bucketed", "GradReducer",
+           "AllReduceGradReducer", "BucketedGradReducer", "OverlappedGradReducer",
            "parameter_server_step", "train_data_parallel", "VARIANTS", "BUCKET_BYTES"]

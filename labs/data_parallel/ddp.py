@@ -13,12 +13,18 @@ Accelerating Data Parallel Training", VLDB 2020, arXiv:2006.15704):
 4. :func:`parameter_server_step` -- the contrast: gradients gathered on one root, which steps
    the only optimizer and sends the weights back; the root moves (N-1)·S each way.
 
-:func:`train_data_parallel` runs any of them, or ``torch.nn.parallel.DistributedDataParallel``,
-inside a launched rank and returns a ``TrainResult`` to compare with
-``labs.reference.train_reference``. Groups are passed explicitly (``group=None``: default).
+Steps 1 to 3 are also small ``nn.Module`` wrappers, as in picotron's ``DataParallelNaive`` /
+``DataParallelBucket`` (:class:`AllReduceGradReducer`, :class:`BucketedGradReducer`,
+:class:`OverlappedGradReducer`): ``forward`` runs the replica, ``no_sync()`` accumulates locally,
+``finish_gradient_synchronization()`` leaves the averaged gradients in ``.grad``.
+:func:`train_data_parallel` picks one of them, or ``torch.nn.parallel.DistributedDataParallel``,
+or the parameter server's step, and runs one plain training loop inside a launched rank; it
+returns a ``TrainResult`` to compare with ``labs.reference.train_reference``. Groups are passed
+explicitly (``group=None``: default).
 
-Owns: the hand-written DDP variants and ``train_data_parallel``. Must not: time or plot
-(experiments, plots), print, keep process groups in globals, or import the checks or the grader.
+Owns: the hand-written DDP variants, their wrappers and ``train_data_parallel``. Must not: time
+or plot (experiments, plots), print, keep process groups in globals, or import the checks or the
+grader.
 """
 from __future__ import annotations
 
@@ -36,7 +42,8 @@ from labs.messages import text
 from labs.reference import TrainResult, make_optimizer
 
 __all__ = ["ReplicaMismatchError", "check_replicas_identical", "allreduce_gradients",
-           "allreduce_gradients_bucketed", "OverlappedGradReducer", "parameter_server_step",
+           "allreduce_gradients_bucketed", "GradReducer", "AllReduceGradReducer",
+           "BucketedGradReducer", "OverlappedGradReducer", "parameter_server_step",
            "train_data_parallel", "VARIANTS"]
 
 VARIANTS = ("allreduce", "bucketed", "overlapped", "parameter_server", "ddp")
@@ -101,38 +108,102 @@ def allreduce_gradients_bucketed(model: nn.Module, bucket_bytes: int = BUCKET_BY
             g.copy_(part.view_as(g))
 
 
+# --- steps 1 and 2 as nn.Module wrappers, with no_sync -----------------------------------
+
+class GradReducer(nn.Module):
+    """The wrappers' common shape (picotron's ``DataParallelNaive``, torch's DDP).
+
+    Wraps one replica (refused unless it equals rank 0's on every rank of ``group``); its
+    ``forward`` runs the replica. After ``backward()`` and before ``optimizer.step()``, call
+    :meth:`finish_gradient_synchronization`: it leaves in every ``.grad`` the average over
+    ``group``. Inside :meth:`no_sync` the gradients only accumulate locally (gradient
+    accumulation) and :meth:`finish_gradient_synchronization` does nothing::
+
+        model = AllReduceGradReducer(model, group=group)
+        _, loss = model(x, y); loss.backward()
+        model.finish_gradient_synchronization(); optimizer.step()
+
+    This base class communicates nothing: the parameter server's ranks use it as it is.
+    """
+
+    def __init__(self, module: nn.Module, group=None):
+        super().__init__()
+        check_replicas_identical(module, group)
+        self.module, self.group = module, group
+        self.world_size = dist.get_world_size(group)
+        self.require_backward_grad_sync = True
+
+    def forward(self, *args, **kwargs):
+        return self.module(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backward passes inside only accumulate gradients locally, no communication."""
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = True
+
+    def finish_gradient_synchronization(self) -> None:
+        """Average the gradients over ``group`` (here: nothing to do)."""
+
+    def remove(self) -> None:
+        """Take any hooks off the parameters (here: none)."""
+
+
+class AllReduceGradReducer(GradReducer):
+    """Step 1 as a wrapper: after backward, one all-reduce per gradient."""
+
+    def finish_gradient_synchronization(self) -> None:
+        if self.require_backward_grad_sync:
+            allreduce_gradients(self.module, self.group)
+
+
+class BucketedGradReducer(GradReducer):
+    """Step 2 as a wrapper: after backward, one all-reduce per bucket of ~``bucket_bytes``."""
+
+    def __init__(self, module: nn.Module, bucket_bytes: int = BUCKET_BYTES, group=None):
+        super().__init__(module, group)
+        self.bucket_bytes = bucket_bytes
+
+    def finish_gradient_synchronization(self) -> None:
+        if self.require_backward_grad_sync:
+            allreduce_gradients_bucketed(self.module, self.bucket_bytes, self.group)
+
+
 # --- step 3: buckets overlapped with backward --------------------------------------------
 
-class OverlappedGradReducer:
+class OverlappedGradReducer(GradReducer):
     """All-reduce each bucket while backward is still computing the earlier layers' gradients.
 
     A post-accumulate-grad hook copies each gradient into its bucket's flat buffer; when a
     bucket is complete it is all-reduced asynchronously (``async_op=True``), buckets strictly
-    in order so that every rank issues the same collectives in the same order. Call
-    :meth:`wait` after ``backward()`` and before ``optimizer.step()``. Inside :meth:`no_sync`
-    gradients only accumulate locally (gradient accumulation), as with DDP's ``no_sync``::
+    in order so that every rank issues the same collectives in the same order.
+    :meth:`finish_gradient_synchronization` (or its short name :meth:`wait`) waits for them and
+    writes the averages back into ``.grad``; call it after ``backward()`` and before
+    ``optimizer.step()``. The hooks sit on the parameters, so a backward through the bare
+    module communicates too (picotron's ``DataParallelBucket``)::
 
-        reducer = OverlappedGradReducer(model, bucket_bytes=2**20)
-        loss.backward(); reducer.wait(); optimizer.step()
+        model = OverlappedGradReducer(model, bucket_bytes=2**20)
+        _, loss = model(x, y); loss.backward(); model.wait(); optimizer.step()
     """
 
-    def __init__(self, model: nn.Module, bucket_bytes: int = BUCKET_BYTES, group=None):
-        check_replicas_identical(model, group)
-        self.group, self.world_size = group, dist.get_world_size(group)
-        self.params = _grad_params(model)
+    def __init__(self, module: nn.Module, bucket_bytes: int = BUCKET_BYTES, group=None):
+        super().__init__(module, group)
+        self.params = _grad_params(module)
         self.buckets = assign_buckets([p.numel() * p.element_size() for p in self.params],
                                       bucket_bytes)
-        self.buffers, self.slots = [], {}
+        self.flats, self.slots = [], {}  # one flat buffer per bucket; param -> (bucket, offset)
         for b, bucket in enumerate(self.buckets):
             offset = 0
             for i in bucket:
                 self.slots[i] = (b, offset)
                 offset += self.params[i].numel()
             first = self.params[bucket[0]]
-            self.buffers.append(torch.zeros(offset, dtype=first.dtype, device=first.device))
+            self.flats.append(torch.zeros(offset, dtype=first.dtype, device=first.device))
         self.handles = [p.register_post_accumulate_grad_hook(functools.partial(self._ready, i))
                         for i, p in enumerate(self.params)]
-        self.sync = True
         self._reset()
 
     def _reset(self) -> None:
@@ -140,41 +211,36 @@ class OverlappedGradReducer:
         self.works, self.next_bucket = [], 0
 
     def _ready(self, i: int, param: torch.Tensor) -> None:
-        if not self.sync:
+        if not self.require_backward_grad_sync:
             return
         b, offset = self.slots[i]
-        self.buffers[b][offset:offset + param.numel()].copy_(param.grad.reshape(-1))
+        self.flats[b][offset:offset + param.numel()].copy_(param.grad.reshape(-1))
         self.missing[b] -= 1
         while self.next_bucket < len(self.buckets) and self.missing[self.next_bucket] == 0:
-            self.works.append(dist.all_reduce(self.buffers[self.next_bucket], group=self.group,
+            self.works.append(dist.all_reduce(self.flats[self.next_bucket], group=self.group,
                                               async_op=True))
             self.next_bucket += 1
 
-    def wait(self) -> None:
+    def finish_gradient_synchronization(self) -> None:
         """Wait for all buckets, then write the averaged gradients back into ``.grad``."""
+        if not self.require_backward_grad_sync:
+            return
         if self.next_bucket < len(self.buckets):
             stuck = [b for b, m in enumerate(self.missing) if m]
             for work in self.works:
                 work.wait()
             self._reset()
             raise RuntimeError(text("data_parallel.buckets_never_completed", buckets=stuck))
-        for work, buffer, bucket in zip(self.works, self.buffers, self.buckets):
+        for work, flat, bucket in zip(self.works, self.flats, self.buckets):
             work.wait()
-            buffer.div_(self.world_size)
+            flat.div_(self.world_size)
             for i in bucket:
                 b, offset = self.slots[i]
                 p = self.params[i]
-                p.grad.copy_(buffer[offset:offset + p.numel()].view_as(p))
+                p.grad.copy_(flat[offset:offset + p.numel()].view_as(p))
         self._reset()
 
-    @contextlib.contextmanager
-    def no_sync(self):
-        """Backward passes inside only accumulate gradients locally, no communication."""
-        self.sync = False
-        try:
-            yield
-        finally:
-            self.sync = True
+    wait = finish_gradient_synchronization
 
     def remove(self) -> None:
         """Take the hooks off the parameters."""
@@ -228,6 +294,37 @@ def parameter_server_step(model: nn.Module, optimizer, *, root: int = 0, group=N
 
 # --- one training loop for every variant -------------------------------------------------
 
+class _TorchDDP(nn.parallel.DistributedDataParallel):
+    """torch's DDP under the wrappers' names: its backward has already averaged the gradients."""
+
+    def finish_gradient_synchronization(self) -> None:
+        pass
+
+    def remove(self) -> None:
+        pass
+
+
+def _wrap(variant: str, module: nn.Module, bucket_bytes: int, group):
+    """The wrapper of ``variant`` around ``module``."""
+    if variant == "ddp":
+        return _TorchDDP(module, process_group=group, bucket_cap_mb=bucket_bytes / 2**20)
+    if variant == "allreduce":
+        return AllReduceGradReducer(module, group)
+    if variant == "bucketed":
+        return BucketedGradReducer(module, bucket_bytes, group)
+    if variant == "overlapped":
+        return OverlappedGradReducer(module, bucket_bytes, group)
+    return GradReducer(module, group)  # parameter server: the root averages, in its own step
+
+
+def _grads(module: nn.Module, average: bool, group) -> dict:
+    """The gradients on the CPU; ``average``: all-reduced over ``group`` first (the parameter
+    server averages on its root only; every rank reports the average)."""
+    if average:
+        allreduce_gradients(module, group)
+    return {n: p.grad.detach().cpu().clone() for n, p in module.named_parameters()}
+
+
 def train_data_parallel(model: nn.Module, batches, *, steps: int, lr: float,
                         variant: str = "ddp", optimizer: str = "adamw",
                         bucket_bytes: int = BUCKET_BYTES, group=None,
@@ -249,45 +346,26 @@ def train_data_parallel(model: nn.Module, batches, *, steps: int, lr: float,
     assign_buckets([], bucket_bytes)  # validates bucket_bytes on every variant
     rank, world_size = dist.get_rank(group), dist.get_world_size(group)
     device = labs.device()
-    model = model.to(device)  # in place: nccl needs the replica on this rank's GPU
-    module, reducer = model, None
-    if variant == "ddp":
-        model = nn.parallel.DistributedDataParallel(model, process_group=group,
-                                                    bucket_cap_mb=bucket_bytes / 2**20)
-    elif variant == "overlapped":
-        reducer = OverlappedGradReducer(model, bucket_bytes, group)
-    else:
-        check_replicas_identical(model, group)
-    owns_optimizer = variant != "parameter_server" or rank == 0
-    opt = make_optimizer(module.parameters(), optimizer, lr=lr) if owns_optimizer else None
+    module = model.to(device)  # in place: nccl needs the replica on this rank's GPU
+    model = _wrap(variant, module, bucket_bytes, group)
+    server = variant == "parameter_server"  # one optimizer, on the root: a step of its own
+    opt = make_optimizer(module.parameters(), optimizer, lr=lr) if not server or rank == 0 else None
+    update = (functools.partial(parameter_server_step, module, opt, group=group) if server
+              else opt.step)
     losses = torch.zeros(steps, dtype=torch.float64, device=device)
     for step in range(steps):
         x, y = shard_batch(*batches(step), rank, world_size)
         _, loss = model(x.to(device), y.to(device))
-        if opt is not None:
-            opt.zero_grad(set_to_none=False)
-        else:
-            module.zero_grad(set_to_none=False)
+        module.zero_grad(set_to_none=False)
         loss.backward()
         losses[step] = loss.item()
-        if variant == "allreduce":
-            allreduce_gradients(module, group)
-        elif variant == "bucketed":
-            allreduce_gradients_bucketed(module, bucket_bytes, group)
-        elif variant == "overlapped":
-            reducer.wait()
+        model.finish_gradient_synchronization()  # torch DDP, parameter server: nothing
         if step == steps - 1:
-            if variant == "parameter_server":  # the root averages; show everyone the average
-                allreduce_gradients(module, group)
-            grads = {n: p.grad.detach().cpu().clone() for n, p in module.named_parameters()}
-        if variant == "parameter_server":
-            parameter_server_step(module, opt, group=group)
-        else:
-            opt.step()
+            grads = _grads(module, server, group)
+        update()
         if on_step is not None:
             on_step(step)
-    if reducer is not None:
-        reducer.remove()
+    model.remove()
     dist.all_reduce(losses, group=group)  # equal shards: mean of the means = global mean
     state = {n: t.detach().cpu().clone() for n, t in module.state_dict().items()}
     return TrainResult(losses=(losses / world_size).tolist(), state_dict=state,

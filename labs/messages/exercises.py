@@ -61,6 +61,8 @@ EXERCISES: tuple[Exercise, ...] = (
              "梯度 all-reduce", "Gradient all-reduce",
              ("labs.data_parallel.ddp.allreduce_gradients",
               "labs.data_parallel.ddp.allreduce_gradients_bucketed",
+              "labs.data_parallel.ddp.AllReduceGradReducer",
+              "labs.data_parallel.ddp.BucketedGradReducer",
               "labs.data_parallel.ddp.OverlappedGradReducer",
               "torch.nn.parallel.DistributedDataParallel")),
     Exercise("ex2_1_buckets", "2.1_data_parallel.ipynb", 2, 2, "basic",

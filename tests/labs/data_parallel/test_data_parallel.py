@@ -7,6 +7,8 @@ tolerances, for the losses (Python floats) too. Replicas agree bit for bit acros
 """
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 import torch.distributed as dist
@@ -111,32 +113,64 @@ def test_uneven_last_batch_like_distributed_sampler(world_size):
             assert_matches(result, ref)
 
 
+_WRAPPERS = {"ddp": lambda m: torch.nn.parallel.DistributedDataParallel(m),
+             "allreduce": lambda m: dp.AllReduceGradReducer(m),
+             "bucketed": lambda m: dp.BucketedGradReducer(m, bucket_bytes=4096),
+             "overlapped": lambda m: dp.OverlappedGradReducer(m, bucket_bytes=4096)}
+
+
 def _accumulate(kind):
-    """Two micro-batches per rank, the first under no_sync; returns the averaged gradients."""
+    """Two micro-batches per rank, the first under no_sync; returns the averaged gradients,
+    and whether the gradients after the first (finished under no_sync) were this rank's own."""
     rank, ws = dist.get_rank(), dist.get_world_size()
     model = MLP(SIZES)
-    wrapped = (torch.nn.parallel.DistributedDataParallel(model) if kind == "ddp"
-               else dp.OverlappedGradReducer(model, bucket_bytes=4096))
+    wrapped = _WRAPPERS[kind](model)
+    finish = getattr(wrapped, "finish_gradient_synchronization", lambda: None)  # not torch's
     x, y = regression_batch(0, 8 * ws, 16, 4)
     micro = [(x[i::2], y[i::2]) for i in range(2)]  # 2 micro-batches of the global batch
-    for k, (mx, my) in enumerate(micro):
-        ctx = wrapped.no_sync() if k == 0 else torch.enable_grad()
-        with ctx:
-            forward = wrapped if kind == "ddp" else model
-            _, loss = forward(*(t.chunk(ws)[rank] for t in (mx, my)))
+    mine = [tuple(t.chunk(ws)[rank] for t in batch) for batch in micro]
+    for k, (mx, my) in enumerate(mine):
+        with wrapped.no_sync() if k == 0 else contextlib.nullcontext():
+            _, loss = wrapped(mx, my)
             (loss / len(micro)).backward()
-    if kind != "ddp":
-        wrapped.wait()
-    return {n: p.grad for n, p in model.named_parameters()}
+            finish()  # under no_sync: nothing to do, no communication
+        if k == 0:
+            local = MLP(SIZES)
+            (local(mx, my)[1] / len(micro)).backward()
+            stayed_local = all(torch.equal(p.grad, q.grad)
+                               for p, q in zip(model.parameters(), local.parameters()))
+    return {n: p.grad for n, p in model.named_parameters()}, stayed_local
 
 
-@pytest.mark.parametrize("kind", ["ddp", "overlapped"])
+@pytest.mark.parametrize("kind", ["ddp", "allreduce", "bucketed", "overlapped"])
 def test_gradient_accumulation_with_no_sync(kind):
     model = MLP(SIZES)
     x, y = regression_batch(0, 16, 16, 4)
     _, loss = model(x, y)
     loss.backward()
-    for grads in labs.launch(_accumulate, 2, args=(kind,), timeout=TIMEOUT):
+    for grads, stayed_local in labs.launch(_accumulate, 2, args=(kind,), timeout=TIMEOUT):
+        assert stayed_local
+        for name, p in model.named_parameters():
+            assert_close(grads[name], p.grad, msg=name)
+
+
+def _overlapped_on_the_bare_module():
+    """The hooks sit on the parameters: a backward through the unwrapped module communicates
+    too, and ``wait()`` is the short name of ``finish_gradient_synchronization()``."""
+    model = MLP(SIZES)
+    reducer = dp.OverlappedGradReducer(model, bucket_bytes=4096)
+    x, y = regression_batch(0, 8, 16, 4)
+    model(*(t.chunk(2)[dist.get_rank()] for t in (x, y)))[1].backward()
+    reducer.wait()
+    reducer.remove()
+    return {n: p.grad for n, p in model.named_parameters()}
+
+
+def test_overlapped_reducer_hooks_the_bare_module():
+    assert dp.OverlappedGradReducer.wait is dp.OverlappedGradReducer.finish_gradient_synchronization
+    model = MLP(SIZES)
+    model(*regression_batch(0, 8, 16, 4))[1].backward()
+    for grads in labs.launch(_overlapped_on_the_bare_module, 2, timeout=TIMEOUT):
         for name, p in model.named_parameters():
             assert_close(grads[name], p.grad, msg=name)
 
