@@ -79,63 +79,16 @@ def _is_number(value: Any) -> bool:
 def _mismatch(actual, expected, path: str, dtype, rtol, atol, equal_nan: bool) -> str | None:
     """Why ``actual`` differs from ``expected`` (prefixed by ``path``), or None if close."""
     where = text("models.at_path", path=path) if path else ""
+    policy = (dtype, rtol, atol, equal_nan)
     if _is_tensor(actual) or _is_tensor(expected):
-        if not (_is_tensor(actual) and _is_tensor(expected)):
-            return text("models.expected_type", where=where, expected=type(expected).__name__,
-                        actual=type(actual).__name__)
-        import torch
-
-        default_rtol, default_atol = tolerances(expected.dtype if dtype is None else dtype)
-        try:
-            torch.testing.assert_close(
-                actual, expected, equal_nan=equal_nan,
-                rtol=default_rtol if rtol is None else rtol,
-                atol=default_atol if atol is None else atol)
-        except AssertionError as exc:
-            return f"{where}{exc}"
-        return None
+        return _tensor_mismatch(actual, expected, where, *policy)
     if isinstance(expected, Mapping):
-        if not isinstance(actual, Mapping):
-            return text("models.expected_mapping", where=where, actual=type(actual).__name__)
-        if set(actual) != set(expected):
-            return text("models.keys_differ", where=where,
-                        missing=sorted(map(repr, set(expected) - set(actual))),
-                        extra=sorted(map(repr, set(actual) - set(expected))))
-        for key in expected:
-            why = _mismatch(actual[key], expected[key], f"{path}[{key!r}]", dtype, rtol, atol,
-                            equal_nan)
-            if why:
-                return why
-        return None
+        return _mapping_mismatch(actual, expected, path, where, *policy)
     if isinstance(expected, (list, tuple)):
-        if not isinstance(actual, (list, tuple)):
-            return text("models.expected_sequence", where=where,
-                        expected=type(expected).__name__, actual=type(actual).__name__)
-        if len(actual) != len(expected):
-            return text("models.length_differs", where=where, actual=len(actual),
-                        expected=len(expected))
-        for i, (a, e) in enumerate(zip(actual, expected)):
-            why = _mismatch(a, e, f"{path}[{i}]", dtype, rtol, atol, equal_nan)
-            if why:
-                return why
-        return None
+        return _sequence_mismatch(actual, expected, path, where, *policy)
     if _is_number(actual) and _is_number(expected) and (
             isinstance(actual, float) or isinstance(expected, float)):
-        default_rtol, default_atol = tolerances(PYTHON_FLOAT_DTYPE if dtype is None else dtype)
-        rtol = default_rtol if rtol is None else rtol
-        atol = default_atol if atol is None else atol
-        actual, expected = float(actual), float(expected)
-        if math.isnan(actual) or math.isnan(expected):
-            if equal_nan and math.isnan(actual) and math.isnan(expected):
-                return None
-            return text("models.value_differs", where=where, expected=expected, actual=actual)
-        if actual == expected or (math.isfinite(actual) and math.isfinite(expected)
-                                  and abs(actual - expected) <= atol + rtol * abs(expected)):
-            return None
-        name = _dtype_name(PYTHON_FLOAT_DTYPE if dtype is None else dtype)
-        return text("models.float_differs", where=where, expected=expected, actual=actual,
-                    difference=abs(actual - expected), allowed=atol + rtol * abs(expected),
-                    dtype=name, rtol=rtol, atol=atol)
+        return _float_mismatch(actual, expected, where, *policy)
     if type(actual) is not type(expected) and not (_is_number(actual) and _is_number(expected)):
         return text("models.typed_value_differs", where=where,
                     expected_type=type(expected).__name__, expected=expected,
@@ -143,6 +96,81 @@ def _mismatch(actual, expected, path: str, dtype, rtol, atol, equal_nan: bool) -
     if actual != expected:
         return text("models.value_differs", where=where, expected=expected, actual=actual)
     return None
+
+
+def _tensor_mismatch(actual, expected, where: str, dtype, rtol, atol,
+                     equal_nan: bool) -> str | None:
+    """Two tensors, by ``torch.testing.assert_close`` at the policy's tolerances (shape, dtype
+    and device must match too); a tensor against anything else differs."""
+    if not (_is_tensor(actual) and _is_tensor(expected)):
+        return text("models.expected_type", where=where, expected=type(expected).__name__,
+                    actual=type(actual).__name__)
+    import torch
+
+    default_rtol, default_atol = tolerances(expected.dtype if dtype is None else dtype)
+    try:
+        torch.testing.assert_close(
+            actual, expected, equal_nan=equal_nan,
+            rtol=default_rtol if rtol is None else rtol,
+            atol=default_atol if atol is None else atol)
+    except AssertionError as exc:
+        return f"{where}{exc}"
+    return None
+
+
+def _mapping_mismatch(actual, expected: Mapping, path: str, where: str, dtype, rtol, atol,
+                      equal_nan: bool) -> str | None:
+    """A mapping: the same keys, then the first value that differs (in ``expected``'s order)."""
+    if not isinstance(actual, Mapping):
+        return text("models.expected_mapping", where=where, actual=type(actual).__name__)
+    if set(actual) != set(expected):
+        return text("models.keys_differ", where=where,
+                    missing=sorted(map(repr, set(expected) - set(actual))),
+                    extra=sorted(map(repr, set(actual) - set(expected))))
+    for key in expected:
+        why = _mismatch(actual[key], expected[key], f"{path}[{key!r}]", dtype, rtol, atol,
+                        equal_nan)
+        if why:
+            return why
+    return None
+
+
+def _sequence_mismatch(actual, expected, path: str, where: str, dtype, rtol, atol,
+                       equal_nan: bool) -> str | None:
+    """A list or tuple (either stands for the other): the same length, then the first element
+    that differs."""
+    if not isinstance(actual, (list, tuple)):
+        return text("models.expected_sequence", where=where,
+                    expected=type(expected).__name__, actual=type(actual).__name__)
+    if len(actual) != len(expected):
+        return text("models.length_differs", where=where, actual=len(actual),
+                    expected=len(expected))
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        why = _mismatch(a, e, f"{path}[{i}]", dtype, rtol, atol, equal_nan)
+        if why:
+            return why
+    return None
+
+
+def _float_mismatch(actual, expected, where: str, dtype, rtol, atol,
+                    equal_nan: bool) -> str | None:
+    """Two Python numbers, one of them a float: close within the tolerances of ``dtype``
+    (float32 when None); NaN equals NaN only with ``equal_nan``, infinities only themselves."""
+    default_rtol, default_atol = tolerances(PYTHON_FLOAT_DTYPE if dtype is None else dtype)
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    actual, expected = float(actual), float(expected)
+    if math.isnan(actual) or math.isnan(expected):
+        if equal_nan and math.isnan(actual) and math.isnan(expected):
+            return None
+        return text("models.value_differs", where=where, expected=expected, actual=actual)
+    if actual == expected or (math.isfinite(actual) and math.isfinite(expected)
+                              and abs(actual - expected) <= atol + rtol * abs(expected)):
+        return None
+    name = _dtype_name(PYTHON_FLOAT_DTYPE if dtype is None else dtype)
+    return text("models.float_differs", where=where, expected=expected, actual=actual,
+                difference=abs(actual - expected), allowed=atol + rtol * abs(expected),
+                dtype=name, rtol=rtol, atol=atol)
 
 
 def assert_close(actual, expected, *, dtype=None, rtol: float | None = None,

@@ -217,61 +217,94 @@ def interpret_model_size(small_sp: dict, heavy_sp: dict, small_cc: dict, heavy_c
     "small model", "compute-heavy model" in the notebook's language)."""
     small, heavy = names or (text("data_parallel.small_model"), text("data_parallel.heavy_model"))
     n = small_sp["world_size"]
-    s_small, s_heavy = small_sp["speedup"], heavy_sp["speedup"]
     p_small = _predicted_speedup(small_sp, small_cc)
     p_heavy = _predicted_speedup(heavy_sp, heavy_cc)
     lines = [
         text("data_parallel.model_size_small_line", small=small, t1=_ms(small_sp["t1"]),
              compute=_ms(small_cc["compute"]), comm=_ms(small_cc["comm"]), predicted=p_small,
-             measured=s_small),
+             measured=small_sp["speedup"]),
         text("data_parallel.model_size_heavy_line", heavy=heavy, t1=_ms(heavy_sp["t1"]),
-             comm=_ms(heavy_cc["comm"]), predicted=p_heavy, measured=s_heavy)]
-    fixed = small_sp["t1"] - small_cc["compute"]
-    share = small_cc["comm"] / small_sp["t1"]
-    why = dict(small=small, t1=_ms(small_sp["t1"]), comm=_ms(small_cc["comm"]), share=share,
-               predicted=p_small)
-    why_small = (text("data_parallel.why_small_fixed", fixed=_ms(fixed), **why)
-                 if fixed > 0.3 * small_sp["t1"] else text("data_parallel.why_small", **why))
-    crowded = (text("data_parallel.heavy_crowded", n=n, cores=heavy_sp["cores"])
-               if s_heavy < p_heavy - TIE else "")
-    why_heavy = (text("data_parallel.why_heavy", heavy=heavy, predicted=p_heavy,
-                      measured=s_heavy, crowded=crowded) if crowded else "")
-    heavy_says_fields = dict(heavy=heavy, n=n, measured=s_heavy)
-    if heavy_sp["efficiency"] >= NEAR_LINEAR:
-        heavy_says = text("data_parallel.heavy_near_limit", **heavy_says_fields)
-    else:
-        heavy_says = sentences(
-            text("data_parallel.heavy_far_crowded", predicted=p_heavy, crowded=crowded,
-                 **heavy_says_fields) if crowded else
-            text("data_parallel.heavy_far", predicted=p_heavy, **heavy_says_fields),
-            _busy(heavy_sp))
-    gap = s_heavy - s_small
-    # the bound the measurements imply: an N-rank step contains one all-reduce of the gradients,
-    # so it cannot take less than that all-reduce measured alone (tN >= t_comm)
-    broken = [(name, sp, cc) for name, sp, cc in ((small, small_sp, small_cc),
-                                                  (heavy, heavy_sp, heavy_cc))
-              if sp["tn"] < (1 - BOUND_SLACK) * cc["comm"]]
-    if broken:
-        name, sp, cc = broken[0]
-        lines.append(text("data_parallel.conclusion_bound_broken", name=name, n=n,
-                          tn=_ms(sp["tn"]), comm=_ms(cc["comm"]), speedup=sp["speedup"],
-                          load=sp["load_average"], cores=sp["cores"]))
-    elif gap > TIE and small_sp["efficiency"] < NO_GAIN:
-        lines.append(text("data_parallel.conclusion_expected_slower" if s_small < 1
-                          else "data_parallel.conclusion_expected_flat",
-                          small=small, heavy=heavy, n=n, small_speedup=s_small,
-                          heavy_says=heavy_says))
-    elif gap > TIE:
-        lines.append(text("data_parallel.conclusion_direction_only", small=small, heavy=heavy,
-                          small_speedup=s_small, heavy_speedup=s_heavy, why_small=why_small))
-    else:
-        verdict = (text("data_parallel.models_tie", tie=TIE) if gap >= -TIE
-                   else text("data_parallel.small_gains_more", small=small))
-        reasons = sentences(why_small, why_heavy, _busy(heavy_sp), _busy(small_sp))
-        lines.append(text("data_parallel.conclusion_disagrees", small=small, heavy=heavy,
-                          small_speedup=s_small, heavy_speedup=s_heavy, verdict=verdict,
-                          reasons=reasons))
+             comm=_ms(heavy_cc["comm"]), predicted=p_heavy, measured=heavy_sp["speedup"])]
+    noise = _bound_broken(((small, small_sp, small_cc), (heavy, heavy_sp, heavy_cc)), n)
+    lines.append(noise or _model_size_conclusion(small, heavy, small_sp, heavy_sp, small_cc,
+                                                 p_small, p_heavy))
     return "\n".join(lines)
+
+
+def _bound_broken(models, n: int) -> str:
+    """The conclusion "noise, rerun" when a model's measurements contradict each other, else "".
+
+    ``models``: (name, :func:`speedup` result, :func:`compute_vs_comm` result) each. An N-rank
+    step contains one all-reduce of the gradients, so it cannot take less than that all-reduce
+    measured alone (tN >= t_comm, up to BOUND_SLACK of timer noise)."""
+    for name, sp, cc in models:
+        if sp["tn"] < (1 - BOUND_SLACK) * cc["comm"]:
+            return text("data_parallel.conclusion_bound_broken", name=name, n=n,
+                        tn=_ms(sp["tn"]), comm=_ms(cc["comm"]), speedup=sp["speedup"],
+                        load=sp["load_average"], cores=sp["cores"])
+    return ""
+
+
+def _model_size_conclusion(small: str, heavy: str, small_sp: dict, heavy_sp: dict,
+                           small_cc: dict, p_small: float, p_heavy: float) -> str:
+    """The conclusion from consistent measurements: as expected (the small model gains little or
+    nothing, and the heavy one more), as expected in direction only (the small model still
+    speeds up: why), or this machine disagrees (a tie, or the small model gains more: why)."""
+    n = small_sp["world_size"]
+    s_small, s_heavy = small_sp["speedup"], heavy_sp["speedup"]
+    gap = s_heavy - s_small
+    if gap > TIE and small_sp["efficiency"] < NO_GAIN:
+        return text("data_parallel.conclusion_expected_slower" if s_small < 1
+                    else "data_parallel.conclusion_expected_flat",
+                    small=small, heavy=heavy, n=n, small_speedup=s_small,
+                    heavy_says=_heavy_says(heavy, heavy_sp, n, p_heavy))
+    why_small = _why_small(small, small_sp, small_cc, p_small)
+    if gap > TIE:
+        return text("data_parallel.conclusion_direction_only", small=small, heavy=heavy,
+                    small_speedup=s_small, heavy_speedup=s_heavy, why_small=why_small)
+    verdict = (text("data_parallel.models_tie", tie=TIE) if gap >= -TIE
+               else text("data_parallel.small_gains_more", small=small))
+    reasons = sentences(why_small, _why_heavy(heavy, heavy_sp, n, p_heavy), _busy(heavy_sp),
+                        _busy(small_sp))
+    return text("data_parallel.conclusion_disagrees", small=small, heavy=heavy,
+                small_speedup=s_small, heavy_speedup=s_heavy, verdict=verdict, reasons=reasons)
+
+
+def _why_small(small: str, sp: dict, cc: dict, predicted: float) -> str:
+    """Why the small model speeds up as it does: its all-reduce's share of a step, and the
+    fixed cost of a step beyond forward and backward, when that is over 30 % of the step."""
+    fixed = sp["t1"] - cc["compute"]
+    why = dict(small=small, t1=_ms(sp["t1"]), comm=_ms(cc["comm"]), share=cc["comm"] / sp["t1"],
+               predicted=predicted)
+    return (text("data_parallel.why_small_fixed", fixed=_ms(fixed), **why)
+            if fixed > 0.3 * sp["t1"] else text("data_parallel.why_small", **why))
+
+
+def _crowded(heavy_sp: dict, n: int, predicted: float) -> str:
+    """Why the compute-heavy model falls short of the speedup its communication predicts (its
+    ranks crowd the cores), or "" when it does not."""
+    return (text("data_parallel.heavy_crowded", n=n, cores=heavy_sp["cores"])
+            if heavy_sp["speedup"] < predicted - TIE else "")
+
+
+def _why_heavy(heavy: str, heavy_sp: dict, n: int, predicted: float) -> str:
+    """The compute-heavy model's shortfall as a reason (see :func:`_crowded`), or ""."""
+    crowded = _crowded(heavy_sp, n, predicted)
+    return (text("data_parallel.why_heavy", heavy=heavy, predicted=predicted,
+                 measured=heavy_sp["speedup"], crowded=crowded) if crowded else "")
+
+
+def _heavy_says(heavy: str, heavy_sp: dict, n: int, predicted: float) -> str:
+    """What the compute-heavy model shows: a speedup close to the limit N, or how far below it
+    it stays, and why."""
+    fields = dict(heavy=heavy, n=n, measured=heavy_sp["speedup"])
+    if heavy_sp["efficiency"] >= NEAR_LINEAR:
+        return text("data_parallel.heavy_near_limit", **fields)
+    crowded = _crowded(heavy_sp, n, predicted)
+    return sentences(
+        text("data_parallel.heavy_far_crowded", predicted=predicted, crowded=crowded, **fields)
+        if crowded else text("data_parallel.heavy_far", predicted=predicted, **fields),
+        _busy(heavy_sp))
 
 
 def interpret_gpu_gap(cc: dict, *, gpu: str = "A100-80GB") -> str:

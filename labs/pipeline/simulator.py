@@ -76,6 +76,111 @@ def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
     return n_stages, m
 
 
+class _PaperRun:
+    """One schedule run on paper: each rank's clock and place in its list of actions, what has
+    been computed, the messages in flight and received, and the events drawn so far."""
+
+    def __init__(self, schedule: Sequence[Sequence[Action]], n_stages: int, durations: dict,
+                 comm_s: float):
+        p = len(schedule)
+        self.schedule, self.n_stages, self.comm_s = schedule, n_stages, comm_s
+        self.durations = durations  # F / B / W -> seconds (a number, or one per stage)
+        self.placement = placement_of(schedule)
+        self.clock = [0.0] * p
+        self.pos = [0] * p  # the index of each rank's next action
+        self.done: dict[tuple, float] = {}  # (kind, mb, stage) computed -> end time
+        self.received: list[set] = [set() for _ in range(p)]
+        self.inbox: dict[tuple, tuple[int, float]] = {}  # message -> (destination, arrival time)
+        self.events: list[list[Event]] = [[] for _ in range(p)]
+
+    def owner(self, stage: int) -> int:
+        return stage_rank(stage, len(self.schedule), self.placement)
+
+    def step(self, r: int, a: Action) -> bool:
+        """Advance rank r past ``a`` if it can; False if it must wait for a message."""
+        if a.kind in (SEND_F, SEND_B):
+            return self.send(r, a)
+        if a.kind in (RECV_F, RECV_B):
+            return self.receive(r, a)
+        return self.compute(r, a)
+
+    def send(self, r: int, a: Action) -> bool:
+        """Post an activation or gradient to the rank of the stage that consumes it: it arrives
+        ``comm_s`` later; a send never waits."""
+        key = _message(a)
+        consumer = a.stage + 1 if a.kind == SEND_F else a.stage - 1
+        if a.peer != self.owner(consumer):
+            raise ScheduleError(text("pipeline.send_wrong_peer", r=r, action=a, peer=a.peer,
+                                     consumer=consumer, owner=self.owner(consumer)))
+        if key not in self.done:
+            raise ScheduleError(text("pipeline.send_before_compute", r=r, action=a,
+                                     kind=key[0], mb=a.mb, stage=a.stage))
+        if key in self.inbox:
+            raise ScheduleError(text("pipeline.sent_twice", r=r, action=a))
+        self.inbox[key] = (a.peer, self.clock[r] + self.comm_s)
+        return True
+
+    def receive(self, r: int, a: Action) -> bool:
+        """Take the message once it has been sent to r, waiting for it to arrive; False while
+        it has not been sent."""
+        key = _message(a)
+        if key not in self.inbox or self.inbox[key][0] != r:
+            return False
+        self.clock[r] = max(self.clock[r], self.inbox[key][1])
+        self.received[r].add(key)
+        return True
+
+    def compute(self, r: int, a: Action) -> bool:
+        """Run F, B or W of a micro-batch on its stage: its input must be here already (a
+        compute never waits), and it takes its stage's time."""
+        self._check_inputs(r, a)
+        duration = _per_stage(self.durations[a.kind], a.stage)
+        start = self.clock[r]
+        self.clock[r] = start + duration
+        self.done[(a.kind, a.mb, a.stage)] = self.clock[r]
+        self.events[r].append(Event(a.kind, a.mb, a.stage, start, self.clock[r]))
+        return True
+
+    def _inputs(self, a: Action) -> list[tuple]:
+        """Messages or local results compute action ``a`` depends on (besides its own F)."""
+        if a.kind == F:
+            return [(F, a.mb, a.stage - 1)] if a.stage > 0 else []
+        if a.kind == W:  # its own B, on this rank: checked in _check_inputs
+            return []
+        return [(B, a.mb, a.stage + 1)] if a.stage < self.n_stages - 1 else []
+
+    def _check_inputs(self, r: int, a: Action) -> None:
+        """Raise ScheduleError when rank r runs ``a`` before what it needs: the previous
+        stage's activation (F), the next stage's gradient and its own F (B), its own B (W)."""
+        for key in self._inputs(a):
+            local = self.owner(key[2]) == r
+            if (local and key not in self.done) or (not local and key not in self.received[r]):
+                how = (text("pipeline.compute_first") if local
+                       else text("pipeline.receive_first", kind=key[0]))
+                what = text("pipeline.the_activation" if a.kind == F else "pipeline.the_gradient")
+                raise ScheduleError(text("pipeline.needs_input", r=r, action=a, stage=a.stage,
+                                         what=what, kind=key[0], mb=key[1], src=key[2], how=how))
+        if a.kind == B and (F, a.mb, a.stage) not in self.done:
+            raise ScheduleError(text("pipeline.before_forward", r=r, action=a, stage=a.stage))
+        if a.kind == W and (B, a.mb, a.stage) not in self.done:
+            raise ScheduleError(text("pipeline.weight_before_input", r=r, action=a, stage=a.stage))
+
+    def check_finished(self) -> None:
+        """Raise DeadlockError when a rank is stuck before the end of its list (saying where
+        each one waits), ScheduleError when a message was sent but never received."""
+        stuck = [r for r in range(len(self.schedule)) if self.pos[r] < len(self.schedule[r])]
+        if stuck:
+            waits = text("pipeline.wait_sep").join(
+                text("pipeline.waits_at", r=r, action=self.schedule[r][self.pos[r]],
+                     pos=self.pos[r]) for r in stuck)
+            raise DeadlockError(text("pipeline.deadlock", waits=waits))
+        unread = [k for k in self.inbox if k not in self.received[self.inbox[k][0]]]
+        if unread:
+            k = unread[0]
+            raise ScheduleError(text("pipeline.never_received", kind=k[0], mb=k[1], stage=k[2],
+                                     peer=self.inbox[k][0]))
+
+
 def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=2.0,
              weight_s=0.0, comm_s: float = 0.0) -> Timeline:
     """Run ``schedule`` on paper: prove it completes and compute its ideal timeline.
@@ -87,85 +192,18 @@ def simulate(schedule: Sequence[Sequence[Action]], *, forward_s=1.0, backward_s=
     send, ScheduleError for a missing, repeated, misplaced or out-of-order action.
     """
     n_stages, m = validate(schedule)
-    p, placement = len(schedule), placement_of(schedule)
-
-    def owner(stage: int) -> int:
-        return stage_rank(stage, p, placement)
-
-    clock = [0.0] * p
-    pos = [0] * p
-    done: dict[tuple, float] = {}  # (kind, mb, stage) computed -> end time
-    received: list[set] = [set() for _ in range(p)]
-    inbox: dict[tuple, tuple[int, float]] = {}  # message -> (destination rank, arrival time)
-    events: list[list[tuple]] = [[] for _ in range(p)]
-
-    def needs(a: Action) -> list[tuple]:
-        """Messages or local results compute action ``a`` depends on (besides its own F)."""
-        if a.kind == F:
-            return [(F, a.mb, a.stage - 1)] if a.stage > 0 else []
-        if a.kind == W:  # its own B, on this rank: checked below
-            return []
-        return [(B, a.mb, a.stage + 1)] if a.stage < n_stages - 1 else []
-
-    def step(r: int, a: Action) -> bool:
-        """Advance rank r past ``a`` if it can; False if it must wait for a message."""
-        if a.kind in (SEND_F, SEND_B):
-            key = _message(a)
-            consumer = a.stage + 1 if a.kind == SEND_F else a.stage - 1
-            if a.peer != owner(consumer):
-                raise ScheduleError(text("pipeline.send_wrong_peer", r=r, action=a, peer=a.peer,
-                                         consumer=consumer, owner=owner(consumer)))
-            if key not in done:
-                raise ScheduleError(text("pipeline.send_before_compute", r=r, action=a,
-                                         kind=key[0], mb=a.mb, stage=a.stage))
-            if key in inbox:
-                raise ScheduleError(text("pipeline.sent_twice", r=r, action=a))
-            inbox[key] = (a.peer, clock[r] + comm_s)
-            return True
-        if a.kind in (RECV_F, RECV_B):
-            key = _message(a)
-            if key not in inbox or inbox[key][0] != r:
-                return False
-            clock[r] = max(clock[r], inbox[key][1])
-            received[r].add(key)
-            return True
-        for key in needs(a):
-            local = owner(key[2]) == r
-            if (local and key not in done) or (not local and key not in received[r]):
-                how = (text("pipeline.compute_first") if local
-                       else text("pipeline.receive_first", kind=key[0]))
-                what = text("pipeline.the_activation" if a.kind == F else "pipeline.the_gradient")
-                raise ScheduleError(text("pipeline.needs_input", r=r, action=a, stage=a.stage,
-                                         what=what, kind=key[0], mb=key[1], src=key[2], how=how))
-        if a.kind == B and (F, a.mb, a.stage) not in done:
-            raise ScheduleError(text("pipeline.before_forward", r=r, action=a, stage=a.stage))
-        if a.kind == W and (B, a.mb, a.stage) not in done:
-            raise ScheduleError(text("pipeline.weight_before_input", r=r, action=a, stage=a.stage))
-        duration = _per_stage({F: forward_s, B: backward_s, W: weight_s}[a.kind], a.stage)
-        start = clock[r]
-        clock[r] = start + duration
-        done[(a.kind, a.mb, a.stage)] = clock[r]
-        events[r].append(Event(a.kind, a.mb, a.stage, start, clock[r]))
-        return True
-
+    run = _PaperRun(schedule, n_stages, {F: forward_s, B: backward_s, W: weight_s}, comm_s)
+    # the event loop: every rank in turn runs its actions until one must wait for a message;
+    # round after round, until a round moves no rank
     progress = True
     while progress:
         progress = False
-        for r in range(p):
-            while pos[r] < len(schedule[r]) and step(r, schedule[r][pos[r]]):
-                pos[r] += 1
+        for r in range(len(schedule)):
+            while run.pos[r] < len(schedule[r]) and run.step(r, schedule[r][run.pos[r]]):
+                run.pos[r] += 1
                 progress = True
-    stuck = [r for r in range(p) if pos[r] < len(schedule[r])]
-    if stuck:
-        waits = text("pipeline.wait_sep").join(
-            text("pipeline.waits_at", r=r, action=schedule[r][pos[r]], pos=pos[r]) for r in stuck)
-        raise DeadlockError(text("pipeline.deadlock", waits=waits))
-    unread = [k for k in inbox if k not in received[inbox[k][0]]]
-    if unread:
-        k = unread[0]
-        raise ScheduleError(text("pipeline.never_received", kind=k[0], mb=k[1], stage=k[2],
-                                 peer=inbox[k][0]))
-    return Timeline(events, mode=SIMULATED,
+    run.check_finished()
+    return Timeline(run.events, mode=SIMULATED,
                     info=dict(n_stages=n_stages, n_microbatches=m, forward_s=forward_s,
                               backward_s=backward_s, weight_s=weight_s, comm_s=comm_s,
-                              placement=placement))
+                              placement=run.placement))
