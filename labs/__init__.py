@@ -15,6 +15,8 @@ The map, one folder or file per idea (each package's ``__init__`` is its own map
 - 2.4 :mod:`labs.hybrid` -- the DP x PP x TP mesh, the composed 3D step, CP/EP, profiling;
 - 2.4/2.5 :mod:`labs.planner` -- a layout's memory, traffic and time, the search, the widget
   (on the GPUs and links of :mod:`labs.hardware`);
+- the layout: :mod:`labs.parallel_dims` (the DP x PP x TP degrees, declared once for the mesh,
+  the 3D step and the planner);
 - the numbers: :mod:`labs.memory` (bytes of model states and activations) and :mod:`labs.cost`
   (bytes on the wire, bubbles, time on a link), :mod:`labs.fit` ("does it fit?");
 - drawing: :mod:`labs.timeline` (one timeline type) and :mod:`labs.plots` (figure style, shared

@@ -4,7 +4,9 @@ two dimensions today's training adds (context and expert parallelism: the "5D" p
 Read in this order:
 
 1. :mod:`labs.hybrid.mesh` -- the DP × PP × TP layout (TP innermost: one node), rank <->
-   coordinates, the process groups of each dimension, torch's DeviceMesh of the same shape;
+   coordinates (:class:`MeshShape`, declared once in :mod:`labs.parallel_dims` for the mesh,
+   the 3D step and the planner), the process groups of each dimension, torch's DeviceMesh of
+   the same shape;
    :mod:`labs.hybrid.plots_mesh` draws it with the link each dimension uses
    (:mod:`labs.hardware`: GPUs and links, each number sourced).
 2. :mod:`labs.hybrid.three_d` -- 3D training by hand: tensor-parallel blocks (optionally with
@@ -30,7 +32,7 @@ import time.
 
 from labs.hybrid.context_parallel import ring_attention, sequence_chunk
 from labs.hybrid.expert_parallel import ExpertParallelMoE, MoE
-from labs.hybrid.mesh import DIMS, Coords, MeshShape, device_mesh, new_groups
+from labs.hybrid.mesh import DIMS, Coords, MeshShape, ParallelDims, device_mesh, new_groups
 
-__all__ = ["DIMS", "Coords", "MeshShape", "device_mesh", "new_groups", "ring_attention",
-           "sequence_chunk", "MoE", "ExpertParallelMoE"]
+__all__ = ["DIMS", "Coords", "MeshShape", "ParallelDims", "device_mesh", "new_groups",
+           "ring_attention", "sequence_chunk", "MoE", "ExpertParallelMoE"]

@@ -14,116 +14,26 @@ parallelism within a server, pipeline and data parallelism across servers); its 
 order (``tp-cp-ep-dp-pp``) puts pipeline outermost instead, which changes only which of DP
 and PP crosses more nodes.
 
-A :class:`MeshShape` is plain arithmetic (no torch.distributed needed), so the notebook can
-draw and check it before any rank starts; :func:`new_groups` creates the process groups on
-the ranks, and :func:`device_mesh` the same layout as torch's ``DeviceMesh``. Groups are
-returned and passed explicitly, never kept in globals.
+The layout itself -- the degrees, rank <-> coordinates, the ranks of each group -- is plain
+arithmetic, declared once in :mod:`labs.parallel_dims` (:class:`MeshShape`, torchtitan's
+``ParallelDims``; the planner reads the same declaration), so the notebook can draw and check
+it before any rank starts; :func:`new_groups` creates the process groups on the ranks, and
+:func:`device_mesh` the same layout as torch's ``DeviceMesh``. Groups are returned and passed
+explicitly, never kept in globals.
 
-Owns: rank <-> coordinates, the groups of each dimension and the DeviceMesh. Must not: train, import
-the planner, the checks or the grader, print, or keep process groups in globals (callers hold what
+Owns: the groups of each dimension on the ranks and the DeviceMesh. Must not: train, import the
+planner, the checks or the grader, print, or keep process groups in globals (callers hold what
 :func:`new_groups` returns).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
-
 import labs
 from labs.messages import text
+from labs.parallel_dims import DIMS, Coords, MeshShape, ParallelDims
 
-__all__ = ["DIMS", "Coords", "MeshShape", "new_groups", "device_mesh", "probe_groups"]
-
-DIMS = ("dp", "pp", "tp")  # outermost to innermost
-
-
-class Coords(NamedTuple):
-    dp: int
-    pp: int
-    tp: int
-
-
-@dataclass(frozen=True)
-class MeshShape:
-    """Degrees of data, pipeline and tensor parallelism; ``dp * pp * tp`` ranks in all.
-
-    Example::
-
-        shape = MeshShape(dp=2, pp=2, tp=2)
-        shape.coords(5)                  # Coords(dp=1, pp=0, tp=1)
-        shape.rank(dp=1, pp=0, tp=1)     # 5
-        shape.group_ranks("tp")          # [[0, 1], [2, 3], [4, 5], [6, 7]]
-    """
-
-    dp: int = 1
-    pp: int = 1
-    tp: int = 1
-
-    def __post_init__(self):
-        for dim in DIMS:
-            value = getattr(self, dim)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(text("hybrid.mesh_degree", dim=dim, value=value))
-
-    @property
-    def world_size(self) -> int:
-        return self.dp * self.pp * self.tp
-
-    def sizes(self) -> dict[str, int]:
-        return {dim: getattr(self, dim) for dim in DIMS}
-
-    def coords(self, rank: int) -> Coords:
-        """The (dp, pp, tp) position of ``rank``."""
-        if not 0 <= rank < self.world_size:
-            raise ValueError(text("hybrid.mesh_rank_outside", rank=rank,
-                                  world_size=self.world_size, dp=self.dp, pp=self.pp,
-                                  tp=self.tp))
-        rest, tp_index = divmod(rank, self.tp)
-        dp_index, pp_index = divmod(rest, self.pp)
-        return Coords(dp_index, pp_index, tp_index)
-
-    def rank(self, *, dp: int, pp: int, tp: int) -> int:
-        """The rank at position (dp, pp, tp): the inverse of :meth:`coords`."""
-        for dim, index in zip(DIMS, (dp, pp, tp)):
-            if not 0 <= index < getattr(self, dim):
-                raise ValueError(text("hybrid.mesh_index_outside", dim=dim, index=index,
-                                      last=getattr(self, dim) - 1))
-        return (dp * self.pp + pp) * self.tp + tp
-
-    def group_ranks(self, dim: str) -> list[list[int]]:
-        """Every group of dimension ``dim``: the ranks that differ only in that coordinate."""
-        if dim not in DIMS:
-            raise ValueError(text("hybrid.mesh_unknown_dim", dim=dim, choices=DIMS))
-        groups: dict[tuple, list[int]] = {}
-        for r in range(self.world_size):
-            c = self.coords(r)._asdict()
-            c.pop(dim)
-            groups.setdefault(tuple(c.values()), []).append(r)
-        return list(groups.values())
-
-    def peers(self, rank: int, dim: str) -> list[int]:
-        """The ranks in ``rank``'s group of dimension ``dim`` (``rank`` included)."""
-        return next(g for g in self.group_ranks(dim) if rank in g)
-
-    def check(self, *, world_size: int | None = None, n_heads: int | None = None,
-              n_layers: int | None = None) -> "MeshShape":
-        """Raise a ValueError that says what would work if this layout cannot run."""
-        if world_size is not None and self.world_size != world_size:
-            raise ValueError(text("hybrid.mesh_world_size", dp=self.dp, pp=self.pp, tp=self.tp,
-                                  ranks=self.world_size, world_size=world_size,
-                                  example=_suggest(world_size)))
-        if n_heads is not None and n_heads % self.tp:
-            ok = [t for t in range(1, n_heads + 1) if n_heads % t == 0]
-            raise ValueError(text("hybrid.mesh_tp_heads", tp=self.tp, n_heads=n_heads, ok=ok))
-        if n_layers is not None and self.pp > n_layers:
-            raise ValueError(text("hybrid.mesh_pp_layers", pp=self.pp, n_layers=n_layers))
-        return self
-
-
-def _suggest(world_size: int) -> str:
-    tp = 2 if world_size % 2 == 0 else 1
-    pp = 2 if (world_size // tp) % 2 == 0 else 1
-    return f"dp={world_size // (tp * pp)}, pp={pp}, tp={tp}"
+__all__ = ["DIMS", "Coords", "MeshShape", "ParallelDims", "new_groups", "device_mesh",
+           "probe_groups"]
 
 
 def new_groups(shape: MeshShape) -> dict[str, object]:

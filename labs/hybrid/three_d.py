@@ -1,7 +1,8 @@
 """3D parallelism by hand: tensor-parallel blocks inside pipeline stages, one pipeline per
 data-parallel replica -- the course's own pieces composed on one mesh.
 
-On each rank of a :class:`~labs.hybrid.mesh.MeshShape` ``dp × pp × tp``:
+On each rank of a :class:`~labs.parallel_dims.MeshShape` ``dp × pp × tp`` (the layout's one
+declaration of its degrees, torchtitan's ``ParallelDims``):
 
 - the TP group (consecutive ranks) splits every block Megatron-style
   (:class:`labs.tensor_parallel.model.ParallelTinyGPT`);
@@ -89,7 +90,7 @@ def check_3d(run: "px.PipelineRun", shape: MeshShape) -> dict:
     groups = new_groups(shape)
     result = hybrid_step(run, shape, groups)
     reference = px.reference_step(run)
-    expected = expected_shards(run, reference, groups["tp"] if shape.tp > 1 else None)
+    expected = expected_shards(run, reference, groups["tp"] if shape.tp_enabled else None)
     if result["loss"] is not None:
         assert_close(result["loss"], reference["loss"])  # a float32 loss, as a Python float
     for what in ("grads", "state"):

@@ -15,7 +15,8 @@ bubble, FLOPs and time from :mod:`labs.cost`) with the hardware of :mod:`labs.ha
     steps = pl.decide(model, cluster, train)                       # the chapter's five steps
 
 Units are SI base units (bytes, seconds, FLOP/s); GiB and TFLOP/s appear only in ``summary()``.
-Layout: TP innermost (consecutive ranks, one node), then PP, DP outermost (:mod:`labs.hybrid.mesh`).
+Layout: TP innermost (consecutive ranks, one node), then PP, DP outermost (:mod:`labs.hybrid.mesh`);
+a layout's degrees are the mesh's declaration (``Config.dims``: :mod:`labs.parallel_dims`).
 
 The time model, first principles and a few named constants (:class:`Efficiency`, sources
 there; none fitted to the published runs of ``tests/labs/planner/test_planner_published.py``):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from labs import memory
 from labs.messages import text
+from labs.parallel_dims import ParallelDims
 from labs.planner.model import estimate, layers_per_stage, stage_memory, stages
 from labs.planner.types import (GiB, SCHEDULES, Cluster, Config, Efficiency, Estimate, Model,
                                 Training, check_hardware, pipeline_chunks)
@@ -102,8 +103,9 @@ def candidates(model: Model, cluster: Cluster, train: Training, tp: int, pp: int
     activation recomputation (``recompute`` names one to fix it): none, else selective, else
     full -- the first that fits, since each recomputes more than the one before and is slower --
     and the pipeline ``schedules`` asked for (:func:`pipelines`)."""
-    dp = cluster.n_gpus // (tp * pp)
-    zeros = (0,) if dp == 1 else (0, 1) if pp > 1 else memory.ZERO_STAGES
+    dims = ParallelDims.filling(cluster.n_gpus, pp=pp, tp=tp)
+    dp = dims.dp
+    zeros = (0,) if not dims.dp_enabled else (0, 1) if dims.pp_enabled else memory.ZERO_STAGES
     found = []
     for mb in MICRO_BATCHES:
         for v, schedule in pipelines(pp, schedules):
@@ -145,14 +147,14 @@ def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
     for tp in _divisors(n):
         if tp > model.n_heads:
             break
-        if model.n_heads % tp or model.n_kv_heads % tp:
+        if not ParallelDims.filling(n, tp=tp).splits_heads(model.n_heads, model.n_kv_heads):
             rejected[f"tp={tp}"] = text("planner.rejected_tp_heads", tp=tp,
                                         n_heads=model.n_heads, n_kv_heads=model.n_kv_heads)
             continue
         tp_found = len(found)
         for pp in _divisors(n // tp):
-            key = f"tp={tp},pp={pp}"
-            if pp > model.n_layers:
+            key, dims = f"tp={tp},pp={pp}", ParallelDims.filling(n, pp=pp, tp=tp)
+            if not dims.fits_layers(model.n_layers):
                 rejected[key] = text("planner.rejected_pp_layers", n_layers=model.n_layers)
                 break
             family = candidates(model, cluster, train, tp, pp, efficiency, recompute,
@@ -162,7 +164,7 @@ def plan(model: Model, cluster: Cluster, train: Training, *, top: int = 5,
             found += fitting
             if not family:
                 rejected[key] = text("planner.rejected_batch", global_batch=train.global_batch,
-                                     dp=n // (tp * pp))
+                                     dp=dims.dp)
             elif not fitting:
                 rejected[key] = min(family, key=lambda e: e.memory.total).reasons[0]
         if len(found) == tp_found:
@@ -193,7 +195,8 @@ def _step1(model, cluster, train, efficiency) -> tuple[Step, bool]:
 
 
 def _fits(model, cluster, train, efficiency, tp, pp) -> Estimate | None:
-    est = _try(model, cluster, train, efficiency, tp=tp, pp=pp, dp=cluster.n_gpus // (tp * pp))
+    est = _try(model, cluster, train, efficiency,
+               **ParallelDims.filling(cluster.n_gpus, pp=pp, tp=tp).sizes())
     return est if est is not None and est.fits else None
 
 
@@ -201,7 +204,8 @@ def _step2(model, cluster, train, efficiency) -> Step:
     usable = efficiency.usable_bytes(cluster.gpu)
     layer = memory.model_state_bytes(model.layer_params, "adam", train.state_precision).total
     valid = [t for t in _divisors(cluster.n_gpus)
-             if model.n_heads % t == 0 and model.n_kv_heads % t == 0]
+             if ParallelDims.filling(cluster.n_gpus, tp=t).splits_heads(model.n_heads,
+                                                                       model.n_kv_heads)]
     needed = next((t for t in valid if layer / t <= LAYER_BUDGET * usable), valid[-1])
     in_node = [t for t in valid if needed <= t <= cluster.gpus_per_node] or [needed]
     alone = next((t for t in in_node if _fits(model, cluster, train, efficiency, t, 1)), None)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from labs import memory
 from labs.messages import text
 from labs.hardware import GPU, GPUS
+from labs.parallel_dims import ParallelDims, is_degree
 
 __all__ = ["GiB", "PRECISIONS", "SCHEDULES", "Efficiency", "Model", "Cluster", "Training", "Config",
            "MemoryBreakdown", "Estimate", "check_layout", "check_hardware", "pipeline_chunks"]
@@ -209,7 +210,8 @@ class Config:
     """One layout: degrees, micro-batch, interleaving chunks, ZeRO stage, and the activation
     recomputation it runs with (None: the recipe's, ``Training.recompute``; an estimate's
     config always names it, since :func:`~labs.planner.plan` searches it), and the pipeline
-    ``schedule`` (:data:`SCHEDULES`; "zb-h1" needs v = 1)."""
+    ``schedule`` (:data:`SCHEDULES`; "zb-h1" needs v = 1). The degrees are :attr:`dims`'s: the
+    mesh's declaration (:class:`~labs.parallel_dims.ParallelDims`) and its rules."""
 
     tp: int
     pp: int
@@ -219,6 +221,13 @@ class Config:
     zero_stage: int = 0
     recompute: str | None = None
     schedule: str = "1f1b"
+
+    @property
+    def dims(self) -> ParallelDims:
+        """The degrees as the mesh and the 3D step take them (a ValueError, in the mesh's
+        words, for a degree that is not a whole number >= 1; :func:`check_layout` says it in
+        the planner's)."""
+        return ParallelDims(dp=self.dp, pp=self.pp, tp=self.tp)
 
     def __str__(self) -> str:
         layout = text("planner.config", tp=self.tp, pp=self.pp, dp=self.dp,
@@ -320,21 +329,27 @@ class Estimate:
 
 
 def check_layout(model: Model, cluster: Cluster, train: Training, config: Config) -> None:
-    """Raise ValueError, saying what to change, if ``config`` cannot be laid out at all."""
-    for name in ("tp", "pp", "dp", "micro_batch", "v"):
+    """Raise ValueError, saying what to change, if ``config`` cannot be laid out at all (the
+    degrees' rules are :class:`~labs.parallel_dims.ParallelDims`'s, said in the planner's words)."""
+    for name in ("tp", "pp", "dp"):
+        if not is_degree(getattr(config, name)):
+            raise ValueError(text("planner.positive_int", name=name, value=getattr(config, name)))
+    for name in ("micro_batch", "v"):
         _positive_int(name, getattr(config, name))
-    tp, pp, dp, v = config.tp, config.pp, config.dp, config.v
-    if tp * pp * dp != cluster.n_gpus and cluster.n_gpus % (tp * pp):
+    dims, v = config.dims, config.v
+    tp, pp, dp = dims.tp, dims.pp, dims.dp
+    tp_pp = dims.non_data_parallel_size
+    if not dims.fills(cluster.n_gpus) and cluster.n_gpus % tp_pp:
         raise ValueError(text("planner.layout_product_no_dp", tp=tp, pp=pp, dp=dp,
-                              product=tp * pp * dp, n_gpus=cluster.n_gpus, tp_pp=tp * pp))
-    if tp * pp * dp != cluster.n_gpus:
+                              product=dims.world_size, n_gpus=cluster.n_gpus, tp_pp=tp_pp))
+    if not dims.fills(cluster.n_gpus):
         raise ValueError(text("planner.layout_product", tp=tp, pp=pp, dp=dp,
-                              product=tp * pp * dp, n_gpus=cluster.n_gpus,
-                              dp_needed=cluster.n_gpus / (tp * pp)))
-    if model.n_heads % tp or model.n_kv_heads % tp:
+                              product=dims.world_size, n_gpus=cluster.n_gpus,
+                              dp_needed=cluster.n_gpus / tp_pp))
+    if not dims.splits_heads(model.n_heads, model.n_kv_heads):
         raise ValueError(text("planner.tp_heads", tp=tp, n_heads=model.n_heads,
                               n_kv_heads=model.n_kv_heads))
-    if pp > model.n_layers:
+    if not dims.fits_layers(model.n_layers):
         raise ValueError(text("planner.pp_layers", pp=pp, n_layers=model.n_layers))
     if v > 1 and (pp == 1 or pipeline_chunks(model, train) % (pp * v)):
         raise ValueError(text("planner.v_chunks_slots" if train.embedding_in_split else

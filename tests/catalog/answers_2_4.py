@@ -116,6 +116,16 @@ def my_groups(dp, pp, tp, dim):
     from labs.hybrid.mesh import MeshShape
     return MeshShape(dp, pp, tp).group_ranks(dim)
 """, 0),
+    Answer(GROUPS, "the course's group_ranks, reached through the planner's Config.dims", """
+from labs import planner as pl
+def my_groups(dp, pp, tp, dim):
+    return pl.Config(tp, pp, dp).dims.group_ranks(dim)
+""", 0),
+    Answer(COORDS, "the course's coords under torchtitan's name (labs.parallel_dims)", """
+from labs.parallel_dims import ParallelDims
+def my_coords(rank, dp, pp, tp):
+    return tuple(ParallelDims(dp=dp, pp=pp, tp=tp).coords(rank))
+""", 0),
     Answer(MEMORY, "ZeRO stages tested with == (a stage forgets the earlier shards)", """
 def my_states_per_gpu(n_params, tp, pp, dp, zero_stage):
     n = n_params / (tp * pp)
