@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = ROOT / "solutions" / "2.2_model_parallel.ipynb"
 STUDENT = ROOT / "notebooks" / "2.2_model_parallel.ipynb"
-POINTS = catalog.points(SOLUTION.name)  # the declaration's (labs/messages/exercises.py)
+POINTS = catalog.points(SOLUTION.name)  # the declaration's (labs/exercises/text.py)
 TOTAL = sum(POINTS.values())
 
 

@@ -2,8 +2,8 @@
 (``interpret_*``), in both languages, including the impossible measurements they refuse
 (noise, clock skew) and what to rerun. Only text: no logic.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- why a CPU run differs from GPUs -------------------------------------------------------

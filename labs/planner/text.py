@@ -1,9 +1,9 @@
 """Messages of labs.planner: its inputs and the hardware a run asks for (the precision's
 arithmetic, FlashAttention on the GPU), layouts that cannot exist, the estimate's summary, why a
-layout does not fit, the search and the five steps (the widget's: labs.messages.widgets).
+layout does not fit, the search and the five steps (the widget's: labs.planner.text_widgets).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- planner: inputs (planner_types) ---------------------------------------------------

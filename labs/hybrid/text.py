@@ -1,9 +1,9 @@
 """Messages of labs.hybrid: the mesh, 3D training, context and expert parallelism, profiling
-and their figures (the planner's are in labs.messages.planner, its widget's in
-labs.messages.widgets).
+and their figures (the planner's are in labs.planner.text, its widget's in
+labs.planner.text_widgets).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the mesh (mesh) -------------------------------------------------------------------

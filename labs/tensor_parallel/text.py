@@ -1,8 +1,8 @@
 """Messages of labs.tensor_parallel (notebook 2.2): layout errors, the experiments' bad
-input and the figures. The readings (``interpret_*``) are in :mod:`labs.messages.tensor_parallel_readings`.
+input and the figures. The readings (``interpret_*``) are in :mod:`labs.tensor_parallel.text_readings`.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- words and separators ------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Messages of the planner widget (labs.planner.widgets, labs.planner.view): controls,
 outputs, tables, errors and its two figures.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- errors for bad control values (widgets) -------------------------------------------
