@@ -213,14 +213,6 @@ MESSAGES = {
         "en": "--- torch/gloo log lines the ranks printed (not shown during the check) ---",
     },
     # --- launches on ranks (labs.exercises.ranks) ---
-    "list_separator": {  # rank 0、1
-        "zh": "、",
-        "en": ", ",
-    },
-    "clause_separator": {  # rank 0 停在 …；rank 1 停在 …
-        "zh": "；",
-        "en": "; ",
-    },
     "stuck_line": {
         "zh": "{func} 第 {line} 行",
         "en": "line {line} of {func}",

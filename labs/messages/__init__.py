@@ -49,7 +49,7 @@ import string
 from pathlib import Path
 
 __all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "LANG_ENV", "language", "set_language", "text",
-           "Message", "lazy", "sentences", "catalog", "areas", "fields", "CATALOGS"]
+           "Message", "lazy", "sentences", "catalog", "areas", "fields", "joined", "CATALOGS"]
 
 LANGUAGES = ("zh", "en")
 DEFAULT_LANGUAGE = "zh"
@@ -187,6 +187,18 @@ def sentences(*parts: str, lang: str | None = None) -> str:
     """Sentences run together as ``lang`` (default: :func:`language`) writes them: no space in
     Chinese, one in English; empty parts left out, and a sentence given twice said once."""
     return ("" if (lang or language()) == "zh" else " ").join(dict.fromkeys(p for p in parts if p))
+
+
+#: How each language runs items together: a list (a、b / a, b), settings or numbers with
+#: units (a，b / a, b), clauses (a；b / a; b).
+_JOINERS = {"list": {"zh": "、", "en": ", "}, "comma": {"zh": "，", "en": ", "},
+            "clauses": {"zh": "；", "en": "; "}}
+
+
+def joined(items, kind: str = "list", lang: str | None = None) -> str:
+    """``items`` (as strings) run together as ``lang`` (default: :func:`language`) writes a
+    ``kind`` of :data:`_JOINERS`: ``"list"``, ``"comma"`` or ``"clauses"``."""
+    return _JOINERS[kind][lang or language()].join(map(str, items))
 
 
 class Message:

@@ -64,14 +64,6 @@ MESSAGES = {
               "timing (other programs compete for the CPU). Rerun the labs.launch cell above "
               "and this cell when the machine is idle.",
     },
-    "phase_forward": {
-        "zh": "前向",
-        "en": "forward",
-    },
-    "phase_backward": {
-        "zh": "反向",
-        "en": "backward",
-    },
     "layerwise_uneven": {
         "zh": "各 rank 的占比并不相等（{low:.0%}～{high:.0%}）：rank 0 还要做嵌入，最后一个 rank "
               "还要算 lm_head 和 loss，而且这只是一步、没有预热，哪个 rank 碰上第一次分配内存或"
