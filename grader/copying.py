@@ -3,7 +3,7 @@ the exercise asks for, or that is the solution cell itself (up to names, comment
 docstrings). Static (``ast``), in the grader's process; a flag is for review, never a penalty.
 
 :data:`REFERENCES` maps a ``grade_id`` to the dotted names that implement that exercise in the
-course (``labs``) or in torch, as its declaration names them (labs/messages/exercises.py); the
+course (``labs``) or in torch, as its declaration names them (labs/exercises/text.py); the
 checks refuse some of them at run time too (see each ``*_checks.py``). A source notebook may
 add its own in ``metadata.course.references`` (``{grade_id: [dotted names]}``). A name in the
 student's cell is resolved through the imports of the setup cell and of the exercise's cells,
@@ -27,7 +27,7 @@ __all__ = ["REFERENCES", "TAMPERING", "references_in", "tampering_in", "normaliz
            "matches_solution", "flags"]
 
 #: ``grade_id -> dotted names`` that implement the exercise, from its one declaration
-#: (labs/messages/exercises.py, ``Exercise.references``).
+#: (labs/exercises/text.py, ``Exercise.references``).
 REFERENCES = catalog.REFERENCES
 #: What exercise code has no reason to touch: IPython's hooks, the checks and the grader's
 #: machinery, the interpreter's module table. A name the source notebook uses too (its setup

@@ -152,7 +152,7 @@ _ROW_WORDS = {
 }
 _COLUMNS = ("summary.column_paradigm", "summary.column_split", "summary.column_communicates",
             "summary.column_degree", "summary.column_comm", "summary.column_memory",
-            "summary.column_fits", "summary.column_step", "summary.column_typical",
+            "planner.fits", "summary.column_step", "summary.column_typical",
             "summary.column_hardware")
 
 
@@ -239,7 +239,7 @@ def as_shell(command: list) -> str:
 def _script_args(steps: int, batch_size: int) -> list:
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(text("planner.positive_int", name=name, value=value))
+            raise ValueError(text("memory.not_positive_integer", name=name, value=value))
     return ["-m", SCRIPT, "--steps", str(steps), "--batch-size", str(batch_size),
             "--backend", "gloo"]
 
@@ -247,7 +247,7 @@ def _script_args(steps: int, batch_size: int) -> list:
 def one_node_command(*, nproc: int = 2, steps: int = 3, batch_size: int = 16) -> list:
     """``torchrun --standalone --nproc-per-node=N -m labs.data_parallel.script ...``."""
     if not isinstance(nproc, int) or nproc < 1:
-        raise ValueError(text("planner.positive_int", name="nproc", value=nproc))
+        raise ValueError(text("memory.not_positive_integer", name="nproc", value=nproc))
     return _torchrun() + ["--standalone", f"--nproc-per-node={nproc}"] + \
         _script_args(steps, batch_size)
 

@@ -3,7 +3,7 @@
 - :mod:`labs.exercises.checks` -- what a check function uses (verdict line, comparisons, case
   labels; every message in the notebook's language, from :mod:`labs.messages`);
   :mod:`labs.exercises.catalog` -- lookups over the exercises, each declared once in
-  labs/messages/exercises.py (id, notebook, 练习 n, points, difficulty, titles, copy-flag
+  labs/exercises/text.py (id, notebook, 练习 n, points, difficulty, titles, copy-flag
   names); :mod:`labs.exercises.feedback` -- the student's own line
   first when their code raised; :mod:`labs.exercises.ranks` -- a check's launches on ranks
   (it registers the checks' modules with the forkserver's preloads);

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from labs import planner as pl
 from labs.exercises.checks import ExerciseFailed
 from labs.exercises.secret import hidden_seed
-from labs.messages import lazy, text
+from labs.messages import joined, lazy, text
 from labs.planner.types import GiB
 
 __all__ = ["Scenario", "LAYOUT_KEYS", "KEYS", "DECIDING", "decoder", "scenario",
@@ -228,8 +228,8 @@ def _check_deciding(got, est: pl.Estimate, rival: pl.Estimate | None) -> None:
     if got in ours and theirs[got] - ours[got] >= theirs[expected] - ours[expected] \
             - PART_TOLERANCE * est.step_time_s:
         return
-    parts = text("planner.list_sep").join(
-        text("checks_2_5.deciding_part", part=k, ours=ours[k], theirs=theirs[k]) for k in ours)
+    parts = joined((text("checks_2_5.deciding_part", part=k, ours=ours[k], theirs=theirs[k])
+                    for k in ours), "comma")
     raise ExerciseFailed(text("checks_2_5.wrong_deciding", got=got, expected=expected,
                               meaning=DECIDING[expected], parts=parts, rival=rival.config))
 

@@ -1,4 +1,4 @@
-"""Lookups over the exercises declared in labs/messages/exercises.py: 练习 n of a notebook.
+"""Lookups over the exercises declared in labs/exercises/text.py: 练习 n of a notebook.
 
 Owns the questions the checks, the grader and the tests ask about an exercise: its record
 (:data:`EXERCISES`, by id), its label ``练习 n`` and title in a language, its difficulty word,
@@ -19,8 +19,8 @@ the near-solution -- by what went wrong (:data:`HINT_FOR`).
 from __future__ import annotations
 
 from labs.messages import language, text
-from labs.messages.exercises import EXERCISES as DECLARED
-from labs.messages.exercises import Exercise
+from labs.exercises.text import EXERCISES as DECLARED
+from labs.exercises.text import Exercise
 
 __all__ = ["Exercise", "EXERCISES", "REFERENCES", "HINT_FOR", "lookup", "label", "title", "hint",
            "difficulty", "points", "notebooks"]

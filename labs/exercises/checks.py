@@ -289,7 +289,7 @@ def last_traceback(file=None) -> None:
 def graded(exercise_id: str, points: int | float | None = None):
     """Decorator form of :func:`run_check`: calling the decorated check runs it graded.
 
-    A declared exercise's points come from its declaration (labs/messages/exercises.py); points
+    A declared exercise's points come from its declaration (labs/exercises/text.py); points
     given here must agree with it. An undeclared id (a test's own check) takes ``points`` (1)."""
     declared = catalog.lookup(exercise_id)
     if declared is not None and points is not None and points != declared.points:

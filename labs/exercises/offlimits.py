@@ -4,7 +4,7 @@ While a check runs the student's code (in the notebook's process or on a rank) i
 :func:`forbidden`, these raise "this exercise asks you to write X yourself":
 
 - what the exercise's declaration names as doing what it asks (``references`` in
-  labs/messages/exercises.py): a function or class, its function objects swapped so that every
+  labs/exercises/text.py): a function or class, its function objects swapped so that every
   import path reaches the refusal (``pp.gpipe_order`` is ``labs.pipeline.schedules.gpipe_order``);
   a module or package (torch's pipelining), refused by its files' path without an import;
 - every module-level function of the checks (``labs.exercises.*_checks``): their reference

@@ -24,7 +24,7 @@ from labs.exercises import offlimits, trace
 from labs.exercises import checks
 from labs.exercises.checks import ExerciseFailed
 from labs.exercises.checks import case as named
-from labs.messages import text
+from labs.messages import joined, text
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import stacks as _stacks
 
@@ -47,9 +47,8 @@ def _where_stuck(stacks: dict) -> str:
         if frame is not None:
             places.setdefault(text("checks.stuck_line", func=frame.func, line=frame.line),
                               []).append(str(rank))
-    return text("checks.clause_separator").join(
-        text("checks.ranks_stuck_at", ranks=text("checks.list_separator").join(ranks), where=where)
-        for where, ranks in places.items())
+    return joined((text("checks.ranks_stuck_at", ranks=joined(ranks), where=where)
+                   for where, ranks in places.items()), "clauses")
 
 
 def run_on_ranks(fn, world_size, args=(), *, timeout=None, deadlock="checks.deadlock"):
@@ -110,7 +109,7 @@ def _pending(notes: dict) -> str:
             note if note.startswith("#") else "")
         if what:
             said.append(text("checks.rank_waits_for", rank=rank, what=what))
-    return text("checks.clause_separator").join(said)
+    return joined(said, "clauses")
 
 
 def _failed(message, launch_error, kind):

@@ -1,4 +1,4 @@
-"""The README's exercise table, generated from the declaration (labs/messages/exercises.py).
+"""The README's exercise table, generated from the declaration (labs/exercises/text.py).
 
 ``python -m labs.exercises.readme`` prints the table; ``--write [README.md]`` puts it into the
 README's section ``## 练习一览`` (tests/labs/exercises/test_exercise_declaration.py checks the README equals it).

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from labs.exercises import trace
 from labs.exercises.checks import ExerciseFailed, Message, compare_tensors
 from labs.exercises.invariants import groups
-from labs.messages import text
+from labs.messages import joined, text
 
 __all__ = ["TAG", "Case", "members", "IN_GROUP", "Mark", "parts", "forward_backward", "traced",
            "mlp", "compare_layer"]
@@ -100,7 +100,8 @@ def compare_layer(rank, t, want_y, y, what: str, names, expected, grads, advice:
         except ExerciseFailed as exc:
             wrong.append(str(exc))
     if wrong:
+        if not right:
+            raise ExerciseFailed(text("checks_2_2.all_gradients_wrong", rank=rank, advice=advice,
+                                      wrong=joined(wrong, "clauses")))
         raise ExerciseFailed(text("checks_2_2.wrong_gradients", rank=rank, advice=advice,
-                                  wrong=text("checks.clause_separator").join(wrong),
-                                  right=text("checks.list_separator").join(right)
-                                  or text("checks_2_2.none")))
+                                  wrong=joined(wrong, "clauses"), right=joined(right)))

@@ -78,9 +78,9 @@ __all__ = ["CATEGORIES", "COLORS", "STEP_ANNOTATION", "profile_hybrid_step", "lo
 
 CATEGORIES = ("compute", "all-reduce", "send-recv", "idle")
 #: The figure label of each category.
-_CATEGORY_LABELS = {"compute": "hybrid.category_compute",
+_CATEGORY_LABELS = {"compute": "plots.kind_compute",
                     "all-reduce": "hybrid.category_all_reduce",
-                    "send-recv": "hybrid.category_send_recv", "idle": "hybrid.category_idle"}
+                    "send-recv": "hybrid.category_send_recv", "idle": "plots.kind_idle"}
 COLORS = {"compute": BLUE, "all-reduce": RED, "send-recv": "#8172B2", "idle": GREY}
 STEP_ANNOTATION = "hybrid_step (profiled)"  # the record_function around the profiled step
 _P2P = {"gloo:send", "gloo:recv", "c10d::send", "c10d::recv_", "c10d::recv_any_source_"}

@@ -1,16 +1,21 @@
-"""Everything the course says to a student, in the notebook's language, in one place.
+"""The course's words in the notebook's language: the language, the lookup, the catalogs' map.
 
 Every sentence that ``labs/`` shows a student -- printed results and their interpretation,
 plot titles and labels, check verdicts, launcher errors, ``labs doctor``, the grader's report --
-is a key of one catalog in this package, with its text in each language of :data:`LANGUAGES`::
+is a key of one catalog, with its text in each language of :data:`LANGUAGES`::
 
     from labs.messages import text
     raise ValueError(text("launcher.world_size_too_large", world_size=9, most=2))
 
-A key is ``area.name``: the catalog is the module ``labs.messages.<area>``, whose ``MESSAGES``
+Each catalog lives beside the code that says it (issue 38): ``labs/pipeline/text.py`` holds
+what labs.pipeline says, ``labs/exercises/text_2_3.py`` what notebook 2.3's checks say; the
+grader's in ``grader/``. :data:`CATALOGS` maps each area to its module. A new sentence goes into its
+package's catalog, both languages side by side.
+
+A key is ``area.name``: the catalog is the module ``CATALOGS[area]``, whose ``MESSAGES``
 maps ``name`` to ``{"zh": ..., "en": ...}``; the texts are ``str.format`` templates and every
 language uses the same fields (tests/labs/messages/test_messages.py checks both, and that no Chinese string
-literal is left in ``labs/`` outside this package).
+literal is left in ``labs/`` or ``grader/`` outside the catalogs).
 
 Every key is written out in full where it is used (``text("area.name")``, or a dict literal
 from a value to its key), never built at run time, so that grep finds every use of a message.
@@ -30,8 +35,10 @@ The language, first that applies:
    copy on the desktop) still speaks its language: its own ``metadata.course.language``;
 4. Chinese, the course's first edition.
 
-Owns: the language (its one piece of process state), the lookup and the loaded catalogs. Must not:
-import anything of labs outside labs.messages, or the grader (it is the bottom layer); print.
+Owns: the language (its one piece of process state), the lookup, the map of catalogs and the
+loaded ones. Must not: import anything of labs at import time (a catalog module, which is data,
+is imported by name when its area is first used; the grader's only when the grader asks), or
+print.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ import string
 from pathlib import Path
 
 __all__ = ["LANGUAGES", "DEFAULT_LANGUAGE", "LANG_ENV", "language", "set_language", "text",
-           "Message", "lazy", "sentences", "catalog", "areas", "fields"]
+           "Message", "lazy", "sentences", "catalog", "areas", "fields", "joined", "CATALOGS"]
 
 LANGUAGES = ("zh", "en")
 DEFAULT_LANGUAGE = "zh"
@@ -122,21 +129,47 @@ def set_language(lang: str | None) -> None:
     os.environ[LANG_ENV] = lang
 
 
+#: area -> the module holding its ``MESSAGES``, beside the code that says them.
+CATALOGS = {
+    "collectives": "labs.messages.collectives",
+    "cost": "labs.messages.cost",
+    "hosted": "labs.messages.hosted",
+    "memory": "labs.messages.memory",
+    "models": "labs.messages.models",
+    "plots": "labs.messages.plots",
+    "summary": "labs.messages.summary",
+    "data_parallel": "labs.data_parallel.text",
+    "tensor_parallel": "labs.tensor_parallel.text",
+    "tensor_parallel_readings": "labs.tensor_parallel.text_readings",
+    "pipeline": "labs.pipeline.text",
+    "pipeline_readings": "labs.pipeline.text_readings",
+    "hybrid": "labs.hybrid.text",
+    "planner": "labs.planner.text",
+    "widgets": "labs.planner.text_widgets",
+    "runtime": "labs.runtime.text",
+    "doctor": "labs.runtime.text_doctor",
+    "exercises": "labs.exercises.text",
+    "checks": "labs.exercises.text_checks",
+    "invariants": "labs.exercises.text_invariants",
+    **{f"checks_2_{n}": f"labs.exercises.text_2_{n}" for n in range(6)},
+    # The grader's (the package beside labs): loaded only when the grader asks for its words.
+    "grade": "grader.text",
+    "record": "grader.text_record",
+}
+
+
 def catalog(area: str) -> dict[str, dict[str, str]]:
-    """The messages of ``area`` (the module ``labs.messages.<area>``)."""
+    """The messages of ``area`` (the module ``CATALOGS[area]``)."""
     if area not in _catalogs:
-        try:
-            module = importlib.import_module(f"labs.messages.{area}")
-        except ModuleNotFoundError:
-            raise KeyError(f"no message catalog labs.messages.{area}") from None
-        _catalogs[area] = module.MESSAGES
+        if area not in CATALOGS:
+            raise KeyError(f"no message catalog {area!r} (labs.messages.CATALOGS)")
+        _catalogs[area] = importlib.import_module(CATALOGS[area]).MESSAGES
     return _catalogs[area]
 
 
 def areas() -> list[str]:
-    """The names of every catalog in this package."""
-    here = Path(__file__).parent
-    return sorted(p.stem for p in here.glob("*.py") if not p.stem.startswith("_"))
+    """The names of every catalog."""
+    return sorted(CATALOGS)
 
 
 def text(key: str, /, lang: str | None = None, **values) -> str:
@@ -145,7 +178,7 @@ def text(key: str, /, lang: str | None = None, **values) -> str:
     area, _, name = key.partition(".")
     entry = catalog(area).get(name)
     if entry is None:
-        raise KeyError(f"no message {key!r} in labs.messages.{area}")
+        raise KeyError(f"no message {key!r} in {CATALOGS.get(area, area)}")
     template = entry[lang or language()]
     return template.format(**values) if values or "{" in template else template
 
@@ -154,6 +187,18 @@ def sentences(*parts: str, lang: str | None = None) -> str:
     """Sentences run together as ``lang`` (default: :func:`language`) writes them: no space in
     Chinese, one in English; empty parts left out, and a sentence given twice said once."""
     return ("" if (lang or language()) == "zh" else " ").join(dict.fromkeys(p for p in parts if p))
+
+
+#: How each language runs items together: a list (a、b / a, b), settings or numbers with
+#: units (a，b / a, b), clauses (a；b / a; b).
+_JOINERS = {"list": {"zh": "、", "en": ", "}, "comma": {"zh": "，", "en": ", "},
+            "clauses": {"zh": "；", "en": "; "}}
+
+
+def joined(items, kind: str = "list", lang: str | None = None) -> str:
+    """``items`` (as strings) run together as ``lang`` (default: :func:`language`) writes a
+    ``kind`` of :data:`_JOINERS`: ``"list"``, ``"comma"`` or ``"clauses"``."""
+    return _JOINERS[kind][lang or language()].join(map(str, items))
 
 
 class Message:

@@ -4,6 +4,11 @@ Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (
 bottom layer) or format, print or decide."""
 
 MESSAGES = {
+    # --- comparing with the reference (labs.numerics; the pipeline's and TP's checks) ---------
+    "gradient_of": {
+        "zh": "{name} 的梯度",
+        "en": "gradient of {name}",
+    },
     # --- labs.models --------------------------------------------------------------------------
     "config_not_positive": {
         "zh": "TinyGPTConfig.{name} 必须是正整数，收到的是 {value!r}",

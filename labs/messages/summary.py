@@ -56,7 +56,6 @@ MESSAGES = {
     "column_degree": {"zh": "并行度", "en": "degree"},
     "column_comm": {"zh": "每卡每步通信", "en": "communication per GPU per step"},
     "column_memory": {"zh": "每卡显存", "en": "memory per GPU"},
-    "column_fits": {"zh": "放得下", "en": "fits"},
     "column_step": {"zh": "步时", "en": "step time"},
     "no_step": {"zh": "—（放不下）", "en": "— (does not fit)"},
     "column_typical": {"zh": "典型并行度", "en": "typical degree"},

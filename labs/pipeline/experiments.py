@@ -24,7 +24,7 @@ import torch.distributed as dist
 import labs
 from labs import _moved
 from labs.cost import bubble_fraction
-from labs.messages import text
+from labs.messages import joined, text
 from labs.models import TinyGPTConfig
 from labs.pipeline import step
 from labs.pipeline.executor import FixedTime, gather_timeline, mode_label
@@ -155,10 +155,9 @@ def interpret_schedules(steps_s: dict, idle: dict, formula: float, *, overruns: 
     names = list(steps_s)
     fast, slow = min(steps_s.values()), max(steps_s.values())
     means = {n: _mean(idle[n]) for n in names}
-    sep = text("pipeline.list_sep")
     head = text("pipeline_readings.schedules_head",
-              steps=sep.join(text("pipeline_readings.schedule_step", name=n, ms=steps_s[n] * 1e3) for n in names),
-              shares=sep.join(text("pipeline_readings.schedule_share", name=n, share=means[n]) for n in names),
+              steps=joined(text("pipeline_readings.schedule_step", name=n, ms=steps_s[n] * 1e3) for n in names),
+              shares=joined(text("pipeline_readings.schedule_share", name=n, share=means[n]) for n in names),
               formula=formula)
     same = slow <= fast * (1 + TOLERANCE) and max(means.values()) - min(means.values()) <= TOLERANCE
     on_formula = all(abs(x - formula) <= TOLERANCE for x in means.values())
@@ -234,11 +233,10 @@ def interpret_zero_bubble_real(idle: dict, formulas: dict, *, ranks: int | None 
         return refused
     names = list(idle)
     means = {n: _mean(idle[n]) for n in names}
-    sep = text("pipeline.list_sep")
     head = text("pipeline_readings.zb_real_head",
-                shares=sep.join(text("pipeline_readings.schedule_share", name=n, share=means[n])
+                shares=joined(text("pipeline_readings.schedule_share", name=n, share=means[n])
                                 for n in names),
-                formulas=sep.join(f"{formulas[n]:.1%}" for n in names))
+                formulas=joined(f"{formulas[n]:.1%}" for n in names))
     by_formula = sorted(names, key=lambda n: -formulas[n])  # most idle first, by the formulas
     inverted = [(a, b) for i, a in enumerate(by_formula) for b in by_formula[i + 1:]
                 if means[b] > means[a] + TOLERANCE]  # b should idle less than a, idles more
@@ -260,7 +258,7 @@ def _impossible(*shares, steps: Sequence[float] = (), least_step: float | None =
     bad = [x for x in flat if x < -1e-9 or x > 1 + 1e-9]
     if bad:
         return text("pipeline_readings.idle_out_of_bounds",
-                    shares=text("pipeline.list_sep").join(f"{x:.1%}" for x in bad))
+                    shares=joined(f"{x:.1%}" for x in bad))
     if any(t <= 0 for t in steps) or (least_step is not None and min(steps) < least_step * (1 - 1e-3)):
         return text("pipeline_readings.step_below_compute", step_ms=min(steps) * 1e3,
                     least_ms=(least_step or 0) * 1e3)
@@ -275,7 +273,7 @@ def interpret_stages(by_p: dict, m: int, *, overruns: int = 0) -> str:
     formula = [bubble_fraction(p, m) for p in ps]
     rising = all(b > a for a, b in zip(measured, measured[1:]))
     off = max(abs(x - f) for x, f in zip(measured, formula))
-    head = text("pipeline_readings.stages_head", m=m, ps=text("pipeline.list_sep").join(map(str, ps)),
+    head = text("pipeline_readings.stages_head", m=m, ps=joined(map(str, ps)),
               measured=" → ".join(f"{x:.1%}" for x in measured),
               formula=" → ".join(f"{x:.1%}" for x in formula))
     if rising:

@@ -36,7 +36,7 @@ Bounds = list[tuple[int, int]]  # per stage: layers [start, stop)
 
 def _check_stages(n_layers: int, n_stages: int) -> None:
     if not isinstance(n_stages, int) or n_stages < 1:
-        raise ValueError(text("pipeline.positive_int", name="n_stages", value=n_stages))
+        raise ValueError(text("memory.not_positive_integer", name="n_stages", value=n_stages))
     if n_stages > n_layers:
         raise ValueError(text("pipeline.too_many_stages", n_layers=n_layers, n_stages=n_stages))
 
@@ -172,7 +172,7 @@ def check_microbatches(batch_size: int, n_microbatches: int) -> None:
     """Raise ValueError, naming the numbers that would work, unless ``n_microbatches`` equal
     micro-batches can be cut from a batch of ``batch_size`` rows."""
     if not isinstance(n_microbatches, int) or n_microbatches < 1:
-        raise ValueError(text("pipeline.positive_int", name="n_microbatches",
+        raise ValueError(text("memory.not_positive_integer", name="n_microbatches",
                               value=n_microbatches))
     if batch_size % n_microbatches:
         divisors = [d for d in range(1, batch_size + 1) if batch_size % d == 0]

@@ -92,7 +92,7 @@ def placement_of(schedule: Sequence[Sequence[Action]]) -> str:
 def _check_counts(n_stages: int, n_microbatches: int) -> None:
     for name, value in (("n_stages", n_stages), ("n_microbatches", n_microbatches)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(text("pipeline.positive_int", name=name, value=value))
+            raise ValueError(text("memory.not_positive_integer", name=name, value=value))
 
 
 # --- compute orders: what each rank computes, in order --------------------------------------
@@ -138,7 +138,7 @@ def interleaved_order(n_ranks: int, n_chunks: int, n_microbatches: int, rank: in
     _check_counts(n_ranks, n_microbatches)
     p, v, m = n_ranks, n_chunks, n_microbatches
     if not isinstance(v, int) or v < 1:
-        raise ValueError(text("pipeline.positive_int", name="n_chunks", value=v))
+        raise ValueError(text("memory.not_positive_integer", name="n_chunks", value=v))
     if m % p:
         raise ValueError(text("pipeline.interleaved_multiple", p=p, m=m))
 

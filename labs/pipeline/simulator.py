@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from labs.messages import text
+from labs.messages import joined, text
 from labs.pipeline.schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, W,
                                      Action, placement_of, stage_rank)
 from labs.timeline import SIMULATED, Event, Timeline
@@ -70,7 +70,7 @@ def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
     missing = [text("pipeline.action_of_stage", action=f"{k}{i}", stage=s)
                for k in kinds for s in range(n_stages) for i in range(m) if (k, i, s) not in seen]
     if missing:
-        shown = text("pipeline.list_sep").join(missing[:6])
+        shown = joined(missing[:6])
         raise ScheduleError(text("pipeline.never_runs_more", missing=shown, more=len(missing) - 6)
                             if len(missing) > 6 else text("pipeline.never_runs", missing=shown))
     return n_stages, m
@@ -170,9 +170,8 @@ class _PaperRun:
         each one waits), ScheduleError when a message was sent but never received."""
         stuck = [r for r in range(len(self.schedule)) if self.pos[r] < len(self.schedule[r])]
         if stuck:
-            waits = text("pipeline.wait_sep").join(
-                text("pipeline.waits_at", r=r, action=self.schedule[r][self.pos[r]],
-                     pos=self.pos[r]) for r in stuck)
+            waits = joined((text("pipeline.waits_at", r=r, action=self.schedule[r][self.pos[r]],
+                                 pos=self.pos[r]) for r in stuck), "clauses")
             raise DeadlockError(text("pipeline.deadlock", waits=waits))
         unread = [k for k in self.inbox if k not in self.received[self.inbox[k][0]]]
         if unread:

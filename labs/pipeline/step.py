@@ -277,7 +277,7 @@ def compare(got: dict, expected: dict, **tolerances) -> None:
         raise AssertionError(text("pipeline.compare_missing_grads"))
     for name in expected["grads"]:
         assert_close(got["grads"][name], expected["grads"][name], **tolerances,
-                     msg=text("pipeline.compare_gradient", name=name))
+                     msg=text("models.gradient_of", name=name))
     weights = dict(tolerances)
     if expected.get("moved") and "atol" not in tolerances:
         weights.update(atol=max(numerics.tolerances("float32")[1],

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from labs import cost, memory
 from labs.pipeline.schedules import in_flight_bound  # ZB-H1's bound, one source with 2.3
-from labs.messages import text
+from labs.messages import joined, text
 from labs.planner.traffic import dp_exposed_s, dp_traffic, link
 from labs.planner.types import (GiB, Cluster, Config, Efficiency, Estimate,
                                        MemoryBreakdown, Model, Training, check_layout,
@@ -149,7 +149,7 @@ def _reasons(mem: MemoryBreakdown, config: Config, train: Training) -> list:
         if config.micro_batch > 1:
             hints.append(text("planner.hint_micro_batch", now=config.micro_batch))
         hints.append(text("planner.hint_tp"))
-    return [overflow, text("planner.to_fit", hints=text("planner.hint_sep").join(hints))]
+    return [overflow, text("planner.to_fit", hints=joined(hints, "clauses"))]
 
 
 def zb_times(recompute: str) -> tuple[float, float, float]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from labs import memory
-from labs.messages import text
+from labs.messages import joined, text
 from labs.hardware import GPU, GPUS
 from labs.parallel_dims import ParallelDims, is_degree
 
@@ -65,7 +65,7 @@ class Efficiency:
 
 def _positive_int(name: str, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(text("planner.positive_int", name=name, value=value))
+        raise ValueError(text("memory.not_positive_integer", name=name, value=value))
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ class Training:
             raise ValueError(text("planner.zero_stage_unknown", zero_stage=self.zero_stage,
                                   choices=memory.ZERO_STAGES))
         if self.recompute not in memory.RECOMPUTE:
-            raise ValueError(text("planner.recompute_unknown", recompute=self.recompute,
+            raise ValueError(text("memory.unknown_recompute", recompute=self.recompute,
                                   choices=memory.RECOMPUTE))
         if self.shard_group is not None:
             _positive_int("shard_group", self.shard_group)
@@ -313,10 +313,9 @@ class Estimate:
                       activations=m.activations / GiB, total=m.total / GiB,
                       usable=m.usable / GiB, verdict=verdict)]
         lines += [f"  - {r}" for r in self.reasons]
-        comm = text("planner.list_sep").join(
-            text("planner.summary_comm_dim", dim=k.upper(), gib=self.comm_bytes[k] / GiB,
-                 exposed=self.exposed_s[k], seconds=self.comm_s[k])
-            for k in self.comm_bytes)
+        comm = joined((text("planner.summary_comm_dim", dim=k.upper(), gib=self.comm_bytes[k] / GiB,
+                             exposed=self.exposed_s[k], seconds=self.comm_s[k])
+                        for k in self.comm_bytes), "comma")
         lines += [text("planner.summary_comm", comm=comm),
                   text("planner.summary_step", step=self.step_time_s, compute=self.compute_s,
                        bubble=self.bubble, exposed=sum(self.exposed_s.values())),
@@ -333,7 +332,7 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
     degrees' rules are :class:`~labs.parallel_dims.ParallelDims`'s, said in the planner's words)."""
     for name in ("tp", "pp", "dp"):
         if not is_degree(getattr(config, name)):
-            raise ValueError(text("planner.positive_int", name=name, value=getattr(config, name)))
+            raise ValueError(text("memory.not_positive_integer", name=name, value=getattr(config, name)))
     for name in ("micro_batch", "v"):
         _positive_int(name, getattr(config, name))
     dims, v = config.dims, config.v
@@ -369,7 +368,7 @@ def check_layout(model: Model, cluster: Cluster, train: Training, config: Config
         raise ValueError(text("planner.zero_stage_unknown", zero_stage=config.zero_stage,
                               choices=memory.ZERO_STAGES))
     if config.recompute is not None and config.recompute not in memory.RECOMPUTE:
-        raise ValueError(text("planner.recompute_unknown", recompute=config.recompute,
+        raise ValueError(text("memory.unknown_recompute", recompute=config.recompute,
                               choices=memory.RECOMPUTE))
     if config.zero_stage == 3 and train.shard_group is not None and dp % train.shard_group:
         raise ValueError(text("planner.shard_group_dp", shard_group=train.shard_group, dp=dp))

@@ -21,7 +21,7 @@ from matplotlib.patches import Patch
 
 from labs import plots
 from labs.planner.types import PRECISIONS, SCHEDULES, GiB
-from labs.messages import text
+from labs.messages import joined, text
 
 __all__ = ["CLASS", "TIMELINE_RANKS", "TIMELINE_MICROBATCHES", "make_controls", "make_outputs",
            "layout", "render", "steps_html", "summary_html", "comm_html", "plans_html",
@@ -32,7 +32,7 @@ TIMELINE_RANKS = 4  # at most this many pipeline stages drawn
 TIMELINE_MICROBATCHES = 8  # and this many micro-batches
 # Each control -> the message of its description, each output -> that of its tooltip (and
 # title): looked up when the widget is built, in its language.
-_CONTROLS = {"preset": "widgets.control_preset", "n_layers": "widgets.control_n_layers",
+_CONTROLS = {"preset": "widgets.group_model", "n_layers": "widgets.control_n_layers",
              "hidden": "widgets.control_hidden", "n_heads": "widgets.control_n_heads",
              "seq_len": "widgets.control_seq_len", "vocab": "widgets.control_vocab",
              "n_kv_heads": "widgets.control_n_kv_heads",
@@ -166,8 +166,8 @@ def summary_html(r: dict) -> str:
     if r["estimate"] is None:
         return ""
     fits = (text("planner.fits") if r["fits"] else
-            text("widgets.does_not_fit", reasons=text("planner.hint_sep").join(
-                r["estimate"].reasons)))
+            text("widgets.does_not_fit", reasons=joined(
+                r["estimate"].reasons, "clauses")))
     mode = text(_MODES[r["mode"]])
     head = text("widgets.summary_head", config=r["config"], fits=fits)
     line = text("widgets.summary_line", step=r["step_time_s"], tokens=r["tokens_per_s"],
@@ -278,9 +278,9 @@ def timeline_figure(config, n_microbatches: int, bubble: float) -> Figure:
             spans = [(e.start, e.end - e.start) for e in events if e.kind == kind]
             ax.broken_barh(spans, (r - 0.4, 0.8), color=plots.COLORS[kind],
                            edgecolor="white", linewidth=0.5)
-    kinds = (("F", "widgets.timeline_forward"), ("B", "widgets.timeline_backward_input"),
+    kinds = (("F", "plots.kind_forward"), ("B", "widgets.timeline_backward_input"),
              ("W", "widgets.timeline_weight")) if zb else (
-        ("F", "widgets.timeline_forward"), ("B", "widgets.timeline_backward"))
+        ("F", "plots.kind_forward"), ("B", "plots.kind_backward"))
     ax.legend(handles=[Patch(color=plots.COLORS[k], label=plots.label(key)) for k, key in kinds],
               fontsize=6, loc="lower left", bbox_to_anchor=(0.0, 0.0), ncol=len(kinds),
               bbox_transform=fig.transFigure, frameon=False)  # bottom left: off the bars

@@ -37,7 +37,7 @@ from traitlets import TraitError
 from labs import planner as pl
 from labs.hardware import GPUS
 from labs.planner.search import CHUNKS, pipelines
-from labs.messages import text
+from labs.messages import joined, text
 
 __all__ = ["PRESETS", "CUSTOM", "MODEL_FIELDS", "SHAPE_FIELDS", "DEFAULTS", "LAYOUT_FIELDS", "build_inputs",
            "choose_layout", "decided_step", "notes", "link_names", "compute", "PlannerWidget",
@@ -144,7 +144,7 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5, plans=
     matching = [e for e in found if _matches(e.config, wanted)][:top]
     if matching:
         return "auto", matching[0], matching, None
-    fixed_text = (text("planner.list_sep").join(f"{k}={x}" for k, x in wanted.items() if x)
+    fixed_text = (joined((f"{k}={x}" for k, x in wanted.items() if x), "comma")
                   or text("widgets.any_layout"))
     families = [text("widgets.rejected_family", family=k, reason=r)
                 for k, r in found.rejected.items() if not tp or k.split(",")[0] == f"tp={tp}"]

@@ -24,7 +24,7 @@ def plot_compute_vs_comm(degrees, compute_s, comm_s, *, title: str, figsize=None
     fig, ax = subplots(figsize=figsize)
     labels = [f"TP={t}" for t in degrees]
     ax.bar(labels, [c * 1e3 for c in compute_s], color=COLORS["compute"],
-           label=label("tensor_parallel.fig_compute"))
+           label=label("plots.kind_compute"))
     ax.bar(labels, [c * 1e3 for c in comm_s], bottom=[c * 1e3 for c in compute_s],
            color=COLORS["communication"], label=label("tensor_parallel.fig_communication"))
     ax.set_ylabel(label("tensor_parallel.fig_step_time"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from labs.messages import text
+from labs.messages import joined, text
 from labs.timeline import Timeline
 
 __all__ = ["NOISE", "layerwise_spans", "overlap_parts", "interpret_layerwise", "interpret_overlap",
@@ -39,7 +39,7 @@ def _crowded_for(degrees: Sequence[int], cores: int | None) -> str:
     if not crowded or len(crowded) == len(degrees):
         return _crowded(max(degrees), cores)
     return text("tensor_parallel_readings.crowded_some", crowded=_crowded(min(degrees), cores),
-                degrees=text("tensor_parallel.list_sep").join(map(str, crowded)),
+                degrees=joined(map(str, crowded)),
                 ranks=max(crowded), cores=cores)
 
 
@@ -53,8 +53,8 @@ def layerwise_spans(timeline: Timeline) -> dict:
     return spans
 
 
-PHASES = {"forward": "tensor_parallel_readings.phase_forward",
-          "backward": "tensor_parallel_readings.phase_backward"}
+PHASES = {"forward": "plots.kind_forward",
+          "backward": "plots.kind_backward"}
 CLOCK_SLACK = 1e-4  # seconds: a later rank may start this early and still count as after
 
 
@@ -82,7 +82,7 @@ def interpret_layerwise(busy: Sequence[float], *, spans: dict | None = None) -> 
     a rerun instead of concluding."""
     n, total = len(busy), sum(busy)
     mean = total / n
-    shares = text("tensor_parallel.list_sep").join(f"{b:.0%}" for b in busy)
+    shares = joined(f"{b:.0%}" for b in busy)
     head = text("tensor_parallel_readings.layerwise_head", n=n, shares=shares, total=total, ideal=1 / n)
     if min(busy) < 0 or max(busy) > 1 or total > 1 + NOISE:
         return head + "\n" + text("tensor_parallel_readings.layerwise_overlapping")
@@ -182,7 +182,7 @@ def interpret_tp_scaling(degrees: Sequence[int], compute: Sequence[float],
                         effs=" → ".join(f"{e:.0%}" for e in effs))
         if slower:
             efficiency = text("tensor_parallel_readings.tp_slower_than_one", efficiency=efficiency,
-                            degrees=text("tensor_parallel.list_sep").join(map(str, slower)),
+                            degrees=joined(map(str, slower)),
                             crowded=_crowded_for(slower, cores))
         lines.append(efficiency)
     lines.append(text("tensor_parallel_readings.tp_conclusion_expected" if rising

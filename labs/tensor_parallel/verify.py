@@ -63,7 +63,7 @@ def tp_step_vs_full(config: TinyGPTConfig, batch: int, *, sequence_parallel: boo
     out["logits"] = _max_diff({"logits": l_full}, {"logits": l_tp})
     out["loss"] = _max_diff({"loss": loss_full}, {"loss": loss_tp})
     out["gradients"] = _max_diff(local_shards(tp_model, g_full), g_tp,
-                                  "tensor_parallel.check_gradient")
+                                  "models.gradient_of")
     out["weights after the step"] = _max_diff(local_shards(tp_model, w_full), w_tp,
                                                "tensor_parallel.check_weight")
     out["parameters on this rank"] = sum(p.numel() for p in tp_model.parameters())

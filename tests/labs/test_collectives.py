@@ -22,7 +22,7 @@ from labs import collectives, plots  # noqa: E402
 from labs.exercises import collectives_checks as checks  # noqa: E402
 from labs.exercises import ranks  # noqa: E402
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete  # noqa: E402
-from labs.messages import text  # noqa: E402
+from labs.messages import joined, text  # noqa: E402
 from labs.numerics import assert_close  # noqa: E402
 from tests.support.messages import said  # noqa: E402
 
@@ -308,9 +308,9 @@ def test_check_turns_a_deadlock_into_a_message(monkeypatch, capsys):
     message = said(str(info.value), "checks.case_failed", case=CASE_1)["message"]
     pending = said(message, "checks.deadlock_pending", world_size=4,
                    timeout=HANG_TIMEOUT + 0.5)["pending"]
-    assert pending == text("checks.clause_separator").join(
-        text("checks.rank_waits_for", rank=r, what=f"#1 recv from rank {(r - 1) % 4} (32 B)")
-        for r in range(4))
+    assert pending == joined((text("checks.rank_waits_for", rank=r,
+                                   what=f"#1 recv from rank {(r - 1) % 4} (32 B)")
+                              for r in range(4)), "clauses")
     said(capsys.readouterr().out, "checks.verdict_failed", then=True,
          exercise=text("exercises.label", number=1), points=3)
 

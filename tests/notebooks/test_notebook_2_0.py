@@ -27,7 +27,7 @@ SOLUTION = ROOT / "solutions" / "2.0_collectives.ipynb"
 STUDENT = ROOT / "notebooks" / "2.0_collectives.ipynb"
 SOLUTION_EN = ROOT / "solutions" / "en" / "2.0_collectives.ipynb"
 STUDENT_EN = ROOT / "notebooks" / "en" / "2.0_collectives.ipynb"
-POINTS = catalog.points("2.0_collectives.ipynb")  # the declaration's (labs/messages/exercises.py)
+POINTS = catalog.points("2.0_collectives.ipynb")  # the declaration's (labs/exercises/text.py)
 TOTAL = sum(POINTS.values())
 
 

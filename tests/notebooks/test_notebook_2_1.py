@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NAME = "2.1_data_parallel.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
 STUDENT = ROOT / "notebooks" / NAME
-POINTS = catalog.points(NAME)  # the declaration's (labs/messages/exercises.py)
+POINTS = catalog.points(NAME)  # the declaration's (labs/exercises/text.py)
 
 
 def plant_wrong_buckets(nb):

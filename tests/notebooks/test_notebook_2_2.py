@@ -17,7 +17,7 @@ import pytest
 
 from labs.exercises import catalog
 from labs.exercises.generate import graded_cells
-from labs.messages import text
+from labs.messages import joined, text
 from tests.support import grading, verdicts
 from tests.support.messages import pattern, said
 
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = ROOT / "solutions" / "2.2_model_parallel.ipynb"
 STUDENT = ROOT / "notebooks" / "2.2_model_parallel.ipynb"
-POINTS = catalog.points(SOLUTION.name)  # the declaration's (labs/messages/exercises.py)
+POINTS = catalog.points(SOLUTION.name)  # the declaration's (labs/exercises/text.py)
 TOTAL = sum(POINTS.values())
 
 
@@ -91,9 +91,9 @@ def test_missing_f_names_the_input_gradient(report):
     failed = said(failed, "checks.case_failed", **zh,
                   case=text("checks_2_2.case_ranks", **zh, n=1, world_size=2))["message"]
     fields = said(failed, "checks_2_2.wrong_gradients", **zh, rank=0)
-    assert fields["right"] == text("checks.list_separator", **zh).join(
-        ["c_fc.weight", "c_fc.bias", "c_proj.weight", "c_proj.bias"]), fields
-    (wrong,) = fields["wrong"].split(text("checks.clause_separator", **zh))  # only x's gradient
+    assert fields["right"] == joined(
+        ["c_fc.weight", "c_fc.bias", "c_proj.weight", "c_proj.bias"], **zh), fields
+    (wrong,) = fields["wrong"].split(joined(["", ""], "clauses", **zh))  # only x's gradient
     assert re.search(r"\(\d+, \d+\)", said(wrong, "checks.wrong_elements", **zh)["at"]), wrong
 
 

@@ -18,7 +18,7 @@ from tests.support import grading, verdicts
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 NAME = "2.3_pipeline_parallel.ipynb"
-EXERCISES = catalog.points(NAME)  # the declaration's (labs/messages/exercises.py)
+EXERCISES = catalog.points(NAME)  # the declaration's (labs/exercises/text.py)
 TOTAL = sum(EXERCISES.values())
 
 

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "2.4_hybrid_parallel.ipynb"
 SOLUTION = ROOT / "solutions" / NAME
-EXERCISES = catalog.points(NAME)  # the declaration's (labs/messages/exercises.py)
+EXERCISES = catalog.points(NAME)  # the declaration's (labs/exercises/text.py)
 TOTAL = sum(EXERCISES.values())
 
 

@@ -1,4 +1,4 @@
-"""Every exercise is declared once (labs/messages/exercises.py); everything else agrees with it.
+"""Every exercise is declared once (labs/exercises/text.py); everything else agrees with it.
 
 The one consistency test of the exercises: for each edition (solutions/, notebooks/ and their
 en/ twins) the notebooks hold exactly the declared exercises -- the heading

@@ -1,8 +1,8 @@
 """The messages layer (labs.messages) and the figures' font (labs.fonts).
 
 Every message exists in every language with the same fields; every key the code asks for
-exists; no Chinese string is left in labs/ outside labs/messages/ (so the English edition
-switches all of them); the language follows LABS_LANG, then the notebook's edition folder; a
+exists; no Chinese string is left in labs/ outside the catalogs (so the English edition
+switches all of them); each catalog lives beside the code that says it; the language follows LABS_LANG, then the notebook's edition folder; a
 machine without a CJK font draws English labels after one notice, never boxes.
 """
 
@@ -23,7 +23,7 @@ CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
 
 def test_every_message_in_every_language_with_the_same_fields():
-    assert messages.areas(), "no catalogs in labs/messages"
+    assert messages.areas(), "no catalogs in labs.messages.CATALOGS"
     clashes = set(messages.areas()) & set(messages.__all__)
     assert not clashes, f"a catalog named like the package's functions hides them: {clashes}"
     for area in messages.areas():
@@ -38,13 +38,35 @@ def test_every_message_in_every_language_with_the_same_fields():
                     f"{key}: {lang} fills {sorted(messages.fields(template))}, zh {sorted(wanted)}")
 
 
+def _catalog_files() -> set[Path]:
+    return {ROOT / (module.replace(".", "/") + ".py") for module in messages.CATALOGS.values()}
+
+
 def _python_files():
-    return [p for p in sorted(LABS.rglob("*.py")) if "messages" not in p.relative_to(LABS).parts]
+    """labs/ outside its catalogs and the language core (whose docstring shows examples)."""
+    catalogs = _catalog_files()
+    return [p for p in sorted(LABS.rglob("*.py"))
+            if p not in catalogs and p.parent.name != "messages"]
 
 
 def _code_files():
-    """labs/ outside its catalogs, and the grader: every file that asks for a message."""
-    return _python_files() + sorted((ROOT / "grader").rglob("*.py"))
+    """labs/ and the grader outside their catalogs: every file that asks for a message."""
+    catalogs = _catalog_files()
+    return _python_files() + [p for p in sorted((ROOT / "grader").rglob("*.py"))
+                              if p not in catalogs]
+
+
+def test_each_catalog_lives_beside_the_code_that_says_it():
+    """A catalog is its package's ``text*.py`` (issue 38), listed in labs.messages.CATALOGS;
+    labs/messages/ holds the language core alone."""
+    catalogs = _catalog_files()
+    assert all(p.is_file() for p in catalogs), sorted(p for p in catalogs if not p.is_file())
+    found = {p for d in ("labs", "grader") for p in (ROOT / d).rglob("text*.py")}
+    assert found == {p for p in catalogs if p.name.startswith("text")}, \
+        f"catalog files not in labs.messages.CATALOGS: {sorted(found - catalogs)}"
+    for area, module in messages.CATALOGS.items():
+        owner = module.rsplit(".", 1)[0]
+        assert owner != "labs.messages", f"{area}: its catalog is in labs/messages, not beside its code"
 
 
 def _docstrings(tree) -> set[int]:
@@ -57,7 +79,7 @@ def _docstrings(tree) -> set[int]:
     return ids
 
 
-def test_no_chinese_string_outside_the_messages_package():
+def test_no_chinese_string_outside_the_catalogs():
     found = []
     for path in _python_files():
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -66,7 +88,7 @@ def test_no_chinese_string_outside_the_messages_package():
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and id(node) not in docs and CJK.search(node.value)):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value[:40]!r}")
-    assert not found, (f"{len(found)} Chinese string(s) outside labs/messages/ "
+    assert not found, (f"{len(found)} Chinese string(s) outside the catalogs "
                        "(move them into a catalog):\n" + "\n".join(found[:40]))
 
 
@@ -146,7 +168,7 @@ def test_text_fills_fields_and_names_a_missing_key():
     assert "F" in zh and "F" in en and CJK.search(zh) and not CJK.search(en)
     with pytest.raises(KeyError, match="no message 'plots.nope'"):
         messages.text("plots.nope")
-    with pytest.raises(KeyError, match="no message catalog labs.messages.nope"):
+    with pytest.raises(KeyError, match="no message catalog 'nope'"):
         messages.text("nope.x")
 
 
@@ -178,13 +200,9 @@ def test_every_message_of_the_checks_is_used():
     """A check's message that no code asks for any more is deleted (issue 37: the checks'
     catalogs shrink with the checks): every key of the checks' catalogs appears, written out in
     full, in labs/ or grader/."""
-    import importlib
-
-    root = Path(__file__).resolve().parents[3]
-    code = "\n".join(p.read_text(encoding="utf-8") for d in ("labs", "grader")
-                     for p in (root / d).rglob("*.py") if "messages" not in p.parts)
-    areas = ["invariants"] + [p.stem for p in (root / "labs" / "messages").glob("checks_2_*.py")]
-    unused = [f"{area}.{key}" for area in areas
-              for key in importlib.import_module(f"labs.messages.{area}").MESSAGES
+    code = "\n".join(p.read_text(encoding="utf-8") for p in _code_files())
+    areas = [a for a in messages.CATALOGS if a == "invariants" or a.startswith("checks_2_")]
+    assert len(areas) == 7, areas
+    unused = [f"{area}.{key}" for area in areas for key in messages.catalog(area)
               if f'"{area}.{key}"' not in code]
     assert not unused, f"messages no check uses (delete them): {unused}"

@@ -51,8 +51,8 @@ def test_the_rules():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("layout, key, fields", [
-    ((0, 1, 64), "planner.positive_int", dict(name="tp", value=0)),
-    ((2, 1, True), "planner.positive_int", dict(name="dp", value=True)),
+    ((0, 1, 64), "memory.not_positive_integer", dict(name="tp", value=0)),
+    ((2, 1, True), "memory.not_positive_integer", dict(name="dp", value=True)),
     ((3, 1, 16), "planner.layout_product_no_dp", dict(tp=3, pp=1, dp=16, n_gpus=64)),
     ((4, 2, 4), "planner.layout_product", dict(tp=4, pp=2, dp=4, n_gpus=64)),
     ((8, 1, 8), "planner.tp_heads", dict(tp=8, n_heads=16, n_kv_heads=4)),

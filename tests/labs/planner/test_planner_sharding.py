@@ -78,7 +78,7 @@ def test_shard_group_errors_say_what_to_change(monkeypatch):
         with pytest.raises(ValueError, match=pattern("planner.shard_group_dp", lang=lang,
                                                         shard_group=24, dp=64)):
             hsdp(64, 24)
-        with pytest.raises(ValueError, match=pattern("planner.positive_int", lang=lang,
+        with pytest.raises(ValueError, match=pattern("memory.not_positive_integer", lang=lang,
                                                         name="shard_group", value=0)):
             pl.Training(global_batch=64, zero_stage=3, shard_group=0)
 

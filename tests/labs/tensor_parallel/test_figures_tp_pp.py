@@ -61,7 +61,7 @@ def test_compute_vs_comm(lang):
     fig = tplots.plot_compute_vs_comm((1, 2, 4), [0.039, 0.026, 0.0175], [0.0, 0.0144, 0.0463],
                                       title="one TP block, forward + backward")
     figure_checks.assert_readable(fig)
-    own = [label("tensor_parallel.fig_compute"), label("tensor_parallel.fig_communication"),
+    own = [label("plots.kind_compute"), label("tensor_parallel.fig_communication"),
            label("tensor_parallel.fig_step_time"), label("tensor_parallel.fig_efficiency"),
            label("tensor_parallel.fig_efficiency_legend")]
     texts = _texts(fig) + [fig.axes[1].get_ylabel()]

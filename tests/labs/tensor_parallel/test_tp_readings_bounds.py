@@ -11,7 +11,7 @@ import labs
 from labs.models import TinyGPTConfig
 from labs.tensor_parallel import experiments as tpx
 from labs.tensor_parallel import readings
-from labs.messages import text
+from labs.messages import joined, text
 from labs.timeline import REAL_COMPUTE, Timeline
 from tests.support.messages import pattern, said
 
@@ -63,7 +63,7 @@ def test_layerwise_out_of_order_hand_off_is_clock_skew(monkeypatch):
     reading = tpx.interpret_layerwise([0.2, 0.2, 0.2, 0.25], spans=spans)
     assert reading.splitlines()[1] == text(  # no conclusion: clock skew, rerun
         "tensor_parallel_readings.layerwise_out_of_order", later=1, earlier=0, ms=2.0,
-        phase=text("tensor_parallel_readings.phase_forward"))
+        phase=text("plots.kind_forward"))
     spans["forward"][1] = (0.011, 0.020)
     spans["backward"][2] = (0.060, 0.075)  # rank 2's backward ends after rank 1's starts
     for lang in ("zh", "en"):
@@ -71,7 +71,7 @@ def test_layerwise_out_of_order_hand_off_is_clock_skew(monkeypatch):
         reading = tpx.interpret_layerwise([0.2, 0.2, 0.2, 0.25], spans=spans)
         assert reading.splitlines()[1] == text(
             "tensor_parallel_readings.layerwise_out_of_order", later=1, earlier=2, ms=5.0,
-            phase=text("tensor_parallel_readings.phase_backward"))
+            phase=text("plots.kind_backward"))
 
 
 def test_layerwise_uneven_shares_are_explained():
@@ -109,6 +109,6 @@ def test_tp_scaling_names_crowded_cores_only_where_ranks_outnumber_them():
     reading = tpx.interpret_tp_scaling([1, 2, 4], [0.040, 0.030, 0.025], [0.0, 0.020, 0.050],
                                        cores=2)
     said(reading.splitlines()[3], "tensor_parallel_readings.tp_slower_than_one",
-         degrees=text("tensor_parallel.list_sep").join(["2", "4"]),
+         degrees=joined(["2", "4"]),
          crowded=text("tensor_parallel_readings.crowded_some", degrees="4", ranks=4, cores=2,
                       crowded=text("tensor_parallel_readings.crowded")))

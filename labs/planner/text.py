@@ -1,16 +1,12 @@
 """Messages of labs.planner: its inputs and the hardware a run asks for (the precision's
 arithmetic, FlashAttention on the GPU), layouts that cannot exist, the estimate's summary, why a
-layout does not fit, the search and the five steps (the widget's: labs.messages.widgets).
+layout does not fit, the search and the five steps (the widget's: labs.planner.text_widgets).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- planner: inputs (planner_types) ---------------------------------------------------
-    "positive_int": {
-        "zh": "{name}={value!r} 必须是正整数",
-        "en": "{name}={value!r} must be a positive integer",
-    },
     "mlp_unknown": {
         "zh": "mlp={mlp!r} 未知；请用 'gelu' 或 'swiglu'",
         "en": "mlp={mlp!r} is unknown; use 'gelu' or 'swiglu'",
@@ -38,10 +34,6 @@ MESSAGES = {
     "zero_stage_unknown": {
         "zh": "zero_stage={zero_stage!r}：请用其中之一：{choices}",
         "en": "zero_stage={zero_stage!r}: use one of {choices}",
-    },
-    "recompute_unknown": {
-        "zh": "recompute={recompute!r} 未知；请用其中之一：{choices}",
-        "en": "recompute={recompute!r} is unknown; use one of {choices}",
     },
     "config": {
         "zh": "TP {tp} x PP {pp} x DP {dp}，micro-batch {micro_batch}，v {v}，ZeRO-{zero_stage}",
@@ -117,7 +109,6 @@ MESSAGES = {
         "en": "interleaving needs the {m} micro-batches to be a multiple of pp={pp}",
     },
     # --- planner: the estimate's summary ---------------------------------------------------
-    "list_sep": {"zh": "，", "en": ", "},
     "fits": {"zh": "放得下", "en": "fits"},
     "does_not_fit": {"zh": "放不下", "en": "does NOT fit"},
     "summary_layout": {
@@ -177,7 +168,6 @@ MESSAGES = {
         "zh": "或加大 tp（有序列并行时，激活按 TP 切分）",
         "en": "or a larger tp (activations split over TP with sequence parallelism)",
     },
-    "hint_sep": {"zh": "；", "en": "; "},
     "to_fit": {"zh": "要放下：{hints}", "en": "to fit: {hints}"},
     # --- planner: the search and the five steps (planner_search) ---------------------------
     "rejected_tp_heads": {

@@ -1,8 +1,8 @@
 """Messages of the grader's records (grader.record, grader.judge): why a record is refused.
 They end up in the instructor's report, after "the check's record does not match the check".
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "attribute": {"zh": "回放时检查读取了学生对象的属性 {name!r}（检查只能调用学生对象，或把它交给各 rank）",

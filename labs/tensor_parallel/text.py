@@ -1,15 +1,11 @@
 """Messages of labs.tensor_parallel (notebook 2.2): layout errors, the experiments' bad
-input and the figures. The readings (``interpret_*``) are in :mod:`labs.messages.tensor_parallel_readings`.
+input and the figures. The readings (``interpret_*``) are in :mod:`labs.tensor_parallel.text_readings`.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- words and separators ------------------------------------------------------------------
-    "list_sep": {
-        "zh": "、",
-        "en": ", ",
-    },
 
     # --- layout errors (comm, layers, model, dtensor) ------------------------------------------
     "split_dim": {
@@ -116,10 +112,6 @@ MESSAGES = {
         "zh": "pairing={pairing!r}：请用其中之一：{pairings}",
         "en": "pairing={pairing!r}: use one of {pairings}",
     },
-    "check_gradient": {
-        "zh": "{name} 的梯度",
-        "en": "gradient of {name}",
-    },
     "check_weight": {
         "zh": "更新后的权重 {name}",
         "en": "weight {name} after the step",
@@ -134,10 +126,6 @@ MESSAGES = {
     },
 
     # --- figures (plots.plot_compute_vs_comm) --------------------------------------------------
-    "fig_compute": {
-        "zh": "计算",
-        "en": "compute",
-    },
     "fig_communication": {
         "zh": "通信（含等待）",
         "en": "communication (incl. waiting)",

@@ -1,8 +1,8 @@
 """Messages of the checks of notebook 2.3's graded exercises (labs.exercises.pipeline_checks,
 labs.exercises.executor_checks).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- what a case is about (the labels are checks.case_*) -------------------------------

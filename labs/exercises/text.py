@@ -9,8 +9,9 @@ checks, the copy flags' REFERENCES, the README's exercise table (``python -m
 labs.exercises.catalog --readme``), every test's point totals; tests/labs/exercises/test_exercise_declaration.py
 checks the notebooks (headings in both editions, nbgrader metadata, hints) and the README.
 
-It lives in labs/messages because its titles are text a student reads, in two languages (no
-Chinese string lives outside this package). It must not import anything of labs: it is data.
+It is the catalog of the area ``exercises`` (labs.messages.CATALOGS) because its titles are
+text a student reads, in two languages (no Chinese string lives outside the catalogs). It must
+not import anything of labs: it is data.
 """
 
 from __future__ import annotations
@@ -238,9 +239,9 @@ MESSAGES = {
         "en": "| `{notebook}` | Exercise {number}: {title} | {points} | {difficulty} |",
     },
     "points_disagree": {
-        "zh": "{exercise_id} 在 labs/messages/exercises.py 中声明为 {declared} 分，检查却写了 {points} 分；"
+        "zh": "{exercise_id} 在 labs/exercises/text.py 中声明为 {declared} 分，检查却写了 {points} 分；"
               "分数只在声明里写。",
-        "en": "{exercise_id} is declared with {declared} points in labs/messages/exercises.py, "
+        "en": "{exercise_id} is declared with {declared} points in labs/exercises/text.py, "
               "but its check says {points}; write the points only in the declaration.",
     },
 }

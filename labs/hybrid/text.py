@@ -1,9 +1,9 @@
 """Messages of labs.hybrid: the mesh, 3D training, context and expert parallelism, profiling
-and their figures (the planner's are in labs.messages.planner, its widget's in
-labs.messages.widgets).
+and their figures (the planner's are in labs.planner.text, its widget's in
+labs.planner.text_widgets).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the mesh (mesh) -------------------------------------------------------------------
@@ -129,10 +129,8 @@ MESSAGES = {
         "en": "no {annotation!r} span in this trace: profile the step inside "
               "torch.profiler.record_function({annotation!r})",
     },
-    "category_compute": {"zh": "计算", "en": "compute"},
     "category_all_reduce": {"zh": "all-reduce（及其他集合通信）", "en": "all-reduce"},
     "category_send_recv": {"zh": "send/recv", "en": "send-recv"},
-    "category_idle": {"zh": "空闲", "en": "idle"},
     "breakdown_share": {"zh": "占这一步的比例", "en": "share of the step"},
     "breakdown_ms": {"zh": "这一步内的时间（ms）", "en": "time in the step (ms)"},
     "breakdown_title": {

@@ -1,19 +1,11 @@
 """Messages of labs.pipeline (notebook 2.3): schedule and split errors, the experiments' bad
-input and the figures. The readings (``interpret_*``) are in :mod:`labs.messages.pipeline_readings`.
+input and the figures. The readings (``interpret_*``) are in :mod:`labs.pipeline.text_readings`.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- words and separators ------------------------------------------------------------------
-    "list_sep": {
-        "zh": "、",
-        "en": ", ",
-    },
-    "wait_sep": {
-        "zh": "；",
-        "en": "; ",
-    },
     "higher": {
         "zh": "高",
         "en": "higher",
@@ -28,10 +20,6 @@ MESSAGES = {
     },
 
     # --- bad input: split, micro-batches, schedules (partition, schedules, executor) -----------
-    "positive_int": {
-        "zh": "{name}={value!r} 必须是正整数",
-        "en": "{name}={value!r} must be a positive integer",
-    },
     "too_many_stages": {
         "zh": "无法把 {n_layers} 层切成 {n_stages} 个 stage：每个 stage 至少要有一层。"
               "请最多用 {n_layers} 个 stage（或 n_stages / n_chunks），或者换一个更深的模型。",
@@ -189,10 +177,6 @@ MESSAGES = {
     "compare_missing_grads": {
         "zh": "不是每个参数都得到了梯度",
         "en": "not every parameter got a gradient",
-    },
-    "compare_gradient": {
-        "zh": "{name} 的梯度",
-        "en": "gradient of {name}",
     },
     "compare_weight": {
         "zh": "这一步之后的权重 {name}",

@@ -1,8 +1,8 @@
 """Messages of labs.data_parallel: the readings of notebook 2.1's measurements, its figures,
 the torchrun script and bad input.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- interpret_speedup -------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Messages of the exercise checks' framework: verdicts, cases, comparisons, the student's own
 line, launches on ranks, stubs (labs.exercises.checks, feedback, ranks, generate).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the verdict (labs.exercises.checks.run_check) ---
@@ -213,14 +213,6 @@ MESSAGES = {
         "en": "--- torch/gloo log lines the ranks printed (not shown during the check) ---",
     },
     # --- launches on ranks (labs.exercises.ranks) ---
-    "list_separator": {  # rank 0、1
-        "zh": "、",
-        "en": ", ",
-    },
-    "clause_separator": {  # rank 0 停在 …；rank 1 停在 …
-        "zh": "；",
-        "en": "; ",
-    },
     "stuck_line": {
         "zh": "{func} 第 {line} 行",
         "en": "line {line} of {func}",

@@ -1,8 +1,8 @@
 """Messages of the checks of notebook 2.2, tensor and sequence parallelism
 (labs.exercises.tensor_parallel_checks).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "case_ranks": {
@@ -77,9 +77,10 @@ MESSAGES = {
         "en": "rank {rank}: the forward output is right, but these gradients are wrong: {wrong}. "
               "The right gradients: {right}. {advice}",
     },
-    "none": {
-        "zh": "无",
-        "en": "none",
+    "all_gradients_wrong": {
+        "zh": "rank {rank}：前向输出正确，但所有梯度都不对：{wrong}。{advice}",
+        "en": "rank {rank}: the forward output is right, but every gradient is wrong: {wrong}. "
+              "{advice}",
     },
     "case_qkv": {
         "zh": "用例 3C={rows}, rank={rank}, TP={tp}",

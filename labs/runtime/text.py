@@ -1,7 +1,7 @@
 """Messages of the launcher and the runtime (labs.runtime: launch errors, the forkserver, ranks, torchrun, stacks of a hung run) and of the old names of the flat layout (labs._moved, labs._compat).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 _TRY_AGAIN = {
     "zh": "请检查每个 rank 是否以相同的顺序调用相同的集合通信，以及每个 recv 是否都有对应的 send。",

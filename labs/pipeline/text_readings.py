@@ -2,8 +2,8 @@
 why a measurement differs from the formula, each reading's verdicts, and the impossible
 measurements they refuse (noise: what to rerun). Only text: no logic.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- why a measurement differs from the formula --------------------------------------------

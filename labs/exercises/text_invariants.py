@@ -1,8 +1,8 @@
 """Messages of the invariants the checks hold over what each rank did
 (labs.exercises.invariants, labs.exercises.trace).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is
-the bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded
+by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "in_forward": {

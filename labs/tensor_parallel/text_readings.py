@@ -2,8 +2,8 @@
 (``interpret_*``), in both languages, including the impossible measurements they refuse
 (noise, clock skew) and what to rerun. Only text: no logic.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- why a CPU run differs from GPUs -------------------------------------------------------
@@ -63,14 +63,6 @@ MESSAGES = {
               "that cannot happen, so the processes' clocks disagree or noise scrambled the "
               "timing (other programs compete for the CPU). Rerun the labs.launch cell above "
               "and this cell when the machine is idle.",
-    },
-    "phase_forward": {
-        "zh": "前向",
-        "en": "forward",
-    },
-    "phase_backward": {
-        "zh": "反向",
-        "en": "backward",
     },
     "layerwise_uneven": {
         "zh": "各 rank 的占比并不相等（{low:.0%}～{high:.0%}）：rank 0 还要做嵌入，最后一个 rank "

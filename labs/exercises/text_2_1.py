@@ -1,8 +1,8 @@
 """Messages of the checks of notebook 2.1, data parallelism (labs.exercises.data_parallel_checks,
 labs.exercises.zero1_checks).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "case_grads": {

@@ -1,7 +1,7 @@
 """Messages of ``python -m labs doctor``, every notebook's environment cell (labs.runtime.doctor), the install check (labs.runtime.install_check) and the command line (labs.__main__).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- python -m labs doctor: what it found -------------------------------------------------

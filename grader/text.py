@@ -1,8 +1,8 @@
 """What the grader (``python -m grader``, the package beside ``labs``) writes for instructors:
 report messages, progress, the summary table's headings.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "deleted": {"zh": "检查单元格被删除", "en": "the check cell was deleted"},

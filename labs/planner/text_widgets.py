@@ -1,8 +1,8 @@
 """Messages of the planner widget (labs.planner.widgets, labs.planner.view): controls,
 outputs, tables, errors and its two figures.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- errors for bad control values (widgets) -------------------------------------------
@@ -61,7 +61,6 @@ MESSAGES = {
         "en": "{name}={value!r} is not accepted: {error}",
     },
     # --- controls (widgets_view) -----------------------------------------------------------
-    "control_preset": {"zh": "模型", "en": "Model"},
     "control_n_layers": {"zh": "层数", "en": "Layers"},
     "control_hidden": {"zh": "隐藏维度", "en": "Hidden"},
     "control_n_heads": {"zh": "注意力头数", "en": "Heads"},
@@ -132,8 +131,6 @@ MESSAGES = {
     "timeline_stage_idle": {"zh": "stage {stage} 空闲 {idle:.0%}",
                             "en": "stage {stage} idle {idle:.0%}"},
     "timeline_time": {"zh": "时间（t_F = 1）", "en": "time (t_F = 1)"},
-    "timeline_forward": {"zh": "前向", "en": "forward"},
-    "timeline_backward": {"zh": "反向", "en": "backward"},
     "timeline_backward_input": {"zh": "反向 B（输入梯度）", "en": "backward B (input grad)"},
     "timeline_weight": {"zh": "W（权重梯度）", "en": "W (weight grad)"},
     "timeline_title": {
