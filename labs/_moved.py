@@ -192,6 +192,11 @@ class _Package(types.ModuleType):
             return importlib.import_module(f"{self.__name__}.{name}")
         raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
+    def __reduce__(self):
+        # by reference, as pickle treats modules: a notebook function that uses ``labs``
+        # travels to the ranks (cloudpickle knows plain modules only by their exact type)
+        return importlib.import_module, (self.__name__,)
+
 
 def install(package: str = "labs") -> None:
     """Put the finder on ``sys.meta_path`` once, and give ``package`` the fallback for the old

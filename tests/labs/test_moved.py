@@ -14,6 +14,7 @@ its tests or its docs goes); the test below holds ``labs._moved`` to that.
 from __future__ import annotations
 
 import importlib
+import pickle
 import re
 import subprocess
 import sys
@@ -76,6 +77,7 @@ def test_an_old_path_as_an_attribute_of_a_bare_import_labs(monkeypatch):
     are served by labs._moved."""
     monkeypatch.setenv("LABS_LANG", "en")
     assert "__getattr__" not in vars(labs)
+    assert pickle.loads(pickle.dumps(labs)) is labs  # a cell's function using labs still travels
     sys.modules.pop("labs.launcher", None)
     vars(labs).pop("launcher", None)
     with pytest.warns(DeprecationWarning, match=r"^labs\.launcher moved to labs\.runtime\.launcher;"):

@@ -122,7 +122,7 @@ def test_the_check_finds_what_it_should():
     assert problems_in("import labs\nlabs.cpu_count()\nfrom labs.models import TinyGPT") == []
     # the later move too: the formulas into labs.formulas
     assert problems_in("from labs import memory\nimport labs.plots_pp as plots") == [
-        "labs.formulas.memory: an old path, use labs.formulas.memory",
+        "labs.memory: an old path, use labs.formulas.memory",
         "labs.plots_pp: an old path, use labs.pipeline.plots"]
     assert problems_in("from labs.formulas import memory\nmemory.model_state_bytes(1)") == []
 
