@@ -1,7 +1,7 @@
 """``python -m grader.handout [--out DIR] [--edition zh|en|both] [--zip]``: what students get.
 
 The handout is a folder (and, with ``--zip``, ``DIR.zip``: what a hosted notebook's first cell
-installs, see :data:`labs.hosted.HANDOUT_URL`) that stands alone: the student notebooks of one or
+installs, see :data:`labs.notebook.hosted.HANDOUT_URL`) that stands alone: the student notebooks of one or
 both editions (``notebooks/`` and ``notebooks/en/``, as ``make notebooks`` generates them from the
 solutions: exercises stubbed, hidden answers removed), the lab package ``labs/`` (no caches), the
 students' own README (``handout_files/README.md`` and ``README.en.md`` beside this module: install,
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edition", choices=["zh", "en", "both"], default="both",
                         help="which edition's notebooks (default: both)")
     parser.add_argument("--zip", action="store_true",
-                        help="also write OUT.zip (what hosted notebooks install: labs.hosted)")
+                        help="also write OUT.zip (what hosted notebooks install: labs.notebook.hosted)")
     args = parser.parse_args(argv)
     try:
         out = build(args.out, args.edition)

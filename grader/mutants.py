@@ -35,7 +35,7 @@ from grader.equivalent import EQUIVALENT
 from grader.mutate import mutants
 from labs.exercises import catalog
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete
-from labs.hosted import is_hosted_cell
+from labs.notebook.hosted import is_hosted_cell
 
 __all__ = ["notebook_cells", "run_exercise", "main", "table"]
 

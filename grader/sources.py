@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 
 from labs.exercises.generate import graded_cells, is_graded
-from labs.hosted import is_hosted_cell
+from labs.notebook.hosted import is_hosted_cell
 from labs.messages import EDITION_FOLDERS
 
 from grader.results import GraderError

@@ -8,10 +8,10 @@ owner) or be imported by anything but :mod:`labs._moved`'s old paths.
 """
 from __future__ import annotations
 
-from labs import cost, memory
+from labs.formulas import cost, memory
 from labs.messages import text
 from labs.tensor_parallel import experiments as _tp_experiments
-from labs.timeline import Event, Timeline
+from labs.notebook.timeline import Event, Timeline
 
 ADAM_MIXED_BYTES_PER_PARAM = 16  # old labs.pipeline_planning constant
 
@@ -90,8 +90,8 @@ def overlap_backward(*args, **kwargs):
 
 def plot_timeline(events, *, title, lanes=None, row_prefix="rank", figsize=None):
     """Old signature: events ``(row, what, start_s, end_s)``, rows split into lanes by kind."""
-    # why here: labs.plots imports matplotlib (~3 s); only this old plotting name needs it
-    from labs.plots import plot_timeline as new
+    # why here: labs.notebook.plots imports matplotlib (~3 s); only this old plotting name needs it
+    from labs.notebook.plots import plot_timeline as new
 
     events = list(events)
     keys = sorted({(e[0], lanes.get(e[1], e[1]) if lanes else "") for e in events})

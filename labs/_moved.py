@@ -1,19 +1,22 @@
-"""Old names of the flat layout, kept working for one course run (see the README).
+"""Old module paths that notebooks handed out before a move still import, kept working for one
+course run (see the README).
 
 Until the packages ``labs.data_parallel``, ``labs.tensor_parallel`` and ``labs.pipeline`` existed,
-their files sat flat in ``labs/`` (``labs.tp_communications``, ``labs.pipeline_executor`` ...).
-Notebooks handed out before the move import those paths, so an import hook maps each old module
-to its new home, with a DeprecationWarning: ``import labs.tp_communications as comm`` gives a
-module whose attributes are ``labs.tensor_parallel.comm``'s. ``python -m labs.ddp_script`` runs
-the new script. Where a name or a signature changed, the old module keeps the old behaviour
-through a thin adapter in :mod:`labs._compat` that calls the new owner. Later moves are served
-the same way: the grader's modules (``labs.exercises.judge`` -> ``grader.judge`` ...) and the
-planner's (``labs.hybrid.planner`` -> ``labs.planner``, ``labs.hybrid.hardware`` ->
-``labs.hardware`` ...); no file is left at an old path.
+their files sat flat in ``labs/`` (``labs.tp_communications``, ``labs.pipeline_planning`` ...);
+later the formulas went into ``labs.formulas`` (``labs.memory`` -> ``labs.formulas.memory``).
+Notebooks handed out before import those paths (tests/support/fixtures/pre_layout/ holds them), so
+an import hook maps each old module to its new home, with a DeprecationWarning:
+``import labs.tp_communications as comm`` gives a module whose attributes are
+``labs.tensor_parallel.comm``'s. ``python -m labs.ddp_script`` runs the new script, and
+``labs.launcher`` after a bare ``import labs`` is the old module too (:func:`install` gives the
+``labs`` module this fallback for the old names only; its own names are imported explicitly).
+Where a name or a signature changed, the old module keeps the old behaviour through a thin adapter
+in :mod:`labs._compat` that calls the new owner. Only the paths such a notebook uses are here; the
+others went when nothing in the course, its tests or its docs used them any more.
 
-Names that moved out of a module that stays (``labs.memory.fits_on_one_card`` is now
-``labs.cost.fits_on_one_card``) are served by that module's ``__getattr__`` via
-:func:`moved_attribute`. Everything here goes away in labs 0.2, after the current course run.
+Names that moved out of a module that stays (``labs.bench.ddp.compute_vs_comm`` is now
+``labs.data_parallel.experiments.compute_vs_comm``) are served by that module's ``__getattr__``
+via :func:`moved_attribute`. Everything here goes away in labs 0.2, after the current course run.
 
 Owns: the import hook and the table of old paths and names. Must not: hold course logic, import the
 modules it maps before they are asked for, or import ``grader``.
@@ -32,46 +35,22 @@ from labs.messages import text
 #: When the old names go (in English; the warnings say it in the notebook's language).
 REMOVED_IN = text("runtime.removed_in", lang="en")
 
-# old module -> new module
+# old module -> new module: the paths the notebooks of tests/support/fixtures/pre_layout/ use
 MOVED_MODULES = {
-    "labs.data_parallel_math": "labs.data_parallel",
     "labs.ddp_script": "labs.data_parallel.script",
     "labs.plots_dp": "labs.data_parallel.plots",
     "labs.tp_communications": "labs.tensor_parallel.comm",
     "labs.tensor_parallel_model": "labs.tensor_parallel.model",
-    "labs.tensor_parallel_dtensor": "labs.tensor_parallel.dtensor",
     "labs.tensor_parallel_verify": "labs.tensor_parallel.verify",
     "labs.tensor_parallel_experiments": "labs.tensor_parallel.experiments",
-    "labs.tensor_parallel_planning": "labs.cost",
+    "labs.tensor_parallel_planning": "labs.formulas.cost",
     "labs.plots_tp": "labs.tensor_parallel.plots",
-    "labs.pipeline_schedules": "labs.pipeline.schedules",
-    "labs.pipeline_simulator": "labs.pipeline.simulator",
-    "labs.pipeline_executor": "labs.pipeline.executor",
     "labs.pipeline_experiments": "labs.pipeline.experiments",
-    "labs.pipeline_planning": "labs.cost",
+    "labs.pipeline_planning": "labs.formulas.cost",
     "labs.plots_pp": "labs.pipeline.plots",
     "labs.launcher": "labs.runtime.launcher",
-    "labs.launch_errors": "labs.runtime.errors",
-    "labs.doctor": "labs.runtime.doctor",
-    "labs.torchrun": "labs.runtime.torchrun",
-    "labs.examples": "labs.runtime.examples",
-    # the grader left the course library for its own package (python -m grader)
-    "labs.exercises.grade": "grader.grade",
-    "labs.exercises.runner": "grader.runner",
-    "labs.exercises.sandbox": "grader.sandbox",
-    "labs.exercises.limits": "grader.limits",
-    "labs.exercises.judge": "grader.judge",
-    "labs.exercises.record": "grader.record",
-    "labs.exercises.copying": "grader.copying",
-    "labs.bench.grade": "grader.bench",
-    # the planner and its widget left labs.hybrid for their own package; the GPU table went down
-    "labs.hybrid.planner": "labs.planner",
-    "labs.hybrid.planner_model": "labs.planner.model",
-    "labs.hybrid.planner_search": "labs.planner.search",
-    "labs.hybrid.planner_types": "labs.planner.types",
-    "labs.hybrid.widgets": "labs.planner.widgets",
-    "labs.hybrid.widgets_view": "labs.planner.view",
-    "labs.hybrid.hardware": "labs.hardware",
+    # the formulas went into their own package (issue 38)
+    "labs.memory": "labs.formulas.memory",
 }
 
 # (old module, name) -> "new.module:name": names that changed, or whose behaviour changed and
@@ -84,8 +63,12 @@ RENAMED = {
         ("_GatherFromRegion", "GatherFromTensorParallelRegion"),
         ("_GatherFromSequenceRegion", "GatherFromSequenceParallelRegion"),
         ("_ReduceScatterToSequenceRegion", "ReduceScatterToSequenceParallelRegion"))},
-    ("labs.tensor_parallel_planning", "layer_weight_bytes"): "labs.memory:layer_weight_bytes",
-    ("labs.tensor_parallel_planning", "TPDecision"): "labs.cost:FitDecision",
+    ("labs.tensor_parallel_planning", "layer_weight_bytes"):
+        "labs.formulas.memory:layer_weight_bytes",
+    ("labs.tensor_parallel_planning", "TPDecision"): "labs.formulas.cost:FitDecision",
+    # "does it fit" left the memory module for labs.formulas.fit (offered by labs.formulas.cost)
+    ("labs.memory", "fits_on_one_card"): "labs.formulas.cost:fits_on_one_card",
+    ("labs.memory", "FitReport"): "labs.formulas.cost:FitDecision",
     **{("labs.tensor_parallel_planning", name): f"labs._compat:{name}"
        for name in ("tp_layer_comm", "layerwise_comm")},
     **{("labs.tensor_parallel_experiments", name): f"labs._compat:{name}"
@@ -94,18 +77,10 @@ RENAMED = {
     **{("labs.pipeline_planning", name): f"labs._compat:{name}"
        for name in ("ADAM_MIXED_BYTES_PER_PARAM", "transformer_layer_params", "model_state_bytes",
                     "states_per_gpu", "judge_pipeline", "pp_bytes_per_step", "tp_bytes_per_step")},
-    # the old record module was split: the kernel's side (grader.recorder), the judge's side
-    # (grader.judge) and the codec (grader.record, the new module of the old path)
-    **{("labs.exercises.record", name): f"grader.recorder:{name}"
-       for name in ("StudentArg", "Recorder", "current", "unwrap")},
-    **{("labs.exercises.record", name): f"grader.judge:{name}" for name in ("Replayer",
-                                                                          "Placeholder")},
 }
 
 # (module that stays, name) -> "new.module:name": names that left a module that still exists
 MOVED_ATTRIBUTES = {
-    ("labs.memory", "fits_on_one_card"): "labs.cost:fits_on_one_card",
-    ("labs.memory", "FitReport"): "labs.cost:FitDecision",
     **{("labs.bench.ddp", name): f"labs.data_parallel.experiments:{name}"
        for name in ("COMPUTE_HEAVY", "SMALL", "step_times", "speedup", "compute_vs_comm")},
     **{("labs.pipeline.experiments", name): f"labs.pipeline.step:{name}"
@@ -207,7 +182,27 @@ def moved_attribute(module: str, name: str):
     return _resolve(target)
 
 
-def install() -> None:
-    """Put the finder on ``sys.meta_path`` once (``import labs`` does it)."""
+class _Package(types.ModuleType):
+    """The ``labs`` package: an old module path used as its attribute (``labs.launcher`` after a
+    bare ``import labs``) is imported then; every other name is the package's own, imported
+    explicitly in ``labs/__init__.py``."""
+
+    def __getattr__(self, name: str):
+        if f"{self.__name__}.{name}" in MOVED_MODULES:
+            return importlib.import_module(f"{self.__name__}.{name}")
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def __reduce__(self):
+        # by reference, as pickle treats modules: a notebook function that uses ``labs``
+        # travels to the ranks (cloudpickle knows plain modules only by their exact type)
+        return importlib.import_module, (self.__name__,)
+
+
+def install(package: str = "labs") -> None:
+    """Put the finder on ``sys.meta_path`` once, and give ``package`` the fallback for the old
+    paths (``import labs`` does it)."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.append(_Finder())
+    module = sys.modules[package]
+    if type(module) is types.ModuleType:
+        module.__class__ = _Package

@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 
 import labs
-from labs.cost import bus_bandwidth
+from labs.formulas.cost import bus_bandwidth
 from labs.messages import text
 
 __all__ = ["time_collective", "bandwidth_sweep", "SAME_WITHIN", "NOISE_WITHIN", "LATENCY_POINTS", "latency_bandwidth_fit", "orders_of_magnitude", "interpret_sweep", "interpret_ring_vs_library", "describe_link_gap"]
@@ -158,7 +158,7 @@ def interpret_sweep(sizes_bytes, sweep: dict, world_size: int, *, windows=((0, 3
     crossover α·β, and for each ``(i, j)`` window of sizes whether its time grew like the size
     (bandwidth-bound) or not (latency-bound). Ends with where latency turns into bandwidth on
     this machine and why it lies there (``cores``: CPU cores, default this machine's)."""
-    from labs.plots import format_bytes as size  # why here: no matplotlib in the ranks' imports
+    from labs.notebook.plots import format_bytes as size  # why here: no matplotlib in the ranks' imports
 
     if cores is None:
         cores = labs.cpu_count()
@@ -230,7 +230,7 @@ def interpret_ring_vs_library(sizes_bytes, ring_s, library_s, *, world_size: int
     disagrees, why. Ratios within ``tolerance`` of 1 count as a tie; ratios beyond it but inside
     ``noise`` (1/(1+noise) .. 1+noise) get no verdict: reruns of one cell on a shared machine
     move them that much, so neither "as expected" nor "disagrees" would hold on a rerun."""
-    from labs.plots import format_bytes as size  # why here: as above, no matplotlib on the ranks
+    from labs.notebook.plots import format_bytes as size  # why here: as above, no matplotlib on the ranks
 
     if cores is None:
         cores = labs.cpu_count()

@@ -6,7 +6,7 @@ ring algorithm work this way). The tensor is cut into N chunks (``tensor_split``
 works); in each of N-1 steps every rank sends one chunk to its right neighbour while it
 receives one from its left. Reduce-scatter adds what it receives, all-gather stores it. Each
 rank therefore sends 2(N-1)/N·S bytes, below 2S however large N is
-(``ring_all_reduce_bytes_per_rank``, a formula of :mod:`labs.cost`); the naive scheme (everyone
+(``ring_all_reduce_bytes_per_rank``, a formula of :mod:`labs.formulas.cost`); the naive scheme (everyone
 sends to rank 0, rank 0 sends the sum back) makes rank 0 send (N-1)·S.
 
 :mod:`labs.bandwidth` times them over message sizes and reads the sweep
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.distributed as dist
 
-from labs.cost import (  # the byte formulas live in labs.cost; re-exported for notebook 2.0
+from labs.formulas.cost import (  # the byte formulas live in labs.formulas.cost; re-exported for notebook 2.0
     bus_bandwidth,
     naive_all_reduce_bytes_busiest_rank,
     ring_all_reduce_bytes_per_rank,

@@ -2,7 +2,7 @@
 node and on two "nodes" of one machine.
 
 The table is computed, not typed: every number comes from the planner
-(:mod:`labs.planner`, which composes :mod:`labs.memory` and :mod:`labs.cost`)::
+(:mod:`labs.planner`, which composes :mod:`labs.formulas.memory` and :mod:`labs.formulas.cost`)::
 
     from labs import summary
     from labs import planner as pl

@@ -16,7 +16,7 @@ import torch
 import torch.distributed as dist
 
 import labs
-from labs.cost import bus_bandwidth, training_flops
+from labs.formulas.cost import bus_bandwidth, training_flops
 from labs.models import TinyGPT, TinyGPTConfig
 
 __all__ = ["main"]

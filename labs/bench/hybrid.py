@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     rows = result["rows"]
     worst = max(abs(r["measured"] - r["predicted"]) for r in rows)
     print(f"\nmodel-state memory per rank (params + grads + AdamW states, fp32; local shards), "
-          f"TinyGPT T={result['memory_run'].config.block_size}: predicted = labs.memory."
+          f"TinyGPT T={result['memory_run'].config.block_size}: predicted = labs.formulas.memory."
           f"model_state_bytes_per_gpu(rank's TP/PP elements, dp={shape.dp}, zero_stage=0 (ddp) "
           f"or 3 (fsdp)); uniform = whole model split evenly over tp x pp (x dp)")
     print(format_memory_table(rows))

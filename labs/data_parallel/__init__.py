@@ -15,8 +15,8 @@
    ``torchrun --nproc-per-node=2 -m labs.data_parallel.script --check``.
 7. :mod:`~labs.data_parallel.zero` -- ZeRO-1 by hand; :mod:`~labs.data_parallel.zero_stages`: 2, 3.
 
-Memory (model states, ZeRO) is :mod:`labs.memory`; bytes on the wire and "does it fit" are
-:mod:`labs.cost`. ``from labs import data_parallel as dp`` gives the names below::
+Memory (model states, ZeRO) is :mod:`labs.formulas.memory`; bytes on the wire and "does it fit" are
+:mod:`labs.formulas.cost`. ``from labs import data_parallel as dp`` gives the names below::
 
     result = dp.train_data_parallel(model, batches, steps=10, lr=1e-3, variant="overlapped")
 

@@ -27,7 +27,7 @@ import torch.distributed as dist
 
 import labs
 from labs.collectives import describe_link_gap, orders_of_magnitude
-from labs.cost import bus_bandwidth, training_flops
+from labs.formulas.cost import bus_bandwidth, training_flops
 from labs.data_parallel.buckets import BUCKET_BYTES
 from labs.data_parallel.ddp import VARIANTS, train_data_parallel
 from labs.data_parallel.scaling import scaling_efficiency
@@ -148,7 +148,7 @@ def _ms(seconds: float) -> str:
 
 
 def _size(n_bytes: float) -> str:
-    from labs.plots import format_bytes  # why here: labs.plots imports matplotlib (~3 s)
+    from labs.notebook.plots import format_bytes  # why here: labs.notebook.plots imports matplotlib (~3 s)
     return format_bytes(n_bytes)
 
 

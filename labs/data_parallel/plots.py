@@ -1,7 +1,7 @@
 """Figures of notebook 2.1 (data parallel): loss curves, bytes through the busiest rank,
 memory bars, compute vs communication. Labelled with units, in the figures' language
-(:func:`labs.plots.label`; the axis labels and titles the notebook passes stay as given); size,
-dpi and number format come from :mod:`labs.plots`. Legends sit outside the axes, on the right,
+(:func:`labs.notebook.plots.label`; the axis labels and titles the notebook passes stay as given); size,
+dpi and number format come from :mod:`labs.notebook.plots`. Legends sit outside the axes, on the right,
 where they cover no curve or bar.
 
 Owns: 2.1's figures. Must not: compute or measure what it draws, import torch, print, or import the
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from labs.plots import finish, format_number, label, subplots
+from labs.notebook.plots import finish, format_number, label, subplots
 
 __all__ = ["plot_curves", "plot_busiest_rank_bytes", "plot_stacked_bars"]
 
@@ -70,7 +70,7 @@ def plot_busiest_rank_bytes(world_sizes, measured: dict, formulas: dict, *, titl
     return _finish(fig, ax, title)
 
 
-# The parts of labs.memory's model states (ModelStates.as_dict), named in the figures' language;
+# The parts of labs.formulas.memory's model states (ModelStates.as_dict), named in the figures' language;
 # any other part is drawn as the caller named it.
 _PARTS = {"params": "data_parallel.part_params", "grads": "data_parallel.part_grads",
           "master_params": "data_parallel.part_master_params",

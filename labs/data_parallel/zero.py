@@ -13,7 +13,7 @@ full on every rank (DDP's all-reduce); only the states are 1/N. The interface is
     opt.step()                  # update own shard, broadcast each parameter from its owner
 
 Stages 2 and 3 (gradients and parameters sharded too) are :mod:`labs.data_parallel.zero_stages`;
-the bytes each stage predicts are ``labs.memory.model_state_bytes_per_gpu(zero_stage=k)``.
+the bytes each stage predicts are ``labs.formulas.memory.model_state_bytes_per_gpu(zero_stage=k)``.
 Groups are passed explicitly (``group=None``: the default group).
 
 Owns: ZeRO-1's sharded optimizer and its byte counts. Must not: print, keep process groups in
@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from labs.memory import ModelStateBytes
+from labs.formulas.memory import ModelStateBytes
 from labs.messages import text
 
 __all__ = ["partition_by_size", "ShardedOptimizer", "held_bytes", "optimizer_state_tensors"]
@@ -91,7 +91,7 @@ def held_bytes(tensors) -> int:
 
 
 def optimizer_state_tensors(optimizer) -> list[torch.Tensor]:
-    """The optimizer's state tensors, without the scalar ``step`` counters (labs.memory leaves
+    """The optimizer's state tensors, without the scalar ``step`` counters (labs.formulas.memory leaves
     them out too)."""
     return [v for state in optimizer.state.values() for k, v in state.items()
             if torch.is_tensor(v) and k != "step"]

@@ -40,7 +40,7 @@ from torch import Tensor, nn
 
 from labs.data_parallel.zero import (check_group, check_optimizer_class, held_bytes,
                                      optimizer_state_tensors)
-from labs.memory import ModelStateBytes
+from labs.formulas.memory import ModelStateBytes
 from labs.messages import text
 
 __all__ = ["FlatShard", "Zero2Optimizer", "Zero3Optimizer"]

@@ -33,7 +33,7 @@ from labs.exercises.ranks import check_cases
 from labs.exercises.secret import drawing, hidden_seed
 from labs.exercises.zero1_checks import CHECK_TIMEOUT, TAG, Case, cases_of, check_zero1, dp_group, \
     joined, rank_group
-from labs.memory import model_state_bytes
+from labs.formulas.memory import model_state_bytes
 from labs.messages import text
 from labs.models import MLP
 

@@ -2,14 +2,14 @@
 
     python -m labs.exercises.hosted_cell solutions/*.ipynb solutions/en/*.ipynb [--check]
 
-The cell (:func:`cell_source`) is what :mod:`labs.hosted` describes: on Google Colab or Kaggle it
-installs the course's lab package from the student handout (:data:`labs.hosted.HANDOUT_URL`) and
-calls :func:`labs.hosted.bootstrap`; anywhere else it only sets the
+The cell (:func:`cell_source`) is what :mod:`labs.notebook.hosted` describes: on Google Colab or Kaggle it
+installs the course's lab package from the student handout (:data:`labs.notebook.hosted.HANDOUT_URL`) and
+calls :func:`labs.notebook.hosted.bootstrap`; anywhere else it only sets the
 notebook's language. Its code is the same in both editions but for the language literal and the
 comments, so ``edition check`` accepts it. It goes right after the notebook's first markdown cell
 (the title and introduction), before the setup cell; an older copy anywhere is replaced, so a second
 run changes nothing. ``labs.exercises.generate`` copies it into the student notebooks unchanged,
-and the grader skips it when it looks for the setup cell (``labs.hosted.is_hosted_cell``).
+and the grader skips it when it looks for the setup cell (``labs.notebook.hosted.is_hosted_cell``).
 
 Owns: the bootstrap cell's text and its place in a notebook, and this command line. Must not:
 run a notebook, touch any other cell, or import torch, the checks or the grader.
@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from labs.exercises.generate import notebook_language
-from labs.hosted import CELL_ID, CELL_TAG, HANDOUT_URL, SOURCE_ENV, is_hosted_cell
+from labs.notebook.hosted import CELL_ID, CELL_TAG, HANDOUT_URL, SOURCE_ENV, is_hosted_cell
 from labs.messages import LANG_ENV, text
 
 __all__ = ["cell_source", "make_cell", "write_cell", "main"]
@@ -39,15 +39,15 @@ if ("google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ
     import subprocess
 
     try:
-        import labs.hosted
+        import labs.notebook.hosted
     except ImportError:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                         os.environ.get("{source_env}",
                                        "{handout}")],
                        check=True)
         importlib.invalidate_caches()
-        import labs.hosted
-    labs.hosted.bootstrap()'''
+        import labs.notebook.hosted
+    labs.notebook.hosted.bootstrap()'''
 
 
 def cell_source(lang: str) -> str:

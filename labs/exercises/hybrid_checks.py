@@ -1,5 +1,5 @@
 """Checks of the graded exercises of notebook 2.4 (hybrid parallelism), against the lab's
-reference (:mod:`labs.hybrid.mesh`, :mod:`labs.memory`) on shown cases and hidden ones that, under
+reference (:mod:`labs.hybrid.mesh`, :mod:`labs.formulas.memory`) on shown cases and hidden ones that, under
 every secret, separate the plausible wrong answers from the right one::
 
     check_coords(coords)                  # ex2_4_coords, 1 point
@@ -19,7 +19,7 @@ import dataclasses
 import numbers
 import random
 
-from labs import memory
+from labs.formulas import memory
 from labs.exercises import hybrid_step_checks, three_d_checks
 from labs.exercises.cases import each_case
 from labs.exercises.checks import ExerciseFailed, assert_close, graded

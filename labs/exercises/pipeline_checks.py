@@ -24,7 +24,7 @@ import random
 import re
 from fractions import Fraction
 
-from labs import cost
+from labs.formulas import cost
 from labs import pipeline as pp
 from labs.exercises.cases import each_case
 from labs.exercises.checks import ExerciseFailed, assert_close, assert_equal, case, graded
@@ -98,7 +98,7 @@ def _order_cases(key: int) -> list[tuple[int, int, int]]:
 def _check_order(student_fn, reference, shown, key, name, kinds="FB") -> None:
     """``name``: the student's function as the notebook names it (the grader replays calls, not
     attributes). Orders with B run in the simulator too (4 stages, 8 micro-batches, t_F = t_B =
-    t_W): 1F1B keeps at most p in flight, ZB-H1 idles the share of labs.cost's formula."""
+    t_W): 1F1B keeps at most p in flight, ZB-H1 idles the share of labs.formulas.cost's formula."""
     kinds = tuple(kinds)
     each_case(shown, _order_cases(key), name + "({}, {}, {})", lambda p, m, stage: _compare(
         _actions(student_fn(p, m, stage), kinds), [(a.kind, a.mb) for a in reference(p, m, stage)],

@@ -13,7 +13,7 @@ import math
 import numbers
 import random
 
-from labs import cost
+from labs.formulas import cost
 from labs import planner as pl
 from labs.exercises.capstone_rules import (Scenario, capstone_scenarios, decoder, grade_answer,
                                            scenario, shown_scenarios)

@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from labs.cost import tp_layer_comm
+from labs.formulas.cost import tp_layer_comm
 from labs.exercises.cases import each_case
 from labs.exercises.checks import ExerciseFailed, assert_close, compare_tensors, graded, msg
 from labs.exercises.invariants import count, flops, hold, only, sharded, wire

@@ -34,8 +34,7 @@ class Exercise(NamedTuple):
 
 _DIST_ALL_REDUCE = ("torch.distributed.all_reduce", "torch.distributed.all_reduce_coalesced")
 _PLANNER_SEARCH = ("labs.planner.plan", "labs.planner.decide", "labs.planner.search.plan",
-                   "labs.planner.search.decide", "labs.hybrid.planner.plan",
-                   "labs.hybrid.planner.decide")
+                   "labs.planner.search.decide")
 _MESH = ("labs.hybrid.mesh.new_groups", "labs.hybrid.mesh.device_mesh",
          "torch.distributed.device_mesh.init_device_mesh")
 #: The course's layout arithmetic: one class, under chapter 2.4's name first (the name a refusal
@@ -59,7 +58,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex2_0_ring_bytes", "2.0_collectives.ipynb", 3, 1, "warmup",
              "每个 rank 发送的字节数", "Bytes each rank sends",
              ("labs.collectives.ring_all_reduce_bytes_per_rank",
-              "labs.cost.ring_all_reduce_bytes_per_rank")),
+              "labs.formulas.cost.ring_all_reduce_bytes_per_rank")),
     # --- 2.1 data parallel ---
     Exercise("ex2_1_average_gradients", "2.1_data_parallel.ipynb", 1, 3, "build",
              "梯度 all-reduce", "Gradient all-reduce",
@@ -74,8 +73,8 @@ EXERCISES: tuple[Exercise, ...] = (
              ("labs.data_parallel.buckets.assign_buckets",)),
     Exercise("ex2_1_model_state_bytes", "2.1_data_parallel.ipynb", 3, 2, "basic",
              "模型状态的字节数", "Bytes of the model states",
-             ("labs.memory.model_state_bytes", "labs.memory.model_state_bytes_per_gpu",
-              "labs.memory.bytes_per_param")),
+             ("labs.formulas.memory.model_state_bytes", "labs.formulas.memory.model_state_bytes_per_gpu",
+              "labs.formulas.memory.bytes_per_param")),
     Exercise("ex2_1_warmup_lr", "2.1_data_parallel.ipynb", 4, 2, "basic",
              "线性缩放 + 预热的学习率", "Learning rate with linear scaling + warmup",
              ("labs.data_parallel.scaling.warmup_lr",
@@ -114,8 +113,8 @@ EXERCISES: tuple[Exercise, ...] = (
               "labs.tensor_parallel.layers.shard")),
     Exercise("ex2_2_tp_bytes", "2.2_model_parallel.ipynb", 6, 1, "warmup",
              "每层的通信字节数", "Communication bytes per layer",
-             ("labs.cost.tp_layer_comm", "labs.cost.layerwise_comm",
-              "labs.cost.tp_bytes_per_step")),
+             ("labs.formulas.cost.tp_layer_comm", "labs.formulas.cost.layerwise_comm",
+              "labs.formulas.cost.tp_bytes_per_step")),
     Exercise("ex2_2_sequence_parallel_mlp", "2.2_model_parallel.ipynb", 7, 4, "build",
              "序列并行的 MLP block", "The sequence-parallel MLP block",
              ("labs.tensor_parallel.comm.GatherFromSequenceParallelRegion",
@@ -144,12 +143,12 @@ EXERCISES: tuple[Exercise, ...] = (
               "labs.pipeline.schedules.zb_h1_order")),
     Exercise("ex2_3_bubble", "2.3_pipeline_parallel.ipynb", 3, 1, "warmup",
              "气泡占比", "Bubble fraction",
-             ("labs.cost.bubble_fraction", "labs.cost.pipeline_bubble_ratio",
-              "labs.pipeline.schedules.bubble_fraction", "labs.cost.zb_h1_bubble_seconds",
+             ("labs.formulas.cost.bubble_fraction", "labs.formulas.cost.pipeline_bubble_ratio",
+              "labs.pipeline.schedules.bubble_fraction", "labs.formulas.cost.zb_h1_bubble_seconds",
               "labs.pipeline.simulator.simulate")),
     Exercise("ex2_3_min_microbatches", "2.3_pipeline_parallel.ipynb", 4, 1, "warmup",
              "要多少个 micro-batch", "How many micro-batches",
-             ("labs.cost.min_microbatches", "labs.pipeline.schedules.min_microbatches")),
+             ("labs.formulas.cost.min_microbatches", "labs.pipeline.schedules.min_microbatches")),
     Exercise("ex2_3_balanced_partition", "2.3_pipeline_parallel.ipynb", 5, 3, "build",
              "按成本均衡切分", "Partition balanced by cost",
              ("labs.pipeline.partition.balanced_partition",)),
@@ -169,7 +168,7 @@ EXERCISES: tuple[Exercise, ...] = (
              (*_MESH, *_MESH_SHAPE)),
     Exercise("ex2_4_memory", "2.4_hybrid_parallel.ipynb", 3, 2, "basic",
              "每张卡的模型状态", "Model states per GPU",
-             ("labs.memory.model_state_bytes_per_gpu", "labs._compat.states_per_gpu",
+             ("labs.formulas.memory.model_state_bytes_per_gpu", "labs._compat.states_per_gpu",
               "labs.planner.estimate", "labs.planner.model.estimate")),
     Exercise("ex2_4_layout", "2.4_hybrid_parallel.ipynb", 4, 3, "build",
              "在约束下选一个布局", "Choose a layout under constraints",
@@ -204,8 +203,8 @@ EXERCISES: tuple[Exercise, ...] = (
               "labs.exercises.summary_checks.broken_rules")),
     Exercise("ex2_5_training_days", "2.5_summary.ipynb", 3, 2, "basic",
              "训练要多少天", "How many days of training",
-             ("labs.exercises.summary_checks.training_days", "labs.cost.training_flops",
-              "labs.cost.compute_seconds")),
+             ("labs.exercises.summary_checks.training_days", "labs.formulas.cost.training_flops",
+              "labs.formulas.cost.compute_seconds")),
 )
 
 #: The words of the catalog (labs.exercises.catalog): 练习 n, the README table, difficulties.

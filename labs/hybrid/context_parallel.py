@@ -50,7 +50,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from labs.cost import ring_attention_traffic  # the formula lives in labs.cost; re-exported
+from labs.formulas.cost import ring_attention_traffic  # the formula lives in labs.formulas.cost; re-exported
 from labs.messages import text
 
 __all__ = ["ring_attention", "ring_forward", "sequence_chunk", "causal_block",

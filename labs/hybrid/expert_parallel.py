@@ -44,7 +44,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from labs.cost import expert_parallel_traffic  # the formula lives in labs.cost; re-exported
+from labs.formulas.cost import expert_parallel_traffic  # the formula lives in labs.formulas.cost; re-exported
 from labs.messages import text
 from labs.models import init_from_seed
 

@@ -20,7 +20,7 @@ from matplotlib.patches import Circle, FancyArrowPatch
 from labs.hybrid.context_parallel import ring_attention_traffic
 from labs.hybrid.expert_parallel import expert_parallel_traffic
 from labs.messages import text
-from labs.plots import DPI, format_bytes, label
+from labs.notebook.plots import DPI, format_bytes, label
 
 __all__ = ["plot_ring", "plot_all_to_all"]
 

@@ -38,7 +38,7 @@ from matplotlib.transforms import blended_transform_factory
 from labs.hardware import links
 from labs.hybrid.mesh import MeshShape
 from labs.messages import text
-from labs.plots import DPI, FIGSIZE, GREY, RED, finish, label
+from labs.notebook.plots import DPI, FIGSIZE, GREY, RED, finish, label
 
 __all__ = ["DEFAULT_GPUS_PER_NODE", "REASONS", "GROUP_COLORS", "nodes_of", "link_table",
            "draw_mesh"]

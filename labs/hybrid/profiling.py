@@ -16,7 +16,7 @@ very file by :func:`breakdown_of_trace`::
     per_rank = labs.launch(profile_hybrid_step, 8, args=(run, shape, "traces"), timeout=300)
     per_rank[0]["shares"]      # {'compute': ..., 'all-reduce': ..., 'send-recv': ..., 'idle': ...}
     plot_breakdown(per_rank)   # one stacked bar per rank
-    labs.plots.plot_timeline(profile_timeline(per_rank))   # when each rank did what
+    labs.notebook.plots.plot_timeline(profile_timeline(per_rank))   # when each rank did what
 
 What the profiler shows on CPU with gloo (measured on torch 2.13, CPU build, with the
 script of ``tests/labs/hybrid/test_hybrid_profiling.py``; the ``gloo:`` spans are the profiling titles
@@ -70,8 +70,8 @@ import torch.distributed as dist
 from labs.hybrid.mesh import MeshShape, new_groups
 from labs.hybrid.three_d import hybrid_step
 from labs.messages import text
-from labs.plots import BLUE, GREY, RED, finish, label, subplots
-from labs.timeline import REAL_COMPUTE, Event, Timeline
+from labs.notebook.plots import BLUE, GREY, RED, finish, label, subplots
+from labs.notebook.timeline import REAL_COMPUTE, Event, Timeline
 
 __all__ = ["CATEGORIES", "COLORS", "STEP_ANNOTATION", "profile_hybrid_step", "load_trace",
            "comm_kind", "breakdown_of_trace", "profile_timeline", "plot_breakdown"]
@@ -236,8 +236,8 @@ def profile_hybrid_step(run, shape: MeshShape, trace_dir, groups: dict | None = 
 # --- the figures --------------------------------------------------------------------------
 
 def profile_timeline(breakdowns: list[dict]) -> Timeline:
-    """The ranks' classified pieces as one :class:`~labs.timeline.Timeline` (time 0 at the
-    earliest step start), for :func:`labs.plots.plot_timeline`: bars ``compute``,
+    """The ranks' classified pieces as one :class:`~labs.notebook.timeline.Timeline` (time 0 at the
+    earliest step start), for :func:`labs.notebook.plots.plot_timeline`: bars ``compute``,
     ``all-reduce``, ``send-recv``; the gaps are idle. The ranks' profiler clocks agree on one
     machine (a steady clock), not across machines."""
     t0 = min((b["window"][0] for b in breakdowns), default=0.0)

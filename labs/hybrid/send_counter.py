@@ -12,7 +12,7 @@ counter inside the launched function (one per rank) and return it or its :meth:`
     counter.summary()                # {("forward", "kv"): (messages, bytes)}, as CommCounter's
 
 Only bytes sent to *another* rank are counted: what a rank keeps for itself never crosses a
-link. The formulas these counts are checked against are :mod:`labs.cost`'s
+link. The formulas these counts are checked against are :mod:`labs.formulas.cost`'s
 (``ring_attention_traffic``, ``expert_parallel_traffic``).
 
 Owns: counting sent messages by kind. Must not: communicate, or keep a counter at module level (one

@@ -1,5 +1,5 @@
 """Model-state memory per rank of torch's 3D training, measured, next to
-:mod:`labs.memory`'s prediction, with DDP or FSDP as the data-parallel dimension.
+:mod:`labs.formulas.memory`'s prediction, with DDP or FSDP as the data-parallel dimension.
 
 Model states are the parameters, their gradients and the optimizer's states (ZeRO,
 Rajbhandari et al., arXiv:1910.02054, §3.1). On a ``dp × pp × tp`` mesh a rank holds its
@@ -12,7 +12,7 @@ pipeline stage, cut by tensor parallelism; then
 
 where ``n`` is the number of parameter elements of the rank's TP/PP piece (counted on the
 real stage: TP-sharded weights count their shard, replicated LayerNorms, biases and
-embeddings count whole). Measured: :func:`labs.memory.measured_model_state_bytes` on the
+embeddings count whole). Measured: :func:`labs.formulas.memory.measured_model_state_bytes` on the
 stage after an optimizer step (a DTensor counts its local shard only).
 
 Why not exactly 1/dp: FSDP2 cuts each parameter along dim 0 with ``torch.chunk``, so a
@@ -28,7 +28,7 @@ model evenly; the ``uniform`` column shows it: stages are uneven (the first hold
 embeddings, the last ``lm_head``) and TP replicates LayerNorms and row-parallel biases.
 
 Owns: measuring torch 3D's model states per rank next to the prediction. Must not: hold a memory
-formula (labs.memory), print, keep process groups in globals, or import the checks or the grader.
+formula (labs.formulas.memory), print, keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from torch.distributed.tensor import Shard
 from labs.hybrid.mesh import MeshShape, device_mesh
 from labs.hybrid.torch_3d import torch_3d_step
 from labs.messages import text
-from labs.memory import (bytes_per_param, measured_model_state_bytes,
+from labs.formulas.memory import (bytes_per_param, measured_model_state_bytes,
                          model_state_bytes_per_gpu)
 from labs.models import TinyGPTConfig
 

@@ -1,4 +1,4 @@
-"""Messages of labs.cost: the "does it fit?" verdicts (2.1, 2.2, 2.3) and bad input.
+"""Messages of labs.formulas.cost: the "does it fit?" verdicts (2.1, 2.2, 2.3) and bad input.
 
 Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
 bottom layer) or format, print or decide."""

@@ -1,4 +1,4 @@
-"""Messages of the hosted bootstrap (labs.hosted): what the first cell of a notebook says on Google
+"""Messages of the hosted bootstrap (labs.notebook.hosted): what the first cell of a notebook says on Google
 Colab or Kaggle after installing the course.
 
 Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
@@ -13,7 +13,7 @@ MESSAGES = {
                "# handout your instructor published, keeping the runtime's own torch, numpy and\n"
                "# ipywidgets; anywhere else it only sets the notebook's language.\n"),
     },
-    # --- what the bootstrap says on a hosted runtime (labs.hosted) ----------------------------
+    # --- what the bootstrap says on a hosted runtime (labs.notebook.hosted) ----------------------------
     "ready": {
         "zh": "课程已装好（{runtime}，{distribution} {version}）；保留运行时自带的 {kept}；"
               "新装：{installed}",

@@ -1,4 +1,4 @@
-"""Messages of labs.memory: bad input to the memory formulas.
+"""Messages of labs.formulas.memory: bad input to the memory formulas.
 
 Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
 bottom layer) or format, print or decide."""

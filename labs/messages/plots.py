@@ -1,4 +1,4 @@
-"""Messages of the figures: labels, titles, legends (labs.plots, labs.fonts and each package's
+"""Messages of the figures: labels, titles, legends (labs.notebook.plots, labs.notebook.fonts and each package's
 plots module).
 
 Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
@@ -11,7 +11,7 @@ MESSAGES = {
         "en": "(Figure labels are in English: this machine has no CJK font {family}. "
               "Run pip install mplfonts==0.0.11 and restart the kernel to get them in Chinese.)",
     },
-    # --- labs.plots: collectives (2.0) ------------------------------------------------------
+    # --- labs.notebook.plots: collectives (2.0) ------------------------------------------------------
     "element_index": {
         "zh": "元素下标",
         "en": "element index",
@@ -40,7 +40,7 @@ MESSAGES = {
         "zh": "算法带宽（GB/s）",
         "en": "algorithm bandwidth (GB/s)",
     },
-    # --- labs.plots: timelines (2.2, 2.3, 2.4) -----------------------------------------------
+    # --- labs.notebook.plots: timelines (2.2, 2.3, 2.4) -----------------------------------------------
     "time_ms": {
         "zh": "时间（ms）",
         "en": "time (ms)",

@@ -22,8 +22,8 @@
    gradient): 1F1B, ZB-H1 and ZB-V doing the same work, simulated and measured, each with its
    formula and in-flight bound (notebook 2.3's last section).
 
-The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.cost`'s; the timeline type is
-:mod:`labs.timeline`'s. ``from labs import pipeline as pp`` gives the names below::
+The bubble (p-1)/(v·m+p-1) and the bytes per step are :mod:`labs.formulas.cost`'s; the timeline type is
+:mod:`labs.notebook.timeline`'s. ``from labs import pipeline as pp`` gives the names below::
 
     schedule = pp.build_schedule("1f1b", n_ranks=4, n_microbatches=8)
     timeline = pp.simulate(schedule, forward_s=1.0, backward_s=2.0)
@@ -81,7 +81,7 @@ from labs.pipeline.partition import (
     split_microbatches,
     stage_costs,
 )
-from labs.timeline import Timeline
+from labs.notebook.timeline import Timeline
 
 __all__ = [
     # partition

@@ -40,7 +40,7 @@ from labs.pipeline.comm import recv_message, send_message
 from labs.pipeline.schedules import (B, F, LOOP, RECV_B, RECV_F, SEND_B, SEND_F, W, Action,
                                      stage_rank)
 from labs.pipeline.simulator import simulate
-from labs.timeline import REAL_COMPUTE, Event, Timeline
+from labs.notebook.timeline import REAL_COMPUTE, Event, Timeline
 
 __all__ = ["REAL_COMPUTE", "FixedTime", "mode_label", "Recorder", "run_schedule", "run_actions",
            "RankContext", "gather_timeline"]
@@ -63,8 +63,8 @@ class FixedTime:
     @property
     def label(self) -> str:
         """The mode as a figure's title names it (in the figures' language, when asked)."""
-        # why here: labs.plots imports matplotlib (~3 s), and the ranks import this module
-        from labs.plots import label
+        # why here: labs.notebook.plots imports matplotlib (~3 s), and the ranks import this module
+        from labs.notebook.plots import label
 
         def ms(v):
             return (f"{v * 1e3:g}" if not isinstance(v, (list, tuple))

@@ -23,13 +23,13 @@ import torch.distributed as dist
 
 import labs
 from labs import _moved
-from labs.cost import bubble_fraction
+from labs.formulas.cost import bubble_fraction
 from labs.messages import joined, text
 from labs.models import TinyGPTConfig
 from labs.pipeline import step
 from labs.pipeline.executor import FixedTime, gather_timeline, mode_label
 from labs.pipeline.simulator import simulate
-from labs.timeline import Timeline
+from labs.notebook.timeline import Timeline
 
 #: Names that moved to :mod:`labs.pipeline.step`: served here with a DeprecationWarning
 #: (module ``__getattr__``); listed in ``__all__`` until the notebooks import them from there.

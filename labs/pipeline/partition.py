@@ -20,7 +20,7 @@ from typing import Sequence
 
 from torch import Tensor, nn
 
-from labs.memory import transformer_layer_params
+from labs.formulas.memory import transformer_layer_params
 from labs.messages import text
 from labs.models import TinyGPTConfig
 from labs.pipeline.schedules import LOOP, stage_rank

@@ -1,22 +1,22 @@
 """Figures of notebook 2.3 (pipeline parallelism): Gantt timelines, bubble vs theory, memory.
 
-Measured and simulated timelines are the same :class:`labs.timeline.Timeline` and are drawn by
-the same function, :func:`labs.plots.plot_timeline` (re-exported here with
+Measured and simulated timelines are the same :class:`labs.notebook.timeline.Timeline` and are drawn by
+the same function, :func:`labs.notebook.plots.plot_timeline` (re-exported here with
 ``plot_timelines``); every figure's title names the mode that made it (simulated, real compute,
-or fixed-time). Size, dpi, colours and number format come from :mod:`labs.plots`; labels,
-legends and the default titles are the messages ``pipeline.fig_*`` (:func:`labs.plots.label`:
+or fixed-time). Size, dpi, colours and number format come from :mod:`labs.notebook.plots`; labels,
+legends and the default titles are the messages ``pipeline.fig_*`` (:func:`labs.notebook.plots.label`:
 the notebook's language, English without a CJK font), axes with units. Titles, labels and modes
 the caller passes are drawn as given. Legends sit outside the axes, on the right, so they never
 cover a point.
 
-Owns: 2.3's figures. Must not: communicate or import torch, compute a formula (labs.cost), or print.
+Owns: 2.3's figures. Must not: communicate or import torch, compute a formula (labs.formulas.cost), or print.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from labs.cost import bubble_fraction
-from labs.plots import (finish, format_number, label, mode_label, plot_timeline,
+from labs.formulas.cost import bubble_fraction
+from labs.notebook.plots import (finish, format_number, label, mode_label, plot_timeline,
                          plot_timelines, subplots)
 
 __all__ = ["plot_timeline", "plot_timelines", "plot_bubble", "plot_memory", "plot_bars", "plot_xy",

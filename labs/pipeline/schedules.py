@@ -25,13 +25,13 @@ version and in Qi et al., "Pipeline Parallelism with Controllable Memory", arXiv
 the same orders).
 
 Owns: actions, placements and the GPipe / 1F1B / interleaved / ZB-H1 / ZB-V orders. Must not: communicate, import
-torch, hold the bubble formulas (labs.cost) or print.
+torch, hold the bubble formulas (labs.formulas.cost) or print.
 """
 from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from labs.cost import bubble_fraction, min_microbatches  # the formulas live in labs.cost
+from labs.formulas.cost import bubble_fraction, min_microbatches  # the formulas live in labs.formulas.cost
 from labs.messages import text
 
 __all__ = ["F", "B", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "COMPUTE", "KINDS", "Action",

@@ -3,7 +3,7 @@
 Semantics (the executor's): sends never block, a receive waits for its message, compute of
 stage s takes its stated time. If every unfinished rank waits for a message no rank will send,
 the schedule deadlocks and ``simulate`` says where each rank is stuck. The result is a
-:class:`labs.timeline.Timeline`, the type measured timelines (:mod:`labs.pipeline.executor`) have
+:class:`labs.notebook.timeline.Timeline`, the type measured timelines (:mod:`labs.pipeline.executor`) have
 too, so one plot draws both. After torch.distributed.pipelining's schedule simulator; PTD-P,
 arXiv:2104.04473.
 
@@ -16,7 +16,7 @@ from typing import Sequence
 from labs.messages import joined, text
 from labs.pipeline.schedules import (B, COMPUTE, F, KINDS, RECV_B, RECV_F, SEND_B, SEND_F, W,
                                      Action, placement_of, stage_rank)
-from labs.timeline import SIMULATED, Event, Timeline
+from labs.notebook.timeline import SIMULATED, Event, Timeline
 
 __all__ = ["ScheduleError", "DeadlockError", "validate", "simulate"]
 

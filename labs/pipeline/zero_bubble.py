@@ -9,23 +9,23 @@ formula and its in-flight bound beside it::
 The three do the same work when a stage's forward takes t_F, the input gradient t_B and the
 weight gradient t_W: 1F1B runs its unsplit backward in t_B + t_W; ZB-H1 splits it into B and W;
 ZB-V cuts every stage in two chunks, one on each arm of the V, so a chunk's F, B and W take half
-of a stage's. Their bubbles: (p-1)/(m+p-1) (PTD-P §2.2), labs.cost.zb_h1_bubble_fraction and
-labs.cost.zb_v_bubble_fraction (ZB-H1: Qi et al., arXiv:2401.10241 §2.1; ZB-V: arXiv:2405.15362).
+of a stage's. Their bubbles: (p-1)/(m+p-1) (PTD-P §2.2), labs.formulas.cost.zb_h1_bubble_fraction and
+labs.formulas.cost.zb_v_bubble_fraction (ZB-H1: Qi et al., arXiv:2401.10241 §2.1; ZB-V: arXiv:2405.15362).
 
 Owns: the comparable runs of the three schedules and their readings. Must not: print, hold a
-formula (labs.cost) or an order (labs.pipeline.schedules), or import the checks or the grader.
+formula (labs.formulas.cost) or an order (labs.pipeline.schedules), or import the checks or the grader.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from labs.cost import bubble_fraction, zb_h1_bubble_fraction, zb_v_bubble_fraction
+from labs.formulas.cost import bubble_fraction, zb_h1_bubble_fraction, zb_v_bubble_fraction
 from labs.messages import text
 from labs.pipeline import experiments
 from labs.pipeline.executor import FixedTime
 from labs.pipeline.schedules import in_flight_bound
 from labs.pipeline.step import TINY, PipelineRun, pipeline_step
-from labs.timeline import Timeline
+from labs.notebook.timeline import Timeline
 
 __all__ = ["ZB_SCHEDULES", "zb_timings", "zb_formula", "zb_runs", "ZBReading",
            "measure_zero_bubble", "simulate_zero_bubble", "pipeline_steps"]

@@ -1,7 +1,7 @@
 """A 3D-parallelism planner: memory, traffic and time of one (tp, pp, dp) layout, from sizes.
 
-Composes the course's formulas (memory bytes from :mod:`labs.memory`; bytes on the wire, the
-bubble, FLOPs and time from :mod:`labs.cost`) with the hardware of :mod:`labs.hardware`::
+Composes the course's formulas (memory bytes from :mod:`labs.formulas.memory`; bytes on the wire, the
+bubble, FLOPs and time from :mod:`labs.formulas.cost`) with the hardware of :mod:`labs.hardware`::
 
     from labs import planner as pl
     model = pl.Model(n_layers=96, hidden=12288, n_heads=96, seq_len=2048, vocab=51200)
@@ -21,17 +21,17 @@ a layout's degrees are the mesh's declaration (``Config.dims``: :mod:`labs.paral
 The time model, first principles and a few named constants (:class:`Efficiency`, sources
 there; none fitted to the published runs of ``tests/labs/planner/test_planner_published.py``):
 
-- compute: executed matmul FLOPs (:func:`labs.cost.matmul_flops`, recomputation included) of
+- compute: executed matmul FLOPs (:func:`labs.formulas.cost.matmul_flops`, recomputation included) of
   the slowest stage per micro-batch ÷ (peak of the run's precision on its GPU, e.g. 19.5
   TFLOP/s for fp32 on A100, × GEMM efficiency), times (1 + the share of memory-bound kernels);
 - tensor parallelism: 4 ring all-reduces of b·s·h per layer and micro-batch (6 with full
   recomputation, which repeats the forward), not overlapped, on NVLink when tp fits a node;
 - pipeline: one activation and one gradient per micro-batch and chunk, split over the TP
   ranks (PTD-P's scatter/gather), on the critical path; the step is (m + (p-1)/v) micro-batch
-  times (:func:`labs.cost.pipeline_step_seconds`); the slowest stage sets the micro-batch time
+  times (:func:`labs.formulas.cost.pipeline_step_seconds`); the slowest stage sets the micro-batch time
   (the last, with the output layer, unless ``Training.embedding_in_split`` gives the first and
   last stages one layer fewer, as Llama 3 did);
-- data parallelism (:mod:`labs.planner.traffic`): :func:`labs.cost.dp_bytes_per_step`, hidden
+- data parallelism (:mod:`labs.planner.traffic`): :func:`labs.formulas.cost.dp_bytes_per_step`, hidden
   under the backward pass of the last micro-batch (ZeRO-2: every micro-batch's backward) when
   ``Training.overlap_grad_reduce``; ZeRO-3 gathers the parameters for every pass of every
   micro-batch (forward, the recomputed forward under full recomputation, backward) and hides
@@ -45,7 +45,7 @@ that full recomputation saves (2sbh/t, as Megatron-Core keeps them).
 
 MFU uses model FLOPs 6·N·tokens + 12·L·s·h·tokens (PaLM, arXiv:2204.02311, App. B), N the
 weights that multiply (the layers and the output layer; the input embedding is a lookup and
-learned positions an add): :func:`labs.cost.matmul_flops` without recomputation.
+learned positions an add): :func:`labs.formulas.cost.matmul_flops` without recomputation.
 ``flops_per_gpu`` and ``hfu`` use the same count with recomputation (executed FLOPs), the
 convention of Megatron-LM's reported TFLOP/s (PTD-P eq. 3): MFU <= HFU always.
 

@@ -1,16 +1,16 @@
 """The planner's estimate of one layout: memory of the fullest stage, bytes and seconds of each
-dimension's communication, step time, throughput, MFU. Composes :mod:`labs.memory` and
-:mod:`labs.cost`; the model of time is described in :mod:`labs.planner`.
+dimension's communication, step time, throughput, MFU. Composes :mod:`labs.formulas.memory` and
+:mod:`labs.formulas.cost`; the model of time is described in :mod:`labs.planner`.
 
 Owns: :func:`estimate` of one layout. Must not: search layouts (labs.planner.search), hold memory or
-traffic formulas (labs.memory, labs.cost), import the widget or the grader, or print."""
+traffic formulas (labs.formulas.memory, labs.formulas.cost), import the widget or the grader, or print."""
 from __future__ import annotations
 
 import math
 
 from dataclasses import replace
 
-from labs import cost, memory
+from labs.formulas import cost, memory
 from labs.pipeline.schedules import in_flight_bound  # ZB-H1's bound, one source with 2.3
 from labs.messages import joined, text
 from labs.planner.traffic import dp_exposed_s, dp_traffic, link
@@ -63,7 +63,7 @@ def stage_params(model: Model, tp: int, pp: int, stage: int,
 
 def _layer_activations(model: Model, cluster: Cluster, train: Training, config: Config,
                        recompute: str) -> float:
-    """Bytes one layer keeps per micro-batch (:func:`labs.memory.layer_activation_bytes`), for
+    """Bytes one layer keeps per micro-batch (:func:`labs.formulas.memory.layer_activation_bytes`), for
     the run's element size and FlashAttention on this GPU. Under full recomputation with
     sequence parallelism the saved layer input (2sbh) is the rank's sequence shard, 2sbh/t, as
     Megatron-Core checkpoints it (its transformer block keeps the SP-split hidden states)."""
@@ -161,8 +161,8 @@ def zb_times(recompute: str) -> tuple[float, float, float]:
 
 def pipeline_seconds(microbatch_s: float, m: int, config: Config, recompute: str) -> float:
     """The pipeline's part of a step: 1F1B's (m + (p-1)/v)·t
-    (:func:`labs.cost.pipeline_step_seconds`), or ZB-H1's m·t + (p-1)(t_F + t_B - t_W)
-    (:func:`labs.cost.zb_h1_step_seconds`) with W's share of t from :func:`zb_times`."""
+    (:func:`labs.formulas.cost.pipeline_step_seconds`), or ZB-H1's m·t + (p-1)(t_F + t_B - t_W)
+    (:func:`labs.formulas.cost.zb_h1_step_seconds`) with W's share of t from :func:`zb_times`."""
     if config.schedule == "zb-h1":
         t_f, t_b, t_w = zb_times(recompute)
         return cost.zb_h1_step_seconds(microbatch_s, m, config.pp,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from labs import memory
+from labs.formulas import memory
 from labs.messages import text
 from labs.parallel_dims import ParallelDims
 from labs.planner.model import estimate, layers_per_stage, stage_memory, stages
@@ -21,7 +21,7 @@ MICRO_BATCHES = (1, 2, 4, 8)
 CHUNKS = (1, 2, 4)  # interleaved virtual stages per GPU
 SEARCH = "search"  # plan(recompute=SEARCH): explore none / selective / full
 LAYER_BUDGET = 0.7  # share of a GPU one layer's states may take: the chapter's 70 % rule
-# (labs.cost.fits_on_one_card / pp_decision), the rest left for activations
+# (labs.formulas.cost.fits_on_one_card / pp_decision), the rest left for activations
 
 
 class Plans(list):

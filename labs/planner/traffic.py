@@ -4,13 +4,13 @@ parameters, MiCS / HSDP sharding groups, and how much of it the step hides under
 :mod:`labs.planner`).
 
 Owns: the bytes and seconds of the DP dimension and their exposed part. Must not: hold a
-formula of labs.cost or labs.memory, estimate a layout (labs.planner.model), import the widget
+formula of labs.formulas.cost or labs.formulas.memory, estimate a layout (labs.planner.model), import the widget
 or the grader, or print."""
 from __future__ import annotations
 
 import math
 
-from labs import cost
+from labs.formulas import cost
 from labs.planner.types import Cluster, Config, Efficiency, Training
 
 __all__ = ["link", "zero3_passes", "hidden_s", "zero3_exposed_s", "dp_exposed_s",
@@ -36,7 +36,7 @@ def zero3_passes(recompute: str) -> int:
 
 def hidden_s(comm_s: float, window_s: float, efficiency: Efficiency) -> float:
     """What ``comm_s`` of communication under ``window_s`` of compute adds to the step: the
-    part that sticks out (:func:`labs.cost.exposed_seconds`) plus the slowdown of the compute
+    part that sticks out (:func:`labs.formulas.cost.exposed_seconds`) plus the slowdown of the compute
     it runs beside (``Efficiency.overlap_slowdown`` × the overlapped time)."""
     return (cost.exposed_seconds(comm_s, window_s)
             + efficiency.overlap_slowdown * min(comm_s, window_s))
@@ -93,7 +93,7 @@ def _sharded_pass(param_bytes: float, cluster: Cluster, config: Config, group: i
     k nodes first gather across the nodes among the ranks of the same local index,
     (k-1)/k · S/g per GPU on InfiniBand, then inside each node, (g-1)/g · S on NVLink. With
     one rank per node (g = 1) or one node (k = 1) it is the plain ring of
-    :func:`labs.cost.ring_all_reduce_bytes_per_rank`'s half."""
+    :func:`labs.formulas.cost.ring_all_reduce_bytes_per_rank`'s half."""
     g = group_members_per_node(cluster, config, group)
     k = math.ceil(group / g)
     inter = (k - 1) / k * param_bytes / g
@@ -107,7 +107,7 @@ def dp_traffic(cluster: Cluster, train: Training, config: Config, grad_bytes: fl
                efficiency: Efficiency) -> tuple[float, float, float]:
     """(bytes, seconds, seconds never overlapped) per GPU per step of the DP dimension.
 
-    Without a sharding group: :func:`labs.cost.dp_bytes_per_step` over all dp ranks (ZeRO-3:
+    Without a sharding group: :func:`labs.formulas.cost.dp_bytes_per_step` over all dp ranks (ZeRO-3:
     :func:`zero3_passes` per micro-batch), on the link the group spans. ZeRO-3 with
     ``train.shard_group`` = s < dp (MiCS; HSDP): the states are sharded over s ranks, so
     every pass of :func:`zero3_passes` gathers or reduce-scatters over the s ranks only

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from labs import memory
+from labs.formulas import memory
 from labs.messages import joined, text
 from labs.hardware import GPU, GPUS
 from labs.parallel_dims import ParallelDims, is_degree
@@ -72,7 +72,7 @@ def _positive_int(name: str, value) -> None:
 class Model:
     """A GPT-style decoder. ``mlp``: "gelu" (2 matrices of ffn_hidden, default 4·hidden) or
     "swiglu" (3); ``n_kv_heads`` < ``n_heads``: grouped-query attention; ``n_params`` is derived
-    (:func:`labs.memory.general_layer_params` per layer, embeddings, learned positions) unless
+    (:func:`labs.formulas.memory.general_layer_params` per layer, embeddings, learned positions) unless
     given; memory, time and MFU count the layers and the output layer from the shape, not
     ``n_params``."""
 
@@ -264,8 +264,8 @@ class MemoryBreakdown:
 class Estimate:
     """Memory, traffic and time of one layout (SI units; :meth:`summary` for people).
 
-    ``bubble``: the idle share of the step, (p-1)/(v·m+p-1) (:func:`labs.cost.bubble_fraction`),
-    under ZB-H1 :func:`labs.cost.zb_h1_bubble_fraction`;
+    ``bubble``: the idle share of the step, (p-1)/(v·m+p-1) (:func:`labs.formulas.cost.bubble_fraction`),
+    under ZB-H1 :func:`labs.formulas.cost.zb_h1_bubble_fraction`;
     ``bubble_ratio``: PTD-P's bubble time / compute time, (p-1)/(v·m). ``comm_bytes`` and
     ``comm_s``: per GPU per step, by dimension; ``exposed_s``: the part on the critical path.
     ``compute_s``: the slowest stage's kernels for all its micro-batches, without bubble or
@@ -273,7 +273,7 @@ class Estimate:
     + exposed DP time.
     ``mfu``: model FLOPs (6 per weight that multiplies + attention, no recomputation);
     ``hfu`` and ``flops_per_gpu``: the same count with recomputation, as Megatron-LM reports
-    them (:func:`labs.cost.matmul_flops`), so ``mfu <= hfu``.
+    them (:func:`labs.formulas.cost.matmul_flops`), so ``mfu <= hfu``.
     """
 
     config: Config

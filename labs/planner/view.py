@@ -19,7 +19,7 @@ import ipywidgets as w
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from labs import plots
+from labs.notebook import plots
 from labs.planner.types import PRECISIONS, SCHEDULES, GiB
 from labs.messages import joined, text
 
@@ -258,7 +258,7 @@ def timeline_size(pp: int, m: int, v: int) -> tuple:
 def timeline_figure(config, n_microbatches: int, bubble: float) -> Figure:
     """A simulated 1F1B (interleaved when v > 1; t_F = 1, t_B = 2) or ZB-H1 (t_F = t_B = t_W =
     1: the same work) timeline of the first stages and micro-batches, in the colours of
-    :func:`labs.plots.plot_timeline` but one bar collection per rank and kind (a widget update
+    :func:`labs.notebook.plots.plot_timeline` but one bar collection per rank and kind (a widget update
     stays fast)."""
     from labs import pipeline as pp  # why here: labs.pipeline imports torch (~3 s)
 

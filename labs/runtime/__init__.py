@@ -8,7 +8,8 @@ Read in this order:
    warm launch only forks), code shipped by value; :mod:`labs.runtime.forkserver_preload`
    shields it from Ctrl-C.
 3. :mod:`labs.runtime.rank` -- what runs inside one rank: device, threads, process group,
-   the user's function, reporting back.
+   the user's function, reporting back; :mod:`labs.runtime.placement` -- the rank's device and
+   share of the cores, without torch at import (so ``import labs`` offers them).
 4. :mod:`labs.runtime.processes` -- process trees and groups, the temporary folder, held
    interrupts; :mod:`labs.runtime.output` -- rank output tailed live with ``[rank r]``.
 5. :mod:`labs.runtime.errors` -- LaunchError and its kinds.
@@ -33,7 +34,7 @@ import importlib
 _NAMES = {
     "launch": "launcher", "max_world_size": "launcher", "resolve_backend": "launcher",
     "shutdown": "forkserver", "warm_up": "forkserver",
-    "device": "rank", "cpu_count": "rank", "threads_per_rank": "rank",
+    "device": "placement", "cpu_count": "placement", "threads_per_rank": "placement",
     "LaunchError": "errors", "RankError": "errors", "RankCrashedError": "errors",
     "LaunchTimeoutError": "errors", "HelperError": "errors",
     "doctor": "doctor", "environment": "doctor",

@@ -4,7 +4,7 @@ to fix what is wrong, and what to do when ranks do not run (fewer ranks, a hoste
 
 Owns: the doctor's checks, its report and ``labs.environment``. Must not: change the machine (it
 only reports and says how to fix), or import labs' course modules (models, parallelism packages,
-planner, checks) or the grader: the runtime sits below everything (only labs.fonts, for the
+planner, checks) or the grader: the runtime sits below everything (only labs.notebook.fonts, for the
 font check), or import torch before it has checked the temporary folder and the platform."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 
-from labs import fonts
+from labs.notebook import fonts
 from labs.messages import text
 from labs.runtime import host
 from labs.runtime import processes as _processes

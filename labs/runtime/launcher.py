@@ -16,8 +16,9 @@ How it works, and why:
   started ends with it; Ctrl-C is held while ranks are started or stopped (two quick interrupts
   cannot cut the clean-up short); folders of killed kernels are swept by the next launch.
 - The forkserver's own faults (it died, it froze) are told as such, within ``timeout``.
-Owns ``labs.launch`` and watching the ranks. Must not: run inside a rank, fork by itself, or
-import labs' course modules or the grader (the runtime sits below everything).
+Owns ``labs.launch`` and watching the ranks. Must not: run inside a rank, fork by itself, import
+torch at import time (``import labs`` imports this module), or import labs' course modules or the
+grader (the runtime sits below everything).
 """
 
 from __future__ import annotations
@@ -36,13 +37,11 @@ from labs import messages
 from labs.messages import text
 from labs.runtime import forkserver as _forkserver
 from labs.runtime import host as _host
-from labs.runtime import processes as _processes
-from labs.runtime import load as _load
-from labs.runtime import rank as _rank
+from labs.runtime import load as _load, processes as _processes
 from labs.runtime import stacks as _stacks
 from labs.runtime.forkserver import shutdown, warm_up  # noqa: F401  (re-exported)
 from labs.runtime.output import OutputTail
-from labs.runtime.rank import cpu_count, device  # noqa: F401  (re-exported: labs.device())
+from labs.runtime.placement import cpu_count, device  # noqa: F401  (re-exported)
 from labs.runtime.errors import (HelperError, LaunchError, LaunchTimeoutError,  # noqa: F401
                                 RankCrashedError, RankError)
 
@@ -195,6 +194,7 @@ class _Run:
             raise _processes.temp_folder_error(self.run_dir, exc) from None
 
     def _start(self):
+        from labs.runtime import rank as _rank  # why here: it imports torch, `import labs` must not
         env = dict(os.environ)
         # The ranks speak the language of this launch (the notebook's, resolved now), not that
         # of the environment the forkserver was started with.

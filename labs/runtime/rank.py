@@ -29,9 +29,9 @@ import torch
 import torch.distributed as dist
 
 from labs.messages import text
-from labs.runtime import host as _host
 from labs.runtime import load as _load
 from labs.runtime import processes as _processes
+from labs.runtime.placement import cpu_count, device, threads_per_rank  # noqa: F401  (re-exported)
 
 __all__ = ["cpu_count", "threads_per_rank", "device", "setup_rank", "rank_main",
            "exit_rank", "note"]
@@ -52,40 +52,6 @@ SECONDARY_ERROR_MARKERS = (
     "Socket Timeout",
     "timed out",
 )
-
-
-def cpu_count() -> int:
-    """CPU cores this process may use (its affinity, within the container's CPU quota)."""
-    return _host.cpu_count()
-
-
-def threads_per_rank(local_world_size: int) -> int:
-    """Share the cores out so that ranks on one machine do not oversubscribe them.
-
-    ``LABS_THREADS_PER_RANK`` (a positive integer) overrides the share, e.g. to run the tests
-    with the intra-op thread count of another machine (CI runs them with 1 and with 2).
-    """
-    override = os.environ.get("LABS_THREADS_PER_RANK", "").strip()
-    if override:
-        try:
-            threads = int(override)
-        except ValueError:
-            threads = 0
-        if threads < 1:
-            raise ValueError(text("runtime.threads_per_rank_invalid", value=override))
-        return threads
-    return max(1, cpu_count() // max(1, local_world_size))
-
-
-def device() -> torch.device:
-    """The device of the calling rank: its own GPU under nccl, else the CPU.
-
-    Outside a launched rank it is the first GPU if there is one, else the CPU.
-    """
-    name = os.environ.get("LABS_DEVICE")
-    if name:
-        return torch.device(name)
-    return torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu")
 
 
 def setup_rank(*, backend: str, rank: int, world_size: int, local_rank: int,

@@ -360,9 +360,9 @@ MESSAGES = {
         "en": "{old} moved to {new}; use the new name (the old one is removed in {removed_in}).",
     },
     "compat_bytes_per_param": {
-        "zh": "bytes_per_param 已不再支持 16 以外的值：请改为调用 labs.memory / labs.cost，"
+        "zh": "bytes_per_param 已不再支持 16 以外的值：请改为调用 labs.formulas.memory / labs.formulas.cost，"
               "并传入 optimizer= 和 precision=",
-        "en": "bytes_per_param other than 16 is gone: call labs.memory / labs.cost with "
+        "en": "bytes_per_param other than 16 is gone: call labs.formulas.memory / labs.formulas.cost with "
               "optimizer= and precision= instead",
     },
 }

@@ -16,7 +16,7 @@
    words (``interpret_*``, in the notebook's language, printed after each measurement).
 7. :mod:`~labs.tensor_parallel.plots` -- its figures.
 
-Bytes per layer and "how much TP?" are :mod:`labs.cost`. ``from labs import tensor_parallel as
+Bytes per layer and "how much TP?" are :mod:`labs.formulas.cost`. ``from labs import tensor_parallel as
 tp`` gives the layer names below::
 
     mlp = tp.ParallelMLP(full_block.mlp, group=tp_group)      # same weights, split

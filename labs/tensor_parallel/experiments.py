@@ -1,5 +1,5 @@
 """The measured experiments of notebook 2.2: rank bodies for ``labs.launch`` that return numbers
-and timeline events (``labs.timeline.Event``, in seconds from a shared barrier).
+and timeline events (``labs.notebook.timeline.Event``, in seconds from a shared barrier).
 
 - :func:`layerwise_step`: naive (layer-wise) model parallelism, one stage of blocks per rank,
   activations sent forward and gradients back: one rank busy at a time.
@@ -28,14 +28,14 @@ import torch
 import torch.distributed as dist
 
 import labs
-from labs import memory
+from labs.formulas import memory
 from labs.data import get_batch
 from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig, language_model_loss
 from labs.tensor_parallel.comm import CommCounter
 from labs.tensor_parallel.layers import ColumnParallelLinear, ParallelMLP, RowParallelLinear
 from labs.tensor_parallel.model import ParallelBlock, ParallelTinyGPT
-from labs.timeline import REAL_COMPUTE, Event, Timeline
+from labs.notebook.timeline import REAL_COMPUTE, Event, Timeline
 from labs.tensor_parallel.readings import (NOISE, interpret_activations, interpret_layerwise,  # noqa: F401
                                            interpret_overlap, interpret_tp_scaling,
                                            layerwise_spans, overlap_parts)

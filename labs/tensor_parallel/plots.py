@@ -1,9 +1,9 @@
 """Figures of notebook 2.2: compute-vs-communication bars per TP degree, and timelines.
 
-Timelines (layer-wise model parallelism, the overlapped backward) are :class:`labs.timeline.Timeline`
-and are drawn by :func:`labs.plots.plot_timeline`, re-exported here. Size, dpi, colours and
-number format come from :mod:`labs.plots`; labels and legends are the messages
-``tensor_parallel.fig_*`` (:func:`labs.plots.label`: the notebook's language, English without a
+Timelines (layer-wise model parallelism, the overlapped backward) are :class:`labs.notebook.timeline.Timeline`
+and are drawn by :func:`labs.notebook.plots.plot_timeline`, re-exported here. Size, dpi, colours and
+number format come from :mod:`labs.notebook.plots`; labels and legends are the messages
+``tensor_parallel.fig_*`` (:func:`labs.notebook.plots.label`: the notebook's language, English without a
 CJK font), units on the axes.
 
 Owns: 2.2's figures. Must not: communicate, measure, or print.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from matplotlib.transforms import offset_copy
 
-from labs.plots import COLORS, finish, label, plot_timeline, subplots
+from labs.notebook.plots import COLORS, finish, label, plot_timeline, subplots
 
 __all__ = ["plot_timeline", "plot_compute_vs_comm"]
 

@@ -6,7 +6,7 @@ measurement implies (a speedup above what overlap can hide, busy shares above 10
 starting before the rank it waits for has finished) and, when the numbers break it, says the
 measurement is noise and what to rerun instead of concluding.
 
-Takes plain numbers (and a :class:`labs.timeline.Timeline` for :func:`layerwise_spans`); runs
+Takes plain numbers (and a :class:`labs.notebook.timeline.Timeline` for :func:`layerwise_spans`); runs
 no experiment and imports nothing of :mod:`labs.tensor_parallel.experiments`.
 
 Must not: run an experiment or communicate, draw or print, or import the checks or the grader.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from labs.messages import joined, text
-from labs.timeline import Timeline
+from labs.notebook.timeline import Timeline
 
 __all__ = ["NOISE", "layerwise_spans", "overlap_parts", "interpret_layerwise", "interpret_overlap",
            "interpret_tp_scaling", "interpret_activations"]

@@ -139,7 +139,7 @@ def my_states_per_gpu(n_params, tp, pp, dp, zero_stage):
     return weights + grads + optimizer
 """, 0),
     Answer(MEMORY, "the course's formula", """
-from labs import memory
+from labs.formulas import memory
 def my_states_per_gpu(n_params, tp, pp, dp, zero_stage):
     return memory.model_state_bytes_per_gpu(n_params, tp=tp, pp=pp, dp=dp, zero_stage=zero_stage,
                                             optimizer="adam", precision="mixed").total

@@ -1,4 +1,4 @@
-"""The hosted bootstrap (labs.hosted) and its cell (labs.exercises.hosted_cell), without a runtime:
+"""The hosted bootstrap (labs.notebook.hosted) and its cell (labs.exercises.hosted_cell), without a runtime:
 what is detected, what would be installed and how, the cell's code in both editions, where the
 tool puts it, and that the student notebooks, the edition check and the grader live with it.
 (tests/course/test_hosted_runtime.py runs it in a Colab-like environment.)"""
@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labs import hosted
+from labs.notebook import hosted
 from labs.exercises import edition, hosted_cell
 from labs.exercises.generate import make_student_notebook
 from labs.messages import LANG_ENV, catalog
@@ -37,7 +37,7 @@ def _without_cell(nb):
     return nb
 
 
-# --- labs.hosted ----------------------------------------------------------------------------
+# --- labs.notebook.hosted ----------------------------------------------------------------------------
 
 def test_the_runtime_is_colab_or_kaggle_only_by_their_own_markers():
     assert hosted.runtime({}, {}) is None
@@ -129,7 +129,7 @@ def test_bootstrap_with_nothing_missing_runs_no_pip_and_a_failed_pip_is_said(mon
 
 
 def test_labs_hosted_imports_neither_torch_nor_numpy_nor_ipywidgets():
-    code = ("import sys, labs.hosted\n"
+    code = ("import sys, labs.notebook.hosted\n"
             "print(sorted({'torch', 'numpy', 'ipywidgets', 'grader'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          check=True)
@@ -230,7 +230,7 @@ def test_the_student_notebook_keeps_the_cell_and_the_grader_skips_it():
 @pytest.mark.parametrize("readme", ["README.md", "README.en.md"])
 def test_both_readmes_say_where_the_address_is_set_and_what_was_tested(readme):
     text = (ROOT / readme).read_text(encoding="utf-8")
-    for needed in ("`HANDOUT_URL`", "`labs/hosted.py`", "labs.exercises.hosted_cell",
+    for needed in ("`HANDOUT_URL`", "`labs/notebook/hosted.py`", "labs.exercises.hosted_cell",
                    "handout.zip", hosted.SOURCE_ENV, "tests/course/test_hosted_runtime.py",
                    "ipywidgets 7.7.1"):
         assert needed in text, (readme, needed)

@@ -2,7 +2,7 @@
 virtual environment pre-filled as Colab's is (torch, the numpy the course works with, ipywidgets
 7.7.1, ipykernel, nbconvert, matplotlib; no cloudpickle, no course), ``COLAB_RELEASE_TAG`` set,
 and the English handout's zip built from this working tree (``python -m grader.handout --zip``,
-what an instructor publishes at ``labs.hosted.HANDOUT_URL``) in place of that address. The English student notebook 2.0, with the
+what an instructor publishes at ``labs.notebook.hosted.HANDOUT_URL``) in place of that address. The English student notebook 2.0, with the
 bootstrap cell written by ``labs.exercises.hosted_cell``, is run there by nbconvert from a folder
 with nothing of the course in it. Then the planner widget is built there on ipywidgets 7.7.1.
 
@@ -28,7 +28,7 @@ import pytest
 from grader import handout
 from labs.exercises.generate import make_student_notebook
 from labs.exercises.hosted_cell import write_cell
-from labs.hosted import CELL_ID, DISTRIBUTION, SOURCE_ENV
+from labs.notebook.hosted import CELL_ID, DISTRIBUTION, SOURCE_ENV
 from labs.messages import catalog
 
 ROOT = Path(__file__).resolve().parents[2]

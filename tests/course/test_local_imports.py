@@ -5,8 +5,8 @@ head, so ``labs/`` and ``grader/`` import their own modules (``labs.*``, ``grade
 at the top. One stays inside a function only for a reason that a reader can check, written as a
 one-line ``# why`` comment on the line right above the import or at the end of its line, e.g.::
 
-    # why here: labs.plots imports matplotlib (~3 s), and the ranks import this module
-    from labs.plots import label
+    # why here: labs.notebook.plots imports matplotlib (~3 s), and the ranks import this module
+    from labs.notebook.plots import label
 
 Read from the syntax tree only (nothing is imported): a few hundred milliseconds.
 """
@@ -85,7 +85,7 @@ from labs.messages import text  # at the top: fine
 
 
 def quiet():
-    from labs.memory import model_state_bytes
+    from labs.formulas.memory import model_state_bytes
     import os.path  # not the course's own: fine
     return model_state_bytes
 
@@ -98,13 +98,13 @@ class Widget:
         import grader.record  # why: the kernel has no grader before this call
         # why here: a reason two lines above is not this import's
         # (another comment between)
-        from labs import plots
+        from labs.notebook import plots
         return view, sibling, grader, plots
 
     def later(self):
         def inner():
-            import labs.plots
-            return labs.plots
+            import labs.notebook.plots
+            return labs.notebook.plots
         return inner
 '''
 

@@ -1,7 +1,7 @@
 """The closing "notebook ran in N s" counts the cells' own run time, not the reader's pauses."""
 from __future__ import annotations
 
-from labs import cell_clock
+from labs.notebook import cell_clock
 
 
 class Events:

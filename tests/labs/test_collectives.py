@@ -1,4 +1,4 @@
-"""labs.collectives (hand-written ring, byte counters), labs.plots, and the 2.0 exercise checks.
+"""labs.collectives (hand-written ring, byte counters), labs.notebook.plots, and the 2.0 exercise checks.
 
 Every distributed test runs real gloo ranks through labs.launch and compares the hand-written
 collectives with torch.distributed's on the same data.
@@ -18,7 +18,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 import labs  # noqa: E402
-from labs import collectives, plots  # noqa: E402
+from labs import collectives  # noqa: E402
+from labs.notebook import plots  # noqa: E402
 from labs.exercises import collectives_checks as checks  # noqa: E402
 from labs.exercises import ranks  # noqa: E402
 from labs.exercises.checks import ExerciseFailed, ExerciseIncomplete  # noqa: E402

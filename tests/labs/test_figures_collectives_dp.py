@@ -1,4 +1,4 @@
-"""Every figure of notebooks 2.0 and 2.1, and the shared ones of labs.plots, is readable in both
+"""Every figure of notebooks 2.0 and 2.1, and the shared ones of labs.notebook.plots, is readable in both
 languages: no missing glyph, the course's dpi, no legend on data or on a label
 (figure_checks.assert_readable). Built from inputs of the kind the notebooks pass; the texts the
 figure functions write themselves are Chinese in zh and have no Chinese at all in en (titles and
@@ -12,11 +12,12 @@ import pytest
 import torch
 
 from tests.support import figure_checks
-from labs import fonts, memory, plots
+from labs.formulas import memory
+from labs.notebook import fonts, plots
 from labs.messages import text
 from tests.support.messages import said
 from labs.data_parallel import plots as dp_plots
-from labs.timeline import REAL_COMPUTE, SIMULATED, Event, Timeline
+from labs.notebook.timeline import REAL_COMPUTE, SIMULATED, Event, Timeline
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 KiB = 2**10

@@ -1,7 +1,7 @@
 """One owner per formula: every number the course teaches is pinned here to a value computed by
 hand, and, where the course measures it, to the measured value.
 
-Memory formulas live in labs.memory, traffic, bubble, time and "does it fit" in labs.cost; the
+Memory formulas live in labs.formulas.memory, traffic, bubble, time and "does it fit" in labs.formulas.cost; the
 other modules re-export them (the same function object), never retype them.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pytest
 import torch
 
 import labs
-from labs import collectives, cost, memory
+from labs import collectives
+from labs.formulas import cost, memory
 from labs import pipeline as pp
 from labs.messages import text
 from labs.models import TinyGPT, TinyGPTConfig
@@ -48,11 +49,11 @@ def _code_only(text: str) -> str:
 def test_no_formula_is_retyped_in_the_lab_code():
     """The 12·h² layer, the ring's 2(N-1)/N, the bubble and the memory and "fits" functions
     appear in the code of their owners only."""
-    patterns = {r"12\s*\*\s*h\s*\*\s*h|12\s*\*\s*hidden\s*\*\s*hidden": "labs/memory.py",
-                r"\(p\s*-\s*1\)\s*/\s*\(": "labs/cost.py",
-                r"2\s*\*\s*\(n\s*-\s*1\)\s*/\s*n": "labs/cost.py",
-                r"def model_state_bytes\b": "labs/memory.py",
-                r"def fits_on_one_card\b|class \w*(Decision|Report)\b": "labs/fit.py"}
+    patterns = {r"12\s*\*\s*h\s*\*\s*h|12\s*\*\s*hidden\s*\*\s*hidden": "labs/formulas/memory.py",
+                r"\(p\s*-\s*1\)\s*/\s*\(": "labs/formulas/cost.py",
+                r"2\s*\*\s*\(n\s*-\s*1\)\s*/\s*n": "labs/formulas/cost.py",
+                r"def model_state_bytes\b": "labs/formulas/memory.py",
+                r"def fits_on_one_card\b|class \w*(Decision|Report)\b": "labs/formulas/fit.py"}
     for path in sorted((ROOT / "labs").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
         if rel in ("labs/_compat.py",):
@@ -63,7 +64,7 @@ def test_no_formula_is_retyped_in_the_lab_code():
                 assert not re.search(pattern, text), f"{rel} retypes {pattern!r}: call {owner}"
 
 
-# --- labs.memory ----------------------------------------------------------------------------------
+# --- labs.formulas.memory ----------------------------------------------------------------------------------
 
 def test_layer_params_by_hand_and_counted():
     assert memory.transformer_layer_params(12288, biases=False) == 12 * 12288**2
@@ -119,7 +120,7 @@ def test_zero_bytes_equal_the_measured_shards(stage):
         assert total == expected.total
 
 
-# --- labs.cost: bytes on the wire -----------------------------------------------------------------
+# --- labs.formulas.cost: bytes on the wire -----------------------------------------------------------------
 
 def test_collective_bytes_by_hand():
     assert cost.ring_all_reduce_bytes_per_rank(1000, 4) == 1500  # 2·3/4·S
@@ -177,7 +178,7 @@ def test_layerwise_bytes_equal_the_counted_sends():
     assert {e.nbytes for e in sends} == {expected["message_bytes"]}
 
 
-# --- labs.cost: bubble and time -------------------------------------------------------------------
+# --- labs.formulas.cost: bubble and time -------------------------------------------------------------------
 
 def test_bubble_by_hand_and_simulated():
     assert cost.bubble_fraction(4, 8) == pytest.approx(3 / 11)
@@ -196,7 +197,7 @@ def test_time_and_flops_by_hand():
     assert cost.training_flops(1, 1, n_layers=2, seq_len=3, hidden=4) == 6 + 12 * 2 * 3 * 4
 
 
-# --- labs.cost: one decision type -----------------------------------------------------------------
+# --- labs.formulas.cost: one decision type -----------------------------------------------------------------
 
 def test_one_decision_type_for_the_three_questions(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")
@@ -231,7 +232,7 @@ def test_the_verdicts_speak_the_notebooks_language(monkeypatch):
         said(info.value, "memory.unknown_zero_stage", lang=lang, zero_stage=4, stages=(0, 1, 2, 3))
 
 
-# --- the planner's formulas (labs.memory, labs.cost) --------------------------------------------
+# --- the planner's formulas (labs.formulas.memory, labs.formulas.cost) --------------------------------------------
 
 def test_general_layer_params_by_hand():
     h = 12288

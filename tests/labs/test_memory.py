@@ -1,11 +1,11 @@
-"""labs.memory: the estimator's model-state bytes equal the bytes of real tensors, exactly;
+"""labs.formulas.memory: the estimator's model-state bytes equal the bytes of real tensors, exactly;
 its activation figure matches what autograd saves up to the small tensors it leaves out."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from labs import cost, memory
+from labs.formulas import cost, memory
 from labs.data import get_batch, regression_batch
 from labs.models import MLP, TinyGPT, TinyGPTConfig
 from labs.messages import text

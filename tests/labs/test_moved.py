@@ -7,16 +7,21 @@ move (outputs cleared): they import ``labs.tp_communications``, ``labs.pipeline_
 ``-m labs.ddp_script`` under torchrun, and so on. In 2.1 only sizes were made smaller (training
 steps, samples seen, benchmark rounds), so that it runs in less time (issue 27): every old name,
 keyword and call is as it was handed out.
+
+Only the old paths these notebooks use are kept (issue 38: an alias with no user in the course,
+its tests or its docs goes); the test below holds ``labs._moved`` to that.
 """
 from __future__ import annotations
 
 import importlib
+import pickle
 import re
 import subprocess
 import sys
 import warnings
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import labs
@@ -31,9 +36,14 @@ PRE_LAYOUT = sorted((ROOT / "tests" / "support" / "fixtures" / "pre_layout").glo
 
 def _fresh(name: str):
     sys.modules.pop(name, None)
-    if hasattr(labs, name.rpartition(".")[2]) and name.count(".") == 1:
-        delattr(labs, name.rpartition(".")[2])
+    parent, _, leaf = name.rpartition(".")
+    vars(sys.modules[parent]).pop(leaf, None)  # not hasattr: labs would import the old path
     return importlib.import_module(name)
+
+
+def _code(path: Path) -> str:
+    nb = nbformat.read(str(path), as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
 
 
 @pytest.mark.parametrize("old, new", sorted(_moved.MOVED_MODULES.items()))
@@ -50,45 +60,32 @@ def test_old_module_path_warns_and_resolves_to_the_new_module(old, new, monkeypa
         assert getattr(module, name) is not None
 
 
-#: Every module path of labs/ at 698b942 (the layout issue 25 measured) that is no longer a file
-#: today (``git ls-tree -r --name-only 698b942 labs/`` less today's files), and its new home. Not
-#: here: the six notebook catalogs ``labs.messages.notebook_2_0`` ... ``_2_5``, deleted by issue 25
-#: item 1 with no successor (data read through ``labs.messages.text``, never imported by a cell).
-GONE_SINCE_698B942 = {
-    "labs.bench.grade": "grader.bench",
-    **{f"labs.exercises.{name}": f"grader.{name}"
-       for name in ("copying", "grade", "judge", "limits", "record", "runner", "sandbox")},
-    "labs.hybrid.hardware": "labs.hardware",
-    "labs.hybrid.planner": "labs.planner",
-    "labs.hybrid.planner_model": "labs.planner.model",
-    "labs.hybrid.planner_search": "labs.planner.search",
-    "labs.hybrid.planner_types": "labs.planner.types",
-    "labs.hybrid.widgets": "labs.planner.widgets",
-    "labs.hybrid.widgets_view": "labs.planner.view",
-}
+def test_every_old_path_kept_is_one_a_notebook_from_before_the_move_uses():
+    code = "\n".join(_code(p) for p in PRE_LAYOUT)
+    for old in _moved.MOVED_MODULES:
+        parent, _, leaf = old.rpartition(".")
+        used = re.search(rf"(?<![\w.]){re.escape(old)}\b", code) or re.search(
+            rf"from {re.escape(parent)} import [^\n]*\b{leaf}\b", code)
+        assert used, f"{old}: no notebook of tests/support/fixtures/pre_layout/ uses it"
+    for (old, name) in _moved.RENAMED:
+        assert old in _moved.MOVED_MODULES, (old, name)
 
 
-@pytest.mark.parametrize("old, new", sorted(GONE_SINCE_698B942.items()))
-def test_a_gone_module_path_of_the_698b942_layout_imports_and_names_its_new_home(old, new,
-                                                                                monkeypatch):
+def test_an_old_path_as_an_attribute_of_a_bare_import_labs(monkeypatch):
+    """``import labs`` then ``labs.launcher.cpu_count()`` (2.2 before the move): the package's own
+    names are imported explicitly (no module ``__getattr__`` in labs/__init__.py), the old paths
+    are served by labs._moved."""
     monkeypatch.setenv("LABS_LANG", "en")
-    assert _moved.MOVED_MODULES.get(old) == new
-    with pytest.warns(DeprecationWarning, match=rf"^{re.escape(old)} moved to {re.escape(new)};"):
-        module = _fresh(old)
-    assert module.__spec__.origin == f"moved to {new}"  # the import hook's, not a file left behind
-    target = importlib.import_module(new)
-    public = [n for n in getattr(target, "__all__", []) if (old, n) not in _moved.RENAMED]
-    assert public and all(getattr(module, n) is getattr(target, n) for n in public)
-
-
-def test_the_names_of_the_split_record_module_lead_to_their_new_homes(monkeypatch):
-    monkeypatch.setenv("LABS_LANG", "en")
-    from grader import judge, recorder
-
-    with pytest.warns(DeprecationWarning):
-        record = _fresh("labs.exercises.record")
-    assert record.Recorder is recorder.Recorder and record.StudentArg is recorder.StudentArg
-    assert record.Replayer is judge.Replayer and record.Placeholder is judge.Placeholder
+    assert "__getattr__" not in vars(labs)
+    assert pickle.loads(pickle.dumps(labs)) is labs  # a cell's function using labs still travels
+    sys.modules.pop("labs.launcher", None)
+    vars(labs).pop("launcher", None)
+    with pytest.warns(DeprecationWarning, match=r"^labs\.launcher moved to labs\.runtime\.launcher;"):
+        assert labs.launcher.cpu_count() == labs.cpu_count()
+    with pytest.raises(AttributeError):
+        labs.no_such_name  # noqa: B018
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("labs.doctor")  # an old path no notebook uses any more
 
 
 def test_the_warning_points_at_the_importing_line(monkeypatch):
@@ -103,29 +100,41 @@ def test_the_warning_points_at_the_importing_line(monkeypatch):
 
 
 def test_the_warnings_speak_the_notebook_language(monkeypatch):
-    from labs import memory
+    from labs.bench import ddp as bench
 
     monkeypatch.setenv("LABS_LANG", "zh")
     with pytest.warns(DeprecationWarning, match=r"^labs\.plots_pp 已移到 labs\.pipeline\.plots；"
                                                 r"请导入新的名字（旧名字将在 labs 0\.2（本期课程"
                                                 r"结束之后）移除）。$"):
         _fresh("labs.plots_pp")
-    with pytest.warns(DeprecationWarning, match="labs.memory.fits_on_one_card 已移到 labs.cost"):
-        memory.fits_on_one_card  # noqa: B018
+    with pytest.warns(DeprecationWarning, match="labs.bench.ddp.compute_vs_comm 已移到 "
+                                                "labs.data_parallel.experiments.compute_vs_comm"):
+        bench.compute_vs_comm  # noqa: B018
 
 
 def test_old_attributes_of_modules_that_stay(monkeypatch):
     monkeypatch.setenv("LABS_LANG", "en")
-    from labs import cost, memory
     from labs.bench import ddp as bench
     from labs.data_parallel import experiments
 
-    with pytest.warns(DeprecationWarning, match="labs.memory.fits_on_one_card moved to labs.cost"):
-        assert memory.fits_on_one_card is cost.fits_on_one_card
     with pytest.warns(DeprecationWarning, match="labs.bench.ddp.compute_vs_comm moved"):
         assert bench.compute_vs_comm is experiments.compute_vs_comm
     with pytest.raises(AttributeError):
-        memory.no_such_name  # noqa: B018
+        bench.no_such_name  # noqa: B018
+
+
+def test_the_old_memory_module_keeps_the_fit_decision(monkeypatch):
+    """2.1 and 2.2 before the move: ``from labs import memory`` then ``memory.fits_on_one_card``
+    (the decision went to labs.formulas.fit, offered by labs.formulas.cost)."""
+    monkeypatch.setenv("LABS_LANG", "en")
+    from labs.formulas import cost, memory
+
+    with pytest.warns(DeprecationWarning, match="labs.memory moved to labs.formulas.memory"):
+        old = _fresh("labs.memory")
+    assert old.fits_on_one_card is cost.fits_on_one_card and old.FitReport is cost.FitDecision
+    assert old.model_state_bytes is memory.model_state_bytes
+    with pytest.raises(AttributeError):
+        memory.fits_on_one_card  # noqa: B018  (the new module has only its own names)
 
 
 def test_old_signatures_give_the_old_results(monkeypatch):

@@ -121,12 +121,11 @@ def test_the_check_finds_what_it_should():
     assert problems_in("from labs.tensor_parallel import comm\ncomm._size(None)") == [
         "comm._size: labs.tensor_parallel.comm._size is not public"]
     assert problems_in("import labs\nlabs.cpu_count()\nfrom labs.models import TinyGPT") == []
-    # the later moves too: the planner out of labs.hybrid, the grader out of labs.exercises
-    assert problems_in("from labs.hybrid import planner\nimport labs.hybrid.hardware as hw") == [
-        "labs.hybrid.hardware: an old path, use labs.hardware",
-        "labs.hybrid.planner: an old path, use labs.planner"]
-    assert problems_in("from labs.exercises.judge import judge") == [
-        "labs.exercises.judge: an old path, use grader.judge"]
+    # the later move too: the formulas into labs.formulas
+    assert problems_in("from labs import memory\nimport labs.plots_pp as plots") == [
+        "labs.memory: an old path, use labs.formulas.memory",
+        "labs.plots_pp: an old path, use labs.pipeline.plots"]
+    assert problems_in("from labs.formulas import memory\nmemory.model_state_bytes(1)") == []
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=[p.name for p in SOLUTIONS])

@@ -22,7 +22,7 @@ import nbformat
 import pytest
 
 from labs import messages
-from labs.hosted import HANDOUT_URL
+from labs.notebook.hosted import HANDOUT_URL
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "solutions").glob("*.ipynb"))
@@ -41,7 +41,7 @@ NOT_PROSE = {
     "weights after the step", "parameters on this rank", "sequence-parallel grads",  # keys
     # of labs.tensor_parallel.verify's results
     "segment.all.current",  # a key of torch.cuda.memory_stats()
-    HANDOUT_URL,  # the handout's address, in the hosted bootstrap cell (labs.hosted)
+    HANDOUT_URL,  # the handout's address, in the hosted bootstrap cell (labs.notebook.hosted)
 }
 
 
@@ -71,7 +71,7 @@ def _lookups(tree, keys) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and (
                 node.module.startswith("labs.messages")
-                or (node.module == "labs.plots" and any(a.name == "label" for a in node.names))):
+                or (node.module == "labs.notebook.plots" and any(a.name == "label" for a in node.names))):
             found.append(f"from {node.module} import …")
         elif isinstance(node, ast.Call):
             func = node.func

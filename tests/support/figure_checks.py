@@ -18,7 +18,7 @@ matplotlib.use("Agg")
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.legend import Legend  # noqa: E402
 
-from labs import plots  # noqa: E402
+from labs.notebook import plots  # noqa: E402
 
 __all__ = ["assert_readable", "draw"]
 

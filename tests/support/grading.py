@@ -21,7 +21,7 @@ import nbformat
 
 from labs.exercises import catalog
 from tests.support import early
-from labs.hosted import is_hosted_cell
+from labs.notebook.hosted import is_hosted_cell
 from labs.messages import text
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 
 from matplotlib.colors import to_hex  # noqa: E402
 
-from labs import memory  # noqa: E402
+from labs.formulas import memory  # noqa: E402
 from labs.data_parallel import plots as dp_plots  # noqa: E402
 from tests.support import figure_checks  # noqa: E402
 

@@ -1,7 +1,7 @@
 """labs.data_parallel.zero / zero_stages: ZeRO-1, -2 and -3 written by hand train to the weights
 of one process on the global batch, and to those of torch's own (ZeroRedundancyOptimizer for
 ZeRO-1; FSDP2 fully_shard for ZeRO-3), on real gloo ranks (labs.launch); each rank holds the
-bytes labs.memory predicts for its stage, plus the partition's unevenness or padding, exactly.
+bytes labs.formulas.memory predicts for its stage, plus the partition's unevenness or padding, exactly.
 
 Agreement with one process is to float32 rounding (labs.numerics): the ranks' gradients are
 summed in another order. Replicas agree bit for bit across ranks.
@@ -19,7 +19,7 @@ from labs.data import regression_batch, shard_batch
 from labs.data_parallel import allreduce_gradients
 from labs.data_parallel.zero import ShardedOptimizer, partition_by_size
 from labs.data_parallel.zero_stages import Zero2Optimizer, Zero3Optimizer
-from labs.memory import bytes_per_param, model_state_bytes_per_gpu
+from labs.formulas.memory import bytes_per_param, model_state_bytes_per_gpu
 from labs.models import MLP
 from labs.numerics import assert_close
 from tests.support.messages import pattern, said
@@ -31,7 +31,7 @@ N_PARAMS = 57
 STEPS, BATCH, TIMEOUT = 3, 8, 120
 OPTIMIZERS = {"sgd_momentum": (torch.optim.SGD, dict(lr=0.05, momentum=0.9)),
               "adamw": (torch.optim.AdamW, dict(lr=1e-2, weight_decay=0.1))}
-MEMORY_RECIPE = {"sgd_momentum": "sgd_momentum", "adamw": "adam"}  # labs.memory's names
+MEMORY_RECIPE = {"sgd_momentum": "sgd_momentum", "adamw": "adam"}  # labs.formulas.memory's names
 STAGE = {"zero1": 1, "zero2": 2, "zero3": 3}
 
 
@@ -231,7 +231,7 @@ def test_memory_measured_is_prediction_plus_partition_excess(runs, optimizer):
     world_size, results = runs
     rows = _memory_rows(world_size, results, optimizer)
     print(f"\nworld size {world_size}, {optimizer}, {N_PARAMS} parameters: bytes measured "
-          "(predicted by labs.memory + excess explained by the partition)")
+          "(predicted by labs.formulas.memory + excess explained by the partition)")
     for rank, stage, measured, predicted, expected in rows:
         print(f"  rank {rank} {stage}: " + ", ".join(
             f"{k} {measured[k]} ({predicted[k]:g} + {expected[k]:g})"

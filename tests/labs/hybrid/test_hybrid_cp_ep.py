@@ -19,7 +19,7 @@ from labs.hybrid.context_parallel import (causal_block, ring_attention, ring_att
 from labs.hybrid.expert_parallel import (MoE, dispatch_matrix, expert_parallel_traffic)
 from labs.hybrid.plots_cp_ep import plot_all_to_all, plot_ring
 from labs.models import causal_attention
-from labs.plots import format_bytes
+from labs.notebook.plots import format_bytes
 from tests.support.messages import pattern, said
 
 pytestmark = pytest.mark.numerics

@@ -117,7 +117,7 @@ FIGURE_SHAPES = [MeshShape(2, 2, 2), MeshShape(1, 2, 4), MeshShape(2, 1, 4), Mes
 @pytest.mark.parametrize("shape", FIGURE_SHAPES, ids=str)
 def test_mesh_figure_has_one_labelled_cell_per_rank(shape, gpus_per_node):
     from labs.hybrid.plots_mesh import draw_mesh
-    from labs.plots import label
+    from labs.notebook.plots import label
 
     fig = draw_mesh(shape, gpus_per_node=gpus_per_node)
     (ax,) = fig.axes
@@ -135,7 +135,7 @@ def test_mesh_figure_has_one_labelled_cell_per_rank(shape, gpus_per_node):
 
 def test_mesh_figure_draws_into_a_given_axes():
     from labs.hybrid.plots_mesh import draw_mesh
-    from labs.plots import subplots
+    from labs.notebook.plots import subplots
 
     fig, ax = subplots()
     assert draw_mesh(MeshShape(2, 2, 2), ax=ax) is fig
@@ -192,7 +192,7 @@ def test_mesh_legend_says_when_pp_boundaries_stay_inside_a_node(shape, gpus_per_
     (0->1) and across nodes (1->2); the legend must not say PP only crosses nodes. No code name
     (hardware.links) in the legend."""
     from labs.hybrid.plots_mesh import REASONS, draw_mesh
-    from labs.plots import label
+    from labs.notebook.plots import label
 
     fig = draw_mesh(shape, gpus_per_node=gpus_per_node)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]

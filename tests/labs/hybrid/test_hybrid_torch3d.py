@@ -1,7 +1,7 @@
 """Torch's own 3D parallelism (DTensor TP + FSDP2 / replicate + torch.distributed.pipelining)
 on real gloo ranks: equal to one process on the global batch and to the hand-written 3D step
 (labs.hybrid.three_d) for 3 steps; per-rank model-state memory of DDP vs FSDP as the DP
-dimension equal to labs.memory's prediction; clear errors on bad input; the benchmark runs."""
+dimension equal to labs.formulas.memory's prediction; clear errors on bad input; the benchmark runs."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""The messages layer (labs.messages) and the figures' font (labs.fonts).
+"""The messages layer (labs.messages) and the figures' font (labs.notebook.fonts).
 
 Every message exists in every language with the same fields; every key the code asks for
 exists; no Chinese string is left in labs/ outside the catalogs (so the English edition
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from labs import fonts, messages
+from labs import messages
+from labs.notebook import fonts
 
 ROOT = Path(__file__).resolve().parents[3]
 LABS = ROOT / "labs"

@@ -1,5 +1,5 @@
 """Zero-bubble pipelines as data (issue 28): the W action, the ZB-H1 and ZB-V orders, the V
-placement, their validation, their simulated bubbles against labs.cost's formulas and their
+placement, their validation, their simulated bubbles against labs.formulas.cost's formulas and their
 in-flight bounds. On paper only: no ranks,
 no torch (the real-rank runs are test_zero_bubble_ranks.py's).
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from labs import cost
+from labs.formulas import cost
 from labs import pipeline as pp
 from labs.pipeline.schedules import (LOOP, V_SHAPE, Action, compute_order, in_flight_bound,
                                      placement_of, stage_rank, zb_h1_order, zb_v_order)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from labs import cost
+from labs.formulas import cost
 from labs import hardware
 from labs import planner as pl
 from tests.support.messages import pattern

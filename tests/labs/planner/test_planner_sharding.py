@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from labs import memory
+from labs.formulas import memory
 from labs import planner as pl
 from labs.planner import calibration
 from labs.planner.model import stage_layers

@@ -55,7 +55,7 @@ def lang(request, monkeypatch):
 # --- 2.2 -----------------------------------------------------------------------------------------
 
 def test_compute_vs_comm(lang):
-    from labs.plots import label
+    from labs.notebook.plots import label
 
     # notebook 2.2, section 6: one TP block at t = 1, 2, 4 on 2 cores (seconds)
     fig = tplots.plot_compute_vs_comm((1, 2, 4), [0.039, 0.026, 0.0175], [0.0, 0.0144, 0.0463],
@@ -88,7 +88,7 @@ def _sweep(offset: float = 0.0) -> dict:
 
 @pytest.mark.parametrize("offset, v", [(0.0, 1), (0.3, 1), (0.0, 2)])
 def test_bubble(lang, offset, v):
-    from labs.plots import label
+    from labs.notebook.plots import label
 
     mode = pp.mode_label(pp.FixedTime(0.020, 0.040)) if offset == 0 else pp.REAL_COMPUTE
     fig = pplots.plot_bubble(_sweep(offset), mode=mode, v=v)
@@ -107,7 +107,7 @@ def test_fixed_time_mode_label_follows_the_language(lang):
 
 
 def test_memory_defaults(lang):
-    from labs.plots import label
+    from labs.notebook.plots import label
 
     # notebook 2.3, section 2: peak in-flight micro-batches per rank, p=4, m=8
     fig = pplots.plot_memory({"GPipe": [8, 8, 8, 8], "1F1B": [4, 3, 2, 1]})
@@ -144,7 +144,7 @@ def test_xy_own_figure(lang):
 
 
 def test_xy_into_two_axes(lang):
-    from labs.plots import subplots
+    from labs.notebook.plots import subplots
 
     sizes = [32, 16, 8, 4, 2, 1]
     fig, (ax1, ax2) = subplots(1, 2, figsize=(7, 2.8))

@@ -12,7 +12,7 @@ from labs.models import TinyGPTConfig
 from labs.tensor_parallel import experiments as tpx
 from labs.tensor_parallel import readings
 from labs.messages import joined, text
-from labs.timeline import REAL_COMPUTE, Timeline
+from labs.notebook.timeline import REAL_COMPUTE, Timeline
 from tests.support.messages import pattern, said
 
 pytestmark = pytest.mark.numerics

@@ -1,7 +1,7 @@
 """The course's numbers of traffic and time: formulas only (the "does it fit?" decision is
-:mod:`labs.fit`'s, offered here too).
+:mod:`labs.formulas.fit`'s, offered here too).
 
-The only home of these formulas (memory is :mod:`labs.memory`'s); every notebook, plot and
+The only home of these formulas (memory is :mod:`labs.formulas.memory`'s); every notebook, plot and
 planner calls them. Vocabulary: ``n_params``, ``batch`` (sequences per micro-batch), ``seq_len``,
 ``hidden``, ``tp`` / ``pp`` / ``dp`` degrees, ``n_microbatches``; a name ending in ``_bytes`` is
 bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second.
@@ -20,20 +20,20 @@ bytes, ``_s`` seconds, ``_bytes_per_s`` bytes per second.
 - Time: seconds on a link (latency + bytes / bandwidth), training FLOPs (6·N per token).
 - The decision, one type (:class:`FitDecision`) for three questions: does a model fit one card
   (2.1), how much tensor parallelism does it need (2.2), how many pipeline stages (2.3); it
-  lives in :mod:`labs.fit` and is offered here too, where the notebooks call it::
+  lives in :mod:`labs.formulas.fit` and is offered here too, where the notebooks call it::
 
     tp_layer_comm(batch=8, seq_len=1024, hidden=1600, tp=8)["sent_bytes_per_rank"]
     tp_decision(1.5e9, 32e9, hidden=1600, heads=16).verdict
 
 Owns: the traffic and time formulas. Must not: measure, communicate or print; hold a memory formula
-(labs.memory) or the fit decision (labs.fit, re-exported only); import a parallelism package, the
+(labs.formulas.memory) or the fit decision (labs.formulas.fit, re-exported only); import a parallelism package, the
 planner or the grader.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from labs.fit import FitDecision, fits_on_one_card, pp_decision, tp_decision
+from labs.formulas.fit import FitDecision, fits_on_one_card, pp_decision, tp_decision
 from labs.messages import text
 
 __all__ = [

@@ -14,7 +14,7 @@ Without either, :func:`plot_language` is English, so figures use their English l
 one-line notice says how to get the font. Figures never show boxes instead of characters.
 
 Owns: finding and registering the CJK font, once per process, and the one notice when there is none.
-Must not: draw a figure, import labs.plots, or print anything but that notice.
+Must not: draw a figure, import labs.notebook.plots, or print anything but that notice.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ CELL_TAG = "hosted-setup"
 #: The runtime's own packages: never installed over, pinned as constraints when present.
 KEPT = ("torch", "numpy", "ipywidgets")
 DISTRIBUTION = "dist-training-course"
-#: The Chinese edition's figure font (the pin of requirements.txt; labs.fonts reads it).
+#: The Chinese edition's figure font (the pin of requirements.txt; labs.notebook.fonts reads it).
 FONT_PACKAGE = "mplfonts==0.0.11"
 
 _RUNTIMES = {"colab": "Google Colab", "kaggle": "Kaggle"}

@@ -2,7 +2,7 @@
 
 Layer-wise model parallelism (2.2), the pipeline schedules (2.3, simulated by
 :mod:`labs.pipeline.simulator` and measured by :mod:`labs.pipeline.executor`) and the hybrid
-steps of 2.4 all produce a :class:`Timeline`, and :func:`labs.plots.plot_timeline` draws any of
+steps of 2.4 all produce a :class:`Timeline`, and :func:`labs.notebook.plots.plot_timeline` draws any of
 them. An :class:`Event` is one bar: its kind (``"F"`` / ``"B"`` for a pipeline micro-batch,
 ``"forward"``, ``"backward"``, ``"send"``, ``"all-reduce"`` ...), the micro-batch and stage when
 there are some, and its start and end in seconds::
@@ -11,7 +11,7 @@ there are some, and its start and end in seconds::
     timeline.idle_fraction()          # per rank: the share of the step it did not compute
 
 Owns: Event and Timeline. Must not: import torch, matplotlib or any other labs module (it is drawn
-by labs.plots), or print.
+by labs.notebook.plots), or print.
 """
 from __future__ import annotations
 

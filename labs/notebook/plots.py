@@ -6,18 +6,18 @@ MiB), one palette (:data:`COLORS`: blue forward, orange backward, green weight g
 red communication), one way to print a number on a figure
 (:func:`format_number`: 8, 0.273, 641.0 -- not 641.031 or 1.28e+03) and a size
 (:func:`format_bytes`). Labels, titles and legends are messages (:mod:`labs.messages`, area
-``plots``) in the notebook's language; Chinese needs the CJK font that :mod:`labs.fonts`
+``plots``) in the notebook's language; Chinese needs the CJK font that :mod:`labs.notebook.fonts`
 registers on import, and without one the figures fall back to their English labels
 (:func:`label`). Axes always carry units; legends sit where they cover no data
 (tests/support/figure_checks.py checks every course figure for overlaps and missing glyphs).
 
 Shared figures: collectives before/after per rank and bandwidth vs message size (2.0), and the
 one timeline plot (:func:`plot_timeline`, :func:`plot_timelines`) that draws any
-:class:`labs.timeline.Timeline`: layer-wise model parallelism (2.2), pipeline schedules
+:class:`labs.notebook.timeline.Timeline`: layer-wise model parallelism (2.2), pipeline schedules
 simulated or measured (2.3), hybrid steps (2.4).
 
 Owns: the style (size, dpi, colours, number format), labels in the figures' language and the shared
-figures. Must not: compute a formula (it calls labs.cost), communicate, print, or import a
+figures. Must not: compute a formula (it calls labs.formulas.cost), communicate, print, or import a
 parallelism package, the checks or the grader.
 """
 
@@ -30,10 +30,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from labs import fonts
-from labs.cost import bus_bandwidth
+from labs.notebook import fonts
+from labs.formulas.cost import bus_bandwidth
 from labs.messages import text
-from labs.timeline import REAL_COMPUTE, SIMULATED, Timeline
+from labs.notebook.timeline import REAL_COMPUTE, SIMULATED, Timeline
 
 __all__ = ["FIGSIZE", "DPI", "COLORS", "label", "mode_label", "format_number", "format_bytes",
            "subplots", "finish", "plot_collective", "plot_bandwidth", "plot_timeline",
@@ -54,7 +54,7 @@ fonts.setup()
 
 def label(key: str, /, **values) -> str:
     """The figure text ``key`` (a message of :mod:`labs.messages`, ``area.name``) in the
-    language figures are drawn in (:func:`labs.fonts.plot_language`: the notebook's, or English
+    language figures are drawn in (:func:`labs.notebook.fonts.plot_language`: the notebook's, or English
     when there is no CJK font)."""
     return text(key, lang=fonts.plot_language(), **values)
 
@@ -202,7 +202,7 @@ def _time_unit(timeline: Timeline) -> tuple[float, str]:
     return (1.0, "plots.time_units") if forward >= 0.5 else (1e-3, "plots.time_ms")
 
 
-# The modes and kinds of event that labs names (labs.timeline), drawn in the figures' language;
+# The modes and kinds of event that labs names (labs.notebook.timeline), drawn in the figures' language;
 # any other mode or kind is drawn as its maker wrote it.
 _MODES = {REAL_COMPUTE: "plots.mode_real_compute", SIMULATED: "plots.mode_simulated"}
 _KINDS = {"forward": "plots.kind_forward", "backward": "plots.kind_backward",
@@ -259,7 +259,7 @@ def _draw_timeline(ax, timeline: Timeline, title: str, show_idle: bool | None) -
 
 def plot_timeline(timeline: Timeline, *, title: str = "", show_idle: bool | None = None,
                   figsize=None):
-    """A Gantt chart of any :class:`~labs.timeline.Timeline`: one row per rank (or lane), a bar
+    """A Gantt chart of any :class:`~labs.notebook.timeline.Timeline`: one row per rank (or lane), a bar
     per event coloured by kind (blue forward, orange backward, green weight gradient W when the
     backward is split, red communication), the number
     on a bar is its micro-batch, lighter bars are later model chunks (interleaved 1F1B). Rows

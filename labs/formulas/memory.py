@@ -24,10 +24,10 @@ autograd really saves, so the two can be compared::
 
 This module is the only home of these formulas: model-state bytes (also split over TP × PP and
 sharded by ZeRO over DP), the parameters of a transformer layer (12·h²), activation bytes. What
-they mean for a card -- does it fit, how must the model be split -- is :mod:`labs.cost`'s.
+they mean for a card -- does it fit, how must the model be split -- is :mod:`labs.formulas.cost`'s.
 
 Owns: every memory formula and the measurement of tensors' bytes. Must not: hold a traffic or time
-formula (labs.cost), communicate, print, or import a parallelism package, the planner or the grader.
+formula (labs.formulas.cost), communicate, print, or import a parallelism package, the planner or the grader.
 """
 from __future__ import annotations
 
@@ -36,7 +36,6 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from labs._moved import moved_attribute
 from labs.messages import text
 
 __all__ = ["ModelStateBytes", "bytes_per_param", "model_state_bytes", "model_state_bytes_per_gpu",
@@ -350,7 +349,3 @@ def microbatches_in_flight(p: int, m: int, *, v: int = 1, stage: int = 0) -> flo
     if v == 1 or stage != 0:
         return float(min(p - stage, m))
     return min(p + (p - 1) / v, float(m))
-
-
-def __getattr__(name):  # "does it fit" moved to labs.cost (notebooks before the move)
-    return moved_attribute(__name__, name)

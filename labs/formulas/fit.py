@@ -1,22 +1,22 @@
 """Does it fit? The chapter's "does the model fit, and how must it be split" decision: one type
 (:class:`FitDecision`) for three questions -- the whole model on one card (2.1,
 :func:`fits_on_one_card`), the smallest tensor-parallel degree (2.2, :func:`tp_decision`), the
-pipeline stages (2.3, :func:`pp_decision`). Bytes from :mod:`labs.memory`; verdicts in words
+pipeline stages (2.3, :func:`pp_decision`). Bytes from :mod:`labs.formulas.memory`; verdicts in words
 (the one-card verdict in decimal GB, the chapter's unit; TP and PP in GiB).
 
-Formulas and a verdict only: no traffic or time (:mod:`labs.cost`, which offers these names
+Formulas and a verdict only: no traffic or time (:mod:`labs.formulas.cost`, which offers these names
 too, as the notebooks call them: ``cost.tp_decision(...)``).
 
-Must not: measure, communicate or print; hold a traffic or time formula (labs.cost); or import
-labs.cost, the planner or the grader (labs.cost imports it).
+Must not: measure, communicate or print; hold a traffic or time formula (labs.formulas.cost); or import
+labs.formulas.cost, the planner or the grader (labs.formulas.cost imports it).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from labs import memory
-from labs.memory import GiB
+from labs.formulas import memory
+from labs.formulas.memory import GiB
 from labs.messages import text
 
 __all__ = ["QUESTIONS", "FitDecision", "fits_on_one_card", "tp_decision", "pp_decision"]
@@ -34,7 +34,7 @@ class FitDecision:
     """
 
     question: str
-    model_state_bytes: float  # the whole model's states (labs.memory)
+    model_state_bytes: float  # the whole model's states (labs.formulas.memory)
     card_bytes: float
     budget: float  # share of the card the model states may take (the chapter's ~70 %)
     activation_bytes: float = 0.0
