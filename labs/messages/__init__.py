@@ -131,13 +131,13 @@ def set_language(lang: str | None) -> None:
 
 #: area -> the module holding its ``MESSAGES``, beside the code that says them.
 CATALOGS = {
-    "collectives": "labs.messages.collectives",
-    "cost": "labs.messages.cost",
-    "hosted": "labs.messages.hosted",
-    "memory": "labs.messages.memory",
-    "models": "labs.messages.models",
-    "plots": "labs.messages.plots",
-    "summary": "labs.messages.summary",
+    "collectives": "labs.collectives.text",
+    "models": "labs.models.text",
+    "summary": "labs.summary.text",
+    "cost": "labs.formulas.text_cost",
+    "memory": "labs.formulas.text_memory",
+    "hosted": "labs.notebook.text_hosted",
+    "plots": "labs.notebook.text_plots",
     "data_parallel": "labs.data_parallel.text",
     "tensor_parallel": "labs.tensor_parallel.text",
     "tensor_parallel_readings": "labs.tensor_parallel.text_readings",

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.numerics
 
 LAB = Path(labs.__file__).resolve().parent
 AUDITED = (LAB / "data_parallel", LAB / "tensor_parallel", LAB / "pipeline",
-           LAB / "collectives.py")
+           LAB / "collectives")
 TORCH_MODULES = Path(torch.nn.modules.__file__).resolve().parent  # nn.Linear(...) and friends
 FACTORIES = {torch.empty, torch.zeros, torch.ones, torch.full, torch.tensor, torch.as_tensor,
              torch.arange, torch.linspace, torch.eye, torch.rand, torch.randn, torch.randint,

@@ -1,7 +1,7 @@
 """Messages of the shared ground: the models, the data, the reference training loop and the tolerance policy (labs.models, labs.data, labs.reference, labs.numerics).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- comparing with the reference (labs.numerics; the pipeline's and TP's checks) ---------

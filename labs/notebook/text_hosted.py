@@ -1,8 +1,8 @@
 """Messages of the hosted bootstrap (labs.notebook.hosted): what the first cell of a notebook says on Google
 Colab or Kaggle after installing the course.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the comment that opens the bootstrap cell (labs.exercises.hosted_cell) -------------

@@ -1,7 +1,7 @@
 """Messages of labs.formulas.cost: the "does it fit?" verdicts (2.1, 2.2, 2.3) and bad input.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- bad input ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Messages of the figures: labels, titles, legends (labs.notebook.plots, labs.notebook.fonts and each package's
 plots module).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "no_cjk_font": {

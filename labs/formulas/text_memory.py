@@ -1,7 +1,7 @@
 """Messages of labs.formulas.memory: bad input to the memory formulas.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "unknown_optimizer": {

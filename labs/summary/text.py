@@ -1,7 +1,7 @@
 """Messages of labs.summary (notebook 2.5): the paradigm table and the one-node / two-node runs.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (labs.messages is the
-bottom layer) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
+labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the rows of the paradigm table ----------------------------------------------------
