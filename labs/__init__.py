@@ -26,7 +26,8 @@ The map, one folder or file per idea (each package's ``__init__`` is its own map
 - notebook support: :mod:`labs.notebook` -- timeline (one timeline type), plots (figure style,
   shared figures), fonts, the cell clock and the hosted (Colab, Kaggle) bootstrap;
 - :mod:`labs.exercises` (checks, student notebooks) and :mod:`labs.bench` (benchmarks);
-  :mod:`labs.messages` (every sentence a student sees, in both languages).
+  :mod:`labs.messages` (the language and the lookup; every package keeps the sentences it says,
+  in both languages, in its own ``text*.py``).
 
 Old module paths of notebooks handed out before a move (``labs.tp_communications`` ...) keep
 working, with a warning, until labs 0.2 (:mod:`labs._moved`).
