@@ -9,7 +9,9 @@ is a key of one catalog, with its text in each language of :data:`LANGUAGES`::
 
 Each catalog lives beside the code that says it (issue 38): ``labs/pipeline/text.py`` holds
 what labs.pipeline says, ``labs/exercises/text_2_3.py`` what notebook 2.3's checks say; the
-grader's in ``grader/``. :data:`CATALOGS` maps each area to its module. A new sentence goes into its
+grader's in ``grader/``; a package whose ``__init__`` speaks names its catalog
+``text_<package>.py``, so that the module does not hide the function :func:`text` there
+(``labs/models/text_models.py``). :data:`CATALOGS` maps each area to its module. A new sentence goes into its
 package's catalog, both languages side by side.
 
 A key is ``area.name``: the catalog is the module ``CATALOGS[area]``, whose ``MESSAGES``
@@ -131,9 +133,9 @@ def set_language(lang: str | None) -> None:
 
 #: area -> the module holding its ``MESSAGES``, beside the code that says them.
 CATALOGS = {
-    "collectives": "labs.collectives.text",
-    "models": "labs.models.text",
-    "summary": "labs.summary.text",
+    "collectives": "labs.collectives.text_collectives",
+    "models": "labs.models.text_models",
+    "summary": "labs.summary.text_summary",
     "cost": "labs.formulas.text_cost",
     "memory": "labs.formulas.text_memory",
     "hosted": "labs.notebook.text_hosted",
