@@ -4,7 +4,7 @@ Owns: each exercise's result -- its verdict, decided here in the grader's proces
 its check left (:mod:`grader.judge`, one judge at a time), or the reason it was lost (a time or
 resource limit, a kernel death, a failed setup) -- its copy and tampering flags
 (:mod:`grader.copying`), and the submission's notes on what went wrong. Must not: run the
-student's code or any process, read or write files, unpickle anything, or print.
+student's code or start any process, unpickle anything the student made, write files, or print.
 """
 
 from __future__ import annotations
