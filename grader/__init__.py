@@ -6,7 +6,8 @@ the grader injects there (:mod:`grader.recorder` and :mod:`grader.record`).
 
 - :mod:`grader.cli` -- the command line and the run over a class (jobs, progress, resume);
 - :mod:`grader.sources` -- which source a submission answers, which cells run (the plan);
-- :mod:`grader.submission` -- one submission: worker, records, verdicts, flags;
+- :mod:`grader.submission` -- one submission: its worker and its records;
+- :mod:`grader.verdicts` -- its exercises scored: verdicts, the reasons lost, flags, notes;
 - :mod:`grader.runner` -- the worker process: the kernel, its cells, its time limits
   (:mod:`grader.limits`), in the sandbox of :mod:`grader.sandbox`;
 - :mod:`grader.recorder` (in the student's kernel) and :mod:`grader.record` (the records'

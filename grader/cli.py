@@ -82,7 +82,6 @@ from grader.submission import (DEFAULT_CELL_TIMEOUT, DEFAULT_TIMEOUT, STOP, case
 __all__ = ["grade", "list_class", "main", "default_solutions", "default_jobs", "GraderError"]
 
 
-
 SCRATCH_PREFIX = "labs-grade-"
 
 
@@ -158,7 +157,20 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     hide = (solutions.resolve(), root.resolve(), out.resolve())
     labels = [str(sub.relative_to(path)) if path.is_dir() else sub.name for sub in submissions]
     sandbox.set_subreaper()
-    log(text("grade.start", total=len(submissions), jobs=jobs,
+    _log_start(log, len(submissions), jobs, mode, why, lims)
+    results, todo = _kept_results(submissions, labels, out, hashes, secret, fresh, log)
+    grade_one = functools.partial(grade_submission, sources=sources, timeout=timeout,
+                                  cell_timeout=cell_timeout, kernel_name=kernel_name, hide=hide,
+                                  sandbox_mode=mode, secret=secret, resource_limits=lims)
+    _grade_pending(todo, grade_one, jobs=jobs, out=out, results=results, labels=labels, log=log)
+    ordered = [results[lb] for lb in labels]
+    _write_class_reports(ordered, out, log)
+    return ordered
+
+
+def _log_start(log, total: int, jobs: int, mode: str, why: str, lims: resources.Limits) -> None:
+    """Log the start line, the resource limits and which of them do not fully hold here."""
+    log(text("grade.start", total=total, jobs=jobs,
            sandbox=(text("grade.sandbox_bwrap") if mode == "bwrap"
                      else text("grade.sandbox_none", why=why))),
         flush=True)
@@ -171,9 +183,14 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
         notes = {"memory": lambda: text("grade.weak_memory"), "tmp": lambda: text("grade.weak_tmp"),
                  "processes": lambda: text("grade.weak_processes")}
         log(text("grade.limits_weak", which="; ".join(notes[k]() for k in weak)), flush=True)
+
+
+def _kept_results(submissions: list[Path], labels: list[str], out: Path, hashes: dict,
+                  secret: str, fresh: bool, log) -> tuple[dict[str, SubmissionResult], list]:
+    """The earlier run's results still valid (logged as resumed), and the submissions to grade."""
     results: dict[str, SubmissionResult] = {}
     todo = []
-    for number, (sub, label) in enumerate(zip(submissions, labels), 1):
+    for sub, label in zip(submissions, labels):
         kept = None if fresh else read_result(out, label)
         if kept is not None and kept.sha256 == hashlib.sha256(sub.read_bytes()).hexdigest() \
                 and (kept.notebook is None or hashes.get(kept.notebook) == kept.source_sha256) \
@@ -183,22 +200,22 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
                    score=f"{_num(kept.total)}/{_num(kept.max_total)}"), flush=True)
         else:
             todo.append((sub, label))
+    return results, todo
+
+
+def _grade_pending(todo: list, grade_one, *, jobs: int, out: Path,
+                   results: dict[str, SubmissionResult], labels: list[str], log) -> None:
+    """Grade ``todo`` on ``jobs`` threads, saving each result and the reports as it comes."""
     lock = threading.Lock()
     start = time.monotonic()
     _remove_stale_scratch()
     resources.remove_stale()
     scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
-
-    def one(sub, label):
-        return grade_submission(sub, sources, label=label, timeout=timeout,
-                                cell_timeout=cell_timeout, kernel_name=kernel_name,
-                                sandbox_mode=mode, hide=hide, scratch=scratch, secret=secret,
-                                resource_limits=lims)
-
     pool = ThreadPoolExecutor(max_workers=jobs)
     futures: dict = {}
     try:
-        futures = {pool.submit(one, sub, label): label for sub, label in todo}
+        futures = {pool.submit(grade_one, sub, label=label, scratch=scratch): label
+                   for sub, label in todo}
         graded = 0
         for future in as_completed(futures):
             label = futures[future]
@@ -208,13 +225,8 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
                 results[label] = result
                 graded += 1
                 elapsed = time.monotonic() - start
-                eta = elapsed / graded * (len(todo) - graded)
-                log(text("grade.progress", number=len(results), total=len(submissions), name=label,
-                       score=f"{_num(result.total)}/{_num(result.max_total)}",
-                       seconds=f"{result.seconds:.1f}", elapsed=_duration(elapsed),
-                       eta=_duration(eta)), flush=True)
-                if result.error:
-                    log(text("grade.progress_note", note=result.error), flush=True)
+                _log_progress(log, label, result, number=len(results), total=len(labels),
+                              elapsed=elapsed, eta=elapsed / graded * (len(todo) - graded))
                 write_reports([results[lb] for lb in labels if lb in results], out)
     except BaseException:  # Ctrl-C: stop now, not after the submissions being graded
         STOP.set()
@@ -223,13 +235,32 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
         sandbox.kill_orphans(keep=set())  # the workers, with their kernels
         raise
     finally:
-        if STOP.is_set():  # a worker started just before the stop
-            sandbox.kill_orphans(keep=set())
-        pool.shutdown(wait=True, cancel_futures=True)
-        STOP.clear()
+        _shut_down(pool, scratch)
+
+
+def _log_progress(log, label: str, result: SubmissionResult, *, number: int, total: int,
+                  elapsed: float, eta: float) -> None:
+    """Log one graded submission's progress line, and its error as a note."""
+    log(text("grade.progress", number=number, total=total, name=label,
+           score=f"{_num(result.total)}/{_num(result.max_total)}",
+           seconds=f"{result.seconds:.1f}", elapsed=_duration(elapsed),
+           eta=_duration(eta)), flush=True)
+    if result.error:
+        log(text("grade.progress_note", note=result.error), flush=True)
+
+
+def _shut_down(pool: ThreadPoolExecutor, scratch: Path) -> None:
+    """End the pool and every worker left (a stop's included), then remove the scratch folder."""
+    if STOP.is_set():  # a worker started just before the stop
         sandbox.kill_orphans(keep=set())
-        shutil.rmtree(scratch, ignore_errors=True)
-    ordered = [results[lb] for lb in labels]
+    pool.shutdown(wait=True, cancel_futures=True)
+    STOP.clear()
+    sandbox.kill_orphans(keep=set())
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_class_reports(ordered: list[SubmissionResult], out: Path, log) -> None:
+    """Write the class's reports, gradebook and LMS files; log the summary and where they are."""
     csv_path, json_path = write_reports(ordered, out)
     log("", flush=True)
     log(summary_table(ordered), flush=True)
@@ -242,7 +273,6 @@ def grade(path: Path, *, solutions: Path | None = None, out: Path = Path("grades
     failed = [r.submission for r in ordered if r.failed]
     if failed:
         log(text("grade.failed_runs", count=len(failed), names=", ".join(failed)), flush=True)
-    return ordered
 
 
 def list_class(path: Path, solutions: Path | None = None) -> int:
@@ -271,6 +301,32 @@ def list_class(path: Path, solutions: Path | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line: grade the class (or ``--list`` it); the exit code."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    lims = _checked_limits(parser, args)
+    if args.list:
+        try:
+            return list_class(args.path, args.solutions)
+        except GraderError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    try:
+        results = grade(args.path, solutions=args.solutions, out=args.out,
+                        timeout=args.timeout, cell_timeout=args.cell_timeout,
+                        kernel_name=args.kernel, jobs=args.jobs, sandbox_mode=args.sandbox,
+                        fresh=args.fresh, secret=args.secret, resource_limits=lims)
+    except GraderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\n" + text("grade.interrupted", folder=args.out / "submissions"), file=sys.stderr)
+        return 130
+    return 3 if any(r.failed for r in results or []) else 0  # a failed grading: no grade
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line's parser: what to grade, where, how, and the resource limits."""
     parser = argparse.ArgumentParser(
         prog="python -m grader",
         description="Grade submitted notebooks (one .ipynb or a folder of them).")
@@ -301,6 +357,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true",
                         help="regrade every submission (default: keep the results of an earlier "
                         "run whose notebook and source are unchanged)")
+    _add_limit_flags(parser)
+    return parser
+
+
+def _add_limit_flags(parser: argparse.ArgumentParser) -> None:
+    """Add the resource limits' flags (memory, /tmp, output, processes, CPU), with defaults."""
     defaults = resources.Limits()
     for flag, kind, what in (("--memory-limit", "memory", "memory of the kernel and everything "
                               "it starts (PSS)"),
@@ -317,7 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-limit", type=float, default=defaults.cpu,
                         help="CPU seconds per exercise, all its processes together "
                         f"(default: {defaults.cpu:g})")
-    args = parser.parse_args(argv)
+
+
+def _checked_limits(parser: argparse.ArgumentParser, args) -> resources.Limits:
+    """The resource limits asked for; a usage error (exit 2) for a limit, timeout or --jobs < 1."""
     if args.process_limit < 1 or args.cpu_limit <= 0:
         parser.error("limits must be positive")
     lims = resources.Limits(memory=args.memory_limit, tmp=args.tmp_limit,
@@ -327,24 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("timeouts must be positive")
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
-    if args.list:
-        try:
-            return list_class(args.path, args.solutions)
-        except GraderError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-    try:
-        results = grade(args.path, solutions=args.solutions, out=args.out,
-                        timeout=args.timeout, cell_timeout=args.cell_timeout,
-                        kernel_name=args.kernel, jobs=args.jobs, sandbox_mode=args.sandbox,
-                        fresh=args.fresh, secret=args.secret, resource_limits=lims)
-    except GraderError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\n" + text("grade.interrupted", folder=args.out / "submissions"), file=sys.stderr)
-        return 130
-    return 3 if any(r.failed for r in results or []) else 0  # a failed grading: no grade
+    return lims
 
 
 if __name__ == "__main__":

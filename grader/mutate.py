@@ -100,6 +100,13 @@ def _siblings(tree) -> list[tuple[str, str]]:
 
 def _edits(node, siblings):
     """``(operator, make)`` for each mutation of ``node`` alone; ``make(node)`` changes a copy."""
+    return [*_drop_edits(node), *_reduction_edits(node), *_call_edits(node),
+            *_subscript_edits(node), *_bound_edits(node), *_arith_edits(node),
+            *_logic_edits(node), *_swap_edits(node, siblings)]
+
+
+def _drop_edits(node):
+    """``drop``: a call statement or an in-place update left out, or a call out of a list."""
     out = []
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) or isinstance(
             node, ast.AugAssign):
@@ -108,6 +115,12 @@ def _edits(node, siblings):
         for k, element in enumerate(node.elts):  # a call left out of a list: [irecv, isend]
             if isinstance(element, ast.Call) and len(node.elts) > 1:
                 out.append(("drop", lambda n, k=k: _without(n, k)))
+    return out
+
+
+def _reduction_edits(node):
+    """``reduce-op``: a reduction's op swapped (SUM, AVG, MAX), or AVG where none was given."""
+    out = []
     if isinstance(node, ast.Call) and _call_name(node) in _REDUCTIONS:
         op = next((k for k in node.keywords if k.arg == "op"), None)
         if op is None:
@@ -117,44 +130,82 @@ def _edits(node, siblings):
                 if not ast.unparse(op.value).endswith(new):
                     out.append(("reduce-op", lambda n, new=new: _with_kw(
                         n, "op", f"dist.ReduceOp.{new}")))
-    if isinstance(node, ast.Call):
-        for k in node.keywords:
-            if k.arg == "group" and not (isinstance(k.value, ast.Constant)
-                                        and k.value.value is None):
-                out.append(("group", lambda n: _with_kw(n, "group", "None")))
-        if _call_name(node) in _COPIES and isinstance(node.func, ast.Attribute):
-            out.append(("copy", lambda n: n.func.value))
-        if _call_name(node) in ("min", "max") and isinstance(node.func, ast.Name):
-            other = "max" if node.func.id == "min" else "min"
-            out.append(("logic", lambda n, o=other: _renamed_call(n, o)))
-        if _call_name(node) == "reversed" and node.args:
-            out.append(("order", lambda n: n.args[0]))
-        if _call_name(node) == "range":
-            out.append(("order", lambda n: ast.Call(ast.Name("reversed", ast.Load()), [n], [])))
-    if isinstance(node, ast.Subscript):
-        value = node.value
-        if isinstance(value, ast.Call) and _call_name(value) in ("chunk", "tensor_split", "split"):
-            out.append(("whole", lambda n: n.value.func.value))
-        if isinstance(node.slice, ast.Slice):
-            s = node.slice
-            if s.step is not None and ast.unparse(s.step) == "-1" and s.lower is s.upper is None:
-                out.append(("order", lambda n: n.value))
-            elif s.step is None:
-                out.append(("whole", lambda n: n.value))
+    return out
+
+
+def _call_edits(node):
+    """A call's slips: ``group=`` dropped, a copy dropped, min/max swapped, an order reversed."""
+    out = []
+    if not isinstance(node, ast.Call):
+        return out
+    for k in node.keywords:
+        if k.arg == "group" and not (isinstance(k.value, ast.Constant)
+                                    and k.value.value is None):
+            out.append(("group", lambda n: _with_kw(n, "group", "None")))
+    if _call_name(node) in _COPIES and isinstance(node.func, ast.Attribute):
+        out.append(("copy", lambda n: n.func.value))
+    if _call_name(node) in ("min", "max") and isinstance(node.func, ast.Name):
+        other = "max" if node.func.id == "min" else "min"
+        out.append(("logic", lambda n, o=other: _renamed_call(n, o)))
+    if _call_name(node) == "reversed" and node.args:
+        out.append(("order", lambda n: n.args[0]))
+    if _call_name(node) == "range":
+        out.append(("order", lambda n: ast.Call(ast.Name("reversed", ast.Load()), [n], [])))
+    return out
+
+
+def _subscript_edits(node):
+    """``whole`` for a chunk or a slice, ``order`` for a ``[::-1]`` removed."""
+    out = []
+    if not isinstance(node, ast.Subscript):
+        return out
+    value = node.value
+    if isinstance(value, ast.Call) and _call_name(value) in ("chunk", "tensor_split", "split"):
+        out.append(("whole", lambda n: n.value.func.value))
+    if isinstance(node.slice, ast.Slice):
+        s = node.slice
+        if s.step is not None and ast.unparse(s.step) == "-1" and s.lower is s.upper is None:
+            out.append(("order", lambda n: n.value))
+        elif s.step is None:
+            out.append(("whole", lambda n: n.value))
+    return out
+
+
+def _bound_edits(node):
+    """``bound``: an int constant off by one, or a comparison's bound flipped."""
+    out = []
     if isinstance(node, ast.Constant) and type(node.value) is int and abs(node.value) < 1000:
         out += [("bound", lambda n, d=d: ast.Constant(n.value + d)) for d in (1, -1)]
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIP:
         out.append(("bound", lambda n: _compare(n, _FLIP[type(n.ops[0])]())))
+    return out
+
+
+def _arith_edits(node):
+    """``arith``: an arithmetic operator for its opposite, or a division dropped."""
+    out = []
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
         out += [("arith", lambda n, new=new: ast.BinOp(n.left, new(), n.right))
                 for new in _ARITH[type(node.op)]]
         if isinstance(node.op, (ast.Div, ast.FloorDiv)):
             out.append(("arith", lambda n: n.left))
+    return out
+
+
+def _logic_edits(node):
+    """``logic``: ``and``/``or`` swapped, or an ``if``/``while`` condition negated."""
+    out = []
     if isinstance(node, ast.BoolOp):
         other = ast.Or if isinstance(node.op, ast.And) else ast.And
         out.append(("logic", lambda n, o=other: ast.BoolOp(o(), n.values)))
     if isinstance(node, (ast.If, ast.While)):
         out.append(("logic", lambda n: _negated(n)))
+    return out
+
+
+def _swap_edits(node, siblings):
+    """``swap``: a name read for its sibling (unpacked together, or an adjacent parameter)."""
+    out = []
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
         for a, b in siblings:
             for old, new in ((a, b), (b, a)):

@@ -162,93 +162,134 @@ def _run_cells(kernel: _Kernel, nb, indices, deadline: float, overall: float,
     return status, at
 
 
-def run_job(job: dict) -> dict:
-    import nbformat
+class _Exercises:
+    """The job's exercises run in order; after a lost one, a new kernel replays the finished."""
 
-    sandbox.set_subreaper()
-    os.environ.update(job["env"])
-    for name in job.get("unset_env", []):
-        os.environ.pop(name, None)
-    nb = nbformat.from_dict(job["notebook"])
-    ipc = Path(job["ipc"])
-    limits = resources.Limits(**job.get("limits", {}))
-    token = job["env"]["LABS_GRADE_MARK"]
-    prefix = sandbox.kernel_prefix(job["sandbox"], workdir=Path(job["workdir"]),
-                                   course=Path(job["course"]), ipc=ipc,
-                                   hide=[Path(p) for p in job.get("hide", [])],
-                                   tmp_size=limits.tmp)
-    if job["sandbox"] == "bwrap":
-        at = prefix.index("--")
-        prefix[at:at] = ["--unsetenv", "JPY_PARENT_PID"]
-    cgroups = resources.Cgroups(job.get("cgroup") or resources.cgroup_name(os.getppid(), token),
-                                limits)
-    monitor = monitor_module.Monitor(limits, cgroups, token, job["sandbox"])
-    manager_class = _manager_class([*resources.shim(limits, cgroups, job["sandbox"]), *prefix],
-                                   ipc)
-    client_class = _client_class(monitor, text("grade.output_truncated",
-                                               limit=resources.shown("output", limits)))
-    setup_limit = float(job["setup_timeout"])
-    overall = time.monotonic() + float(job["timeout"])
-    status: dict[str, dict] = {}
-    finished: list[dict] = []
-    restarts = 0
-    kernel = None
-    setup_error = None
+    def __init__(self, nb, job: dict, monitor: monitor_module.Monitor, manager_class,
+                 client_class):
+        self.nb, self.job, self.monitor = nb, job, monitor
+        self.manager_class, self.client_class = manager_class, client_class
+        self.setup_limit = float(job["setup_timeout"])
+        self.overall = time.monotonic() + float(job["timeout"])
+        self.status: dict[str, dict] = {}
+        self.finished: list[dict] = []
+        self.restarts = 0
+        self.kernel: _Kernel | None = None
+        self.setup_error: dict | None = None
 
-    def fresh_kernel():
-        nonlocal setup_error
-        k = _Kernel(nb, job, manager_class, client_class)
-        state, at = _run_cells(k, nb, job["setup"], time.monotonic() + setup_limit, overall,
-                               monitor, cpu=False)
+    def run(self, exercise: dict) -> None:
+        """Run one exercise (starting a kernel first when there is none); record its status."""
+        gid = exercise["grade_id"]
+        if time.monotonic() >= self.overall:
+            self.status[gid] = {"status": OVERALL, "cell": None}
+            return
+        if self.kernel is None and not self._start_kernel(gid):
+            return
+        state, at = _run_cells(self.kernel, self.nb, exercise["cells"],
+                               time.monotonic() + float(exercise["limit"]), self.overall,
+                               self.monitor)
+        self.status[gid] = {"status": state, "cell": at}
+        if state == LIMIT:
+            self.status[gid]["limit"] = self.monitor.tripped
+        if state == OK:
+            self.finished.append(exercise)
+        else:
+            self.kernel.close()
+            self.kernel = None
+            self.restarts += 1
+
+    def close(self) -> None:
+        """Close the kernel, if one is running."""
+        if self.kernel is not None:
+            self.kernel.close()
+
+    def _start_kernel(self, gid: str) -> bool:
+        """Start a kernel ready for exercise ``gid``; if none could be, record why it is lost."""
+        try:
+            self.kernel = self._fresh_kernel()
+        except Exception as exc:  # noqa: BLE001 - kernel failed to start
+            self.status[gid] = {"status": SETUP, "cell": None,
+                                "detail": f"{type(exc).__name__}: {exc}"}
+            self.kernel = None
+            return False
+        if self.kernel is None:
+            self.status[gid] = self._setup_failure()
+            return False
+        return True
+
+    def _setup_failure(self) -> dict:
+        """The status of an exercise lost because no kernel got through the setup and replay."""
+        error = self.setup_error
+        status = {"status": SETUP, "cell": (error or {}).get("cell"),
+                  "detail": (error or {}).get("status")}
+        if error and error["status"] == LIMIT:
+            status["limit"] = error.get("limit")
+        if error and error["status"] == OVERALL:
+            status["status"] = OVERALL
+        return status
+
+    def _fresh_kernel(self) -> _Kernel | None:
+        """A new kernel that ran the setup and replayed the finished exercises, else None."""
+        k = _Kernel(self.nb, self.job, self.manager_class, self.client_class)
+        state, at = _run_cells(k, self.nb, self.job["setup"],
+                               time.monotonic() + self.setup_limit, self.overall, self.monitor,
+                               cpu=False)
         if state != OK:
-            setup_error = {"status": state, "cell": at, "limit": monitor.tripped}
+            self.setup_error = {"status": state, "cell": at, "limit": self.monitor.tripped}
             k.close()
             return None
-        for done in finished:  # replay what the exercises before defined
+        for done in self.finished:  # replay what the exercises before defined
             cells = [i for i in done["cells"] if i != done["check"]]
-            state, _ = _run_cells(k, nb, cells, time.monotonic() + float(done["limit"]), overall,
-                                  monitor)
+            state, _ = _run_cells(k, self.nb, cells, time.monotonic() + float(done["limit"]),
+                                  self.overall, self.monitor)
             if state != OK:
                 k.close()
                 return None
         return k
 
+
+def _enter_job_environment(job: dict) -> None:
+    """Become the subreaper of the kernels and take the job's environment variables."""
+    sandbox.set_subreaper()
+    os.environ.update(job["env"])
+    for name in job.get("unset_env", []):
+        os.environ.pop(name, None)
+
+
+def _sandbox_prefix(job: dict, limits: resources.Limits) -> list[str]:
+    """The sandbox's command put in front of each kernel's (bwrap: without JPY_PARENT_PID)."""
+    prefix = sandbox.kernel_prefix(job["sandbox"], workdir=Path(job["workdir"]),
+                                   course=Path(job["course"]), ipc=Path(job["ipc"]),
+                                   hide=[Path(p) for p in job.get("hide", [])],
+                                   tmp_size=limits.tmp)
+    if job["sandbox"] == "bwrap":
+        at = prefix.index("--")
+        prefix[at:at] = ["--unsetenv", "JPY_PARENT_PID"]
+    return prefix
+
+
+def run_job(job: dict) -> dict:
+    """Run the job's setup and exercises in a sandboxed kernel; the outputs and their status."""
+    import nbformat
+
+    _enter_job_environment(job)
+    nb = nbformat.from_dict(job["notebook"])
+    limits = resources.Limits(**job.get("limits", {}))
+    token = job["env"]["LABS_GRADE_MARK"]
+    prefix = _sandbox_prefix(job, limits)
+    cgroups = resources.Cgroups(job.get("cgroup") or resources.cgroup_name(os.getppid(), token),
+                                limits)
+    monitor = monitor_module.Monitor(limits, cgroups, token, job["sandbox"])
+    manager_class = _manager_class([*resources.shim(limits, cgroups, job["sandbox"]), *prefix],
+                                   Path(job["ipc"]))
+    client_class = _client_class(monitor, text("grade.output_truncated",
+                                               limit=resources.shown("output", limits)))
+    exercises = _Exercises(nb, job, monitor, manager_class, client_class)
     try:
         for exercise in job["exercises"]:
-            gid = exercise["grade_id"]
-            if time.monotonic() >= overall:
-                status[gid] = {"status": OVERALL, "cell": None}
-                continue
-            if kernel is None:
-                try:
-                    kernel = fresh_kernel()
-                except Exception as exc:  # noqa: BLE001 - kernel failed to start
-                    status[gid] = {"status": SETUP, "cell": None,
-                                   "detail": f"{type(exc).__name__}: {exc}"}
-                    kernel = None
-                    continue
-                if kernel is None:
-                    status[gid] = {"status": SETUP, "cell": (setup_error or {}).get("cell"),
-                                   "detail": (setup_error or {}).get("status")}
-                    if setup_error and setup_error["status"] == LIMIT:
-                        status[gid]["limit"] = setup_error.get("limit")
-                    if setup_error and setup_error["status"] == OVERALL:
-                        status[gid]["status"] = OVERALL
-                    continue
-            state, at = _run_cells(kernel, nb, exercise["cells"],
-                                   time.monotonic() + float(exercise["limit"]), overall, monitor)
-            status[gid] = {"status": state, "cell": at}
-            if state == LIMIT:
-                status[gid]["limit"] = monitor.tripped
-            if state == OK:
-                finished.append(exercise)
-            else:
-                kernel.close()
-                kernel = None
-                restarts += 1
+            exercises.run(exercise)
     finally:
-        if kernel is not None:
-            kernel.close()
+        exercises.close()
         sandbox.kill_marked(token)
         sandbox.kill_orphans(keep=set())
         monitor.close()
@@ -256,7 +297,7 @@ def run_job(job: dict) -> dict:
     wanted = {i for e in job["exercises"] for i in e["cells"]} | set(job["setup"])
     cells = {str(i): nb.cells[i].get("outputs", []) for i in sorted(wanted)
              if nb.cells[i].cell_type == "code"}
-    return {"cells": cells, "exercises": status, "restarts": restarts,
+    return {"cells": cells, "exercises": exercises.status, "restarts": exercises.restarts,
             "limits_weak": resources.weak(job["sandbox"], cgroups)}
 
 

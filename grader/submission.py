@@ -1,17 +1,15 @@
-"""Grading one submission: its worker, its records, its verdicts and flags.
+"""Grading one submission: its worker and its records; its exercises scored by grader.verdicts.
 
 Owns: :func:`grade_submission` -- read the file (never written), plan it
 (:mod:`grader.sources`), run it in a worker process (:mod:`grader.runner`, its kernel in the
 sandbox of :mod:`grader.sandbox`, the recorder injected), read the records the checks left,
-judge each exercise here (:mod:`grader.judge`, one at a time), flag copies and tampering
-(:mod:`grader.copying`) -- and each step's time limit (:mod:`grader.limits`). Must not:
-run the student's code in this process, unpickle anything the student made, print, or write
-the reports (:mod:`grader.results`, :mod:`grader.cli`).
+have each exercise judged and flagged (:mod:`grader.verdicts`) -- and each step's time limit
+(:mod:`grader.limits`). Must not: run the student's code in this process, unpickle anything the
+student made, print, or write the reports (:mod:`grader.results`, :mod:`grader.cli`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
@@ -32,12 +30,11 @@ import nbformat
 
 from labs.exercises import secret as secret_module
 from labs.exercises.generate import graded_cells
-from labs.messages import DEFAULT_LANGUAGE, EDITION_FOLDERS, LANGUAGES, text
+from labs.messages import EDITION_FOLDERS, LANGUAGES, text
 
-from grader import copying, judge, limits, record, resources, sandbox
+from grader import limits, record, resources, sandbox, verdicts
 from grader.results import ExerciseResult, SubmissionResult
-from grader.sources import (match_source, plan, prepare, sanitize, setup_source,
-                            source_hashes)
+from grader.sources import match_source, plan, prepare, sanitize, source_hashes
 from grader.sources import max_points as cell_points
 
 __all__ = ["DEFAULT_TIMEOUT", "DEFAULT_CELL_TIMEOUT", "STOP", "grade_submission", "cases_fingerprint"]
@@ -45,7 +42,6 @@ __all__ = ["DEFAULT_TIMEOUT", "DEFAULT_CELL_TIMEOUT", "STOP", "grade_submission"
 DEFAULT_TIMEOUT = 900.0
 DEFAULT_CELL_TIMEOUT = 300.0
 STOP = threading.Event()  # set when the run is interrupted: start no more workers
-
 
 
 @dataclass
@@ -70,53 +66,9 @@ def _limits(source, settings: _Settings) -> dict:
     return defaultdict(lambda: cap, limits.derive(source, plan(nb, positions, source), cap))
 
 
-def _limit_message(grade_id: str, kind: str | None, lims: resources.Limits) -> str:
-    """The reason an exercise scored 0 past a resource limit (keys written out in full)."""
-    value = resources.shown(kind, lims) if kind in resources.KINDS else "?"
-    return {"memory": lambda: text("grade.limit_memory", grade_id=grade_id, limit=value),
-            "tmp": lambda: text("grade.limit_tmp", grade_id=grade_id, limit=value),
-            "processes": lambda: text("grade.limit_processes", grade_id=grade_id, limit=value),
-            "cpu": lambda: text("grade.limit_cpu", grade_id=grade_id, limit=value),
-            "output": lambda: text("grade.limit_output", grade_id=grade_id, limit=value),
-            }.get(kind, lambda: text("grade.dead", grade_id=grade_id))()
-
-
 def _zeros(result: SubmissionResult, reference: dict, message: str) -> None:
     result.exercises = [ExerciseResult(gid, 0.0, cell_points(c), message)
                         for gid, c in reference.items()]
-
-
-def _flags(grade_id: str, nb, exercise: dict, setup: list[int], source) -> list[str]:
-    # the student's own code: the exercise's cells but its check and the cells the course
-    # provides, as provided (an import cell handed out is not the student's)
-    provided = {c.source for c in source.cells if c.cell_type == "code"
-                and not c.metadata.get("nbgrader", {}).get("solution")}
-    student = [nb.cells[i].source for i in exercise["cells"]
-               if i != exercise["check"] and nb.cells[i].source not in provided]
-    solutions = [c.source for c in source.cells if c.cell_type == "code"
-                 and c.metadata.get("nbgrader", {}).get("solution")
-                 and not c.metadata.get("nbgrader", {}).get("grade")
-                 and c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(grade_id)]
-    # what the student's code may name: the setup's imports and the provided cells' (as handed out)
-    context = "\n".join([nb.cells[i].source for i in setup] + [
-        nb.cells[i].source for i in exercise["cells"]
-        if i != exercise["check"] and nb.cells[i].source in provided])
-    course = source.metadata.get("course", {})
-    extra = course.get("references") if isinstance(course, dict) else None
-    source_code = [setup_source(source)] + [
-        c.source for c in source.cells if c.cell_type == "code"
-        and not c.metadata.get("nbgrader", {}).get("grade")]  # every cell but the checks
-    found = copying.flags(grade_id, student, solutions, context=context,
-                          extra=extra if isinstance(extra, dict) else None,
-                          source_cells=source_code)
-    out = []
-    if found["tampering"]:
-        out.append(text("grade.flag_tampering", names=", ".join(found["tampering"])))
-    if found["references"]:
-        out.append(text("grade.flag_reference", names=", ".join(found["references"])))
-    if found["solution"]:
-        out.append(text("grade.flag_solution"))
-    return out
 
 
 def _language(nb, source_name: str | None = None) -> str | None:
@@ -134,24 +86,9 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
     """Run the prepared notebook in a worker process; its JSON result."""
     scratch = Path(tempfile.mkdtemp(prefix="s", dir=settings.scratch))
     try:
-        work, course, ipc = scratch / "work", scratch / "course", scratch / "ipc"
-        records = work / ".records"  # the checks' records (grader.record), judged here
-        for folder in (work, ipc, work / ".home", records):
-            folder.mkdir()
-        sandbox.copy_course(course)
-        name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name) or "submission.ipynb"
-        (work / name).write_bytes(path.read_bytes())  # its own copy, the only writable file
-        home = work / ".home"
+        work, course, ipc, records = _fill_scratch(scratch, path)
         token = secrets.token_hex(8)
-        env = {"LABS_GRADE_MARK": token,
-               "PYTHONPATH": str(course.resolve()), "HOME": str(home),
-               "IPYTHONDIR": str(home / ".ipython"), "MPLCONFIGDIR": str(home / ".mpl"),
-               "XDG_CACHE_HOME": str(home / ".cache"), "PYTHONDONTWRITEBYTECODE": "1",
-               "JUPYTER_RUNTIME_DIR": str(ipc), "JUPYTER_PLATFORM_DIRS": "1",
-               record.RECORDS_ENV: str(records.resolve()),
-               secret_module.SECRET_ENV: settings.case_key}
-        if lang:
-            env["LABS_LANG"] = lang
+        env = _kernel_env(work, course, ipc, records, token, settings.case_key, lang)
         exercises = [{**e, "limit": step_limits[e["grade_id"]]} for e in steps["exercises"]]
         job = {"notebook": nb, "setup": steps["setup"], "exercises": exercises,
                "setup_timeout": step_limits["setup"], "timeout": settings.timeout,
@@ -168,29 +105,65 @@ def _run_worker(nb, steps: dict, path: Path, settings: _Settings, lang: str | No
         limit = settings.timeout + 60 + 30 * (len(steps["exercises"]) + 1)
         if STOP.is_set():
             raise RuntimeError("grading stopped")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "grader.runner", str(job_path), str(result_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, cwd=str(scratch),
-            env={**os.environ, secret_module.SECRET_ENV: settings.case_key,  # not the secret
-                 "LABS_GRADE_PARENT": str(os.getpid())})
-        try:
-            output, _ = proc.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            output = b"worker timed out"
-        finally:
-            sandbox.kill_tree(proc.pid)
-            sandbox.kill_marked(env["LABS_GRADE_MARK"])
-            proc.wait()
-            resources.remove(resources.cgroup_name(os.getpid(), token))
+        output, returncode = _start_and_wait(scratch, job_path, result_path, limit, token,
+                                             settings.case_key)
         if not result_path.is_file():
             tail = output.decode("utf-8", "replace").strip().splitlines()[-3:]
-            raise RuntimeError(f"worker exit {proc.returncode}: {' | '.join(tail)}")
+            raise RuntimeError(f"worker exit {returncode}: {' | '.join(tail)}")
         raw = json.loads(result_path.read_text(encoding="utf-8"))
         raw["records"] = _read_records(records, steps["exercises"])
         return raw
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _fill_scratch(scratch: Path, path: Path) -> tuple[Path, Path, Path, Path]:
+    """The worker's folders (work, course, ipc, records), the course and submission copied in."""
+    work, course, ipc = scratch / "work", scratch / "course", scratch / "ipc"
+    records = work / ".records"  # the checks' records (grader.record), judged here
+    for folder in (work, ipc, work / ".home", records):
+        folder.mkdir()
+    sandbox.copy_course(course)
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name) or "submission.ipynb"
+    (work / name).write_bytes(path.read_bytes())  # its own copy, the only writable file
+    return work, course, ipc, records
+
+
+def _kernel_env(work: Path, course: Path, ipc: Path, records: Path, token: str, case_key: str,
+                lang: str | None) -> dict:
+    """The kernel's environment: its mark, the course copy, a private home, the records, the key."""
+    home = work / ".home"
+    env = {"LABS_GRADE_MARK": token,
+           "PYTHONPATH": str(course.resolve()), "HOME": str(home),
+           "IPYTHONDIR": str(home / ".ipython"), "MPLCONFIGDIR": str(home / ".mpl"),
+           "XDG_CACHE_HOME": str(home / ".cache"), "PYTHONDONTWRITEBYTECODE": "1",
+           "JUPYTER_RUNTIME_DIR": str(ipc), "JUPYTER_PLATFORM_DIRS": "1",
+           record.RECORDS_ENV: str(records.resolve()),
+           secret_module.SECRET_ENV: case_key}
+    if lang:
+        env["LABS_LANG"] = lang
+    return env
+
+
+def _start_and_wait(scratch: Path, job_path: Path, result_path: Path, limit: float, token: str,
+                    case_key: str) -> tuple[bytes, int]:
+    """Run the worker up to ``limit`` seconds, then kill what it left; its output and exit code."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader.runner", str(job_path), str(result_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        start_new_session=True, cwd=str(scratch),
+        env={**os.environ, secret_module.SECRET_ENV: case_key,  # not the secret
+             "LABS_GRADE_PARENT": str(os.getpid())})
+    try:
+        output, _ = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        output = b"worker timed out"
+    finally:
+        sandbox.kill_tree(proc.pid)
+        sandbox.kill_marked(token)
+        proc.wait()
+        resources.remove(resources.cgroup_name(os.getpid(), token))
+    return output, proc.returncode
 
 
 def _read_records(folder: Path, exercises: list[dict]) -> dict:
@@ -206,45 +179,6 @@ def _read_records(folder: Path, exercises: list[dict]) -> dict:
         except (OSError, record.RecordError) as exc:
             out[gid] = {"refused": str(exc)}
     return out
-
-
-# One judge at a time (it sets the language and the hidden cases' key), and the copy flags under the same
-# lock: both parse and compile code, which CPython 3.11 does not do safely in two threads.
-_JUDGE_LOCK = threading.Lock()
-
-
-def _judge(exercise: dict, found: dict | None, judge_setup: str, lang: str | None,
-           case_key: str) -> dict:
-    """The verdict on one exercise, decided here, in the grader's process, from the record its
-    check handed back (grader.judge); the key to the hidden cases and the language are the
-    submission's."""
-    gid, points = exercise["grade_id"], float(exercise.get("points", 0))
-    with _JUDGE_LOCK, _environment(LABS_LANG=lang or DEFAULT_LANGUAGE,
-                                   **{secret_module.SECRET_ENV: case_key}):
-        try:
-            if not found or found.get("missing"):
-                return judge.missing(gid, points)
-            if "refused" in found:
-                return judge.refused(gid, points, found["refused"])
-            return judge.judge(gid, found["data"], points, exercise["check_source"], judge_setup)
-        except Exception as exc:  # noqa: BLE001 - one exercise's judge never stops the rest
-            return {"passed": False, "points": 0.0, "message": text(
-                "record.judge_failed", error=f"{type(exc).__name__}: {exc}")}
-
-
-@contextlib.contextmanager
-def _environment(**values: str):
-    """This process's environment with ``values`` for the ``with`` block (under _JUDGE_LOCK)."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @functools.lru_cache(maxsize=1)
@@ -301,21 +235,10 @@ def grade_submission(path: Path, sources: dict, *, label: str | None = None,
 
 
 def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _Settings) -> None:
+    """Grade the notebook at ``path`` into ``result``: read, match its source, run, judge."""
     data = path.read_bytes()
     result.sha256 = hashlib.sha256(data).hexdigest()
-    try:
-        submission = nbformat.reads(data.decode("utf-8-sig"), as_version=4)
-        if not isinstance(submission, dict):
-            raise ValueError("not a JSON object")
-        unreadable = None
-    except Exception as exc:  # noqa: BLE001 - any unreadable file scores 0
-        submission = nbformat.v4.new_notebook()
-        unreadable = text("grade.unreadable", error=f"{type(exc).__name__}: {exc}")
-    try:
-        problems = sanitize(submission)
-    except Exception as exc:  # noqa: BLE001
-        problems, unreadable = [], unreadable or text("grade.malformed",
-                                                      error=f"{type(exc).__name__}: {exc}")
+    submission, problems, unreadable = _read_notebook(data)
     name = match_source(path, submission, sources)
     if name is None:
         result.error = unreadable or text("grade.no_source")
@@ -337,58 +260,26 @@ def _grade_into(result: SubmissionResult, path: Path, sources: dict, settings: _
     raw = _run_worker(nb, steps, path, settings, lang, step_limits)
     result.restarts = int(raw.get("restarts", 0))
     result.limits_weak = [str(k) for k in raw.get("limits_weak", [])]
-    status = raw.get("exercises", {})
-    by_gid = {e["grade_id"]: e for e in steps["exercises"]}
-    timeouts = deaths = 0
-    limited: list[str] = []
-    for grade_id, ref_cell in reference.items():
-        max_points = cell_points(ref_cell)
-        if grade_id not in positions:
-            result.exercises.append(ExerciseResult(grade_id, 0.0, max_points,
-                                                   text("grade.deleted")))
-            continue
-        exercise = by_gid[grade_id]
-        # CPython 3.11's ast is not safe in threads ("AST constructor recursion depth
-        # mismatch" when two submissions parse at once): one at a time; in the submission's
-        # language (an English submission's review flags in English)
-        with _JUDGE_LOCK, _environment(LABS_LANG=lang or DEFAULT_LANGUAGE):
-            flags = _flags(grade_id, nb, exercise, steps["setup"], source)
-        state = status.get(grade_id, {}).get("status", "not_run")
-        if state != "ok":
-            timeouts += state == "timeout"
-            deaths += state == "dead"
-            message = {
-                "timeout": lambda: text("grade.timeout", grade_id=grade_id,
-                                      seconds=f"{round(step_limits[grade_id], 1):g}"),
-                "dead": lambda: text("grade.dead", grade_id=grade_id),
-                "overall": lambda: text("grade.overall", grade_id=grade_id,
-                                      seconds=f"{settings.timeout:g}"),
-                "setup": lambda: text("grade.setup_failed", grade_id=grade_id,
-                                    why=status.get(grade_id, {}).get("detail") or "?"),
-                "limit": lambda: _limit_message(grade_id, status[grade_id].get("limit"),
-                                                settings.resources),
-            }.get(state, lambda: text("grade.not_run"))()
-            if state == "limit":
-                limited.append(message)
-            result.exercises.append(ExerciseResult(grade_id, 0.0, max_points, message, flags))
-            continue
-        # The verdict is the judge's (grader.judge, here, from the record the kernel
-        # handed back), never what the kernel printed or raised.
-        verdict = _judge(exercise, raw.get("records", {}).get(grade_id), steps["judge_setup"],
-                         lang, settings.case_key)
-        points = max_points if verdict.get("passed") else 0.0
-        result.exercises.append(ExerciseResult(grade_id, points, max_points,
-                                               str(verdict.get("message", "")), flags))
-    notes = list(limited)
-    if timeouts or deaths:
-        notes.append(text("grade.faults", count=timeouts + deaths, timeouts=timeouts,
-                          deaths=deaths))
-    if any(status.get(g, {}).get("status") == "overall" for g in positions):
-        notes.append(text("grade.overall", grade_id=next(g for g in positions
-                                                 if status.get(g, {}).get("status") == "overall"),
-                        seconds=f"{settings.timeout:g}"))
-    setup_failed = [g for g in positions if status.get(g, {}).get("status") == "setup"]
-    if setup_failed and not notes:
-        notes.append(text("grade.setup_failed", grade_id=setup_failed[0],
-                        why=status[setup_failed[0]].get("detail") or "?"))
-    result.error = "; ".join(notes) or None
+    limited = verdicts.score_exercises(
+        result, reference, positions, nb, source, steps, raw, lang=lang, step_limits=step_limits,
+        timeout=settings.timeout, lims=settings.resources, case_key=settings.case_key)
+    result.error = verdicts.notes(raw.get("exercises", {}), reference, positions, limited,
+                                  settings.timeout)
+
+
+def _read_notebook(data: bytes) -> tuple[dict, list[str], str | None]:
+    """The submitted notebook (empty if unreadable), its problems, and why it cannot be graded."""
+    try:
+        submission = nbformat.reads(data.decode("utf-8-sig"), as_version=4)
+        if not isinstance(submission, dict):
+            raise ValueError("not a JSON object")
+        unreadable = None
+    except Exception as exc:  # noqa: BLE001 - any unreadable file scores 0
+        submission = nbformat.v4.new_notebook()
+        unreadable = text("grade.unreadable", error=f"{type(exc).__name__}: {exc}")
+    try:
+        problems = sanitize(submission)
+    except Exception as exc:  # noqa: BLE001
+        problems, unreadable = [], unreadable or text("grade.malformed",
+                                                      error=f"{type(exc).__name__}: {exc}")
+    return submission, problems, unreadable

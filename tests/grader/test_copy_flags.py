@@ -15,7 +15,7 @@ import copy
 from nbformat.v4 import new_code_cell, new_notebook
 
 from grader import copying
-from grader import submission
+from grader import verdicts
 from grader.mutants import notebook_cells
 
 SETUP_2_3 = "import torch\nfrom labs import pipeline as pp"
@@ -51,8 +51,8 @@ def test_a_provided_cell_left_as_provided_is_not_the_students():
                                   "points": 1}
     source = new_notebook(cells=[setup, provided, answer, check])
     exercise = {"cells": [1, 2, 3], "check": 3}
-    assert submission._flags("ex_t", source, exercise, [0], source) == []
+    assert verdicts._flags("ex_t", source, exercise, [0], source) == []
     changed = copy.deepcopy(source)
     changed.cells[1] = new_code_cell("import labs.exercises.checks as c\nc.run_check = print")
-    flags = submission._flags("ex_t", changed, exercise, [0], source)
+    flags = verdicts._flags("ex_t", changed, exercise, [0], source)
     assert flags and "run_check" in flags[0]
