@@ -45,13 +45,3 @@ def pytest_collection_finish(session):
         start = getattr(module, "start_early", None)
         if callable(start):
             start(session)
-
-
-def pytest_runtest_logstart(nodeid, location):
-    """Start the background runs that wait for this part of the session (tests/support/early.py)."""
-    early.reached(nodeid)
-
-
-def pytest_sessionfinish(session, exitstatus):
-    """Background runs still waiting for a part of the session that never came do not start."""
-    early.cancel_waiting()

@@ -18,7 +18,6 @@ reason. Run it alone with ``.venv/bin/python -m pytest tests/notebooks/test_brow
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -33,7 +32,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import early
 from tests.support.selection import selected_params
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,9 +80,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextlib.contextmanager
-def _lab(root: Path):
-    """A JupyterLab server on a copy of the course in ``root``: (base URL, token, root)."""
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server on a copy of the course: (base URL, token, copy root)."""
+    root = tmp_path_factory.mktemp("course")
     shutil.copytree(ROOT / "notebooks", root / "notebooks")
     shutil.copy(ROOT / "ERRATA.md", root / "ERRATA.md")
     shutil.copy(ROOT / "ERRATA.en.md", root / "ERRATA.en.md")
@@ -114,18 +113,23 @@ def _lab(root: Path):
         except OSError:
             if server.poll() is not None or time.monotonic() > deadline:
                 server.kill()
-                raise RuntimeError("JupyterLab did not start:\n"
-                                   + (root / "server.log").read_text()[-3000:])
+                pytest.fail("JupyterLab did not start:\n" + (root / "server.log").read_text()[-3000:])
             time.sleep(0.5)
+    yield base, token, root
+    os.killpg(server.pid, 15)
     try:
-        yield base, token, root
-    finally:
-        os.killpg(server.pid, 15)
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, 9)
-        log.close()
+        server.wait(20)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, 9)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
 
 
 STATE_JS = """() => {
@@ -225,45 +229,13 @@ AT_ONCE = 2
 LONGEST_FIRST = ("2.3", "2.4", "2.1", "2.0", "2.2", "2.5")
 
 
-def _selected(session) -> list[Path]:
-    return selected_params(session, __name__, "path", test="test_run_all_in_a_real_browser")
-
-
-def _run_all(paths: list[Path], root: Path) -> dict:
-    """Run All of ``paths`` in Chromium on a JupyterLab server of their own, everything in the
-    calling thread (Playwright's sync API stays in the thread that started it)."""
-    with _lab(root) as lab, sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            return _run_in(lab, chromium, paths)
-        finally:
-            chromium.close()
-
-
-_EARLY: list = []  # the background run start_early began, if any
-
-
-def start_early(session):
-    """tests/conftest.py: run the selected notebooks in the browser beside labs' unit tests,
-    which leave a core idle about half the time (tests/support/early.py)."""
-    paths = _selected(session)
-    if paths and not _EARLY and CHROMIUM and sync_playwright:
-        root = session.config._tmp_path_factory.mktemp("course")
-        _EARLY.append(early.start("browser", _run_all, paths, root,
-                                  at="tests/labs/"))
-
-
 @pytest.fixture(scope="module")
-def runs(request, tmp_path_factory):
+def runs(lab, browser, request):
     """Run All of every selected notebook, AT_ONCE at a time: ``{path: what _collect read}``,
-    or ``{path: {"failed": why}}`` (begun early when conftest could)."""
-    if _EARLY:
-        return early.now(_EARLY[0]).result()
-    return _run_all(_selected(request.session), tmp_path_factory.mktemp("course"))
-
-
-def _run_in(lab, browser, paths: list[Path]) -> dict:
+    or ``{path: {"failed": why}}``."""
     base, token, root = lab
+    name = "test_run_all_in_a_real_browser"
+    paths = selected_params(request.session, __name__, "path", test=name)
     order = sorted(paths, key=lambda p: (next((i for i, s in enumerate(LONGEST_FIRST)
                                                 if p.stem.startswith(s)), len(LONGEST_FIRST)),
                                           str(p)))
