@@ -19,7 +19,8 @@ from matplotlib.patches import Circle, FancyArrowPatch
 
 from labs.hybrid.context_parallel import ring_attention_traffic
 from labs.hybrid.expert_parallel import expert_parallel_traffic
-from labs.messages import text
+from labs.messages import joined, text
+from labs.notebook.fonts import plot_language
 from labs.notebook.plots import DPI, format_bytes, label
 
 __all__ = ["plot_ring", "plot_all_to_all"]
@@ -127,6 +128,6 @@ def plot_all_to_all(matrix, *, row_bytes: int | None = None, n_experts: int | No
         sent = [sum(b for (p, _), (_, b) in expert_parallel_traffic(
             matrix, i, row_bytes=row_bytes, n_experts=n_experts).items() if p == "forward")
             for i in range(n)]
-        note = label("hybrid.a2a_note_bytes", note=note, sent=label("hybrid.list_sep").join(
-            format_bytes(s) for s in sent))
+        note = label("hybrid.a2a_note_bytes", note=note,
+                     sent=joined(map(format_bytes, sent), "comma", lang=plot_language()))
     return _finish(fig, ax, label("hybrid.a2a_title", ep_size=n), note)

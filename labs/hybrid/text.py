@@ -7,7 +7,6 @@ labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the mesh (mesh) -------------------------------------------------------------------
-    "list_sep": {"zh": "，", "en": ", "},
     "mesh_degree": {
         "zh": "{dim}={value!r}：每个并行度都是 >= 1 的整数（1 表示不用这一维）。",
         "en": "{dim}={value!r}: each parallel degree is a whole number >= 1 (1 means that "
