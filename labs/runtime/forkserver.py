@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import io
 import linecache
 import multiprocessing as mp
@@ -35,8 +36,6 @@ import threading
 import time
 import types
 from multiprocessing import forkserver, popen_forkserver, process, reduction, spawn, util
-
-import cloudpickle
 
 from labs.messages import text
 from labs.runtime import processes as _processes
@@ -269,23 +268,29 @@ def _code_reduce_keeping_filename(code):
     cloudpickle >= 3 renames every shipped function's file to "<dynamic-code>"; keeping the
     name lets a rank's traceback point at the notebook cell or script line that failed.
     """
-    reducer, args = _CLOUDPICKLE_CODE_REDUCE(code)
+    import cloudpickle
+    reducer, args = cloudpickle.cloudpickle._code_reduce(code)
     args = tuple(code.co_filename if a == "<dynamic-code>" else a for a in args)
     return reducer, args
 
 
-_CLOUDPICKLE_CODE_REDUCE = getattr(cloudpickle.cloudpickle, "_code_reduce", None)
+@functools.cache
+def _pickler():
+    """cloudpickle's Pickler keeping code objects' file names, made on the first launch:
+    ``import labs`` must work before cloudpickle is installed (a hosted notebook's first cell
+    imports ``labs.notebook.hosted`` to install it) and stays cheap without it."""
+    import cloudpickle
 
-
-class _Pickler(cloudpickle.Pickler):
-    if _CLOUDPICKLE_CODE_REDUCE is not None:
-        dispatch_table = collections.ChainMap(
-            {types.CodeType: _code_reduce_keeping_filename}, cloudpickle.Pickler.dispatch_table)
+    class Pickler(cloudpickle.Pickler):
+        if hasattr(cloudpickle.cloudpickle, "_code_reduce"):
+            dispatch_table = collections.ChainMap(
+                {types.CodeType: _code_reduce_keeping_filename}, cloudpickle.Pickler.dispatch_table)
+    return Pickler
 
 
 def dumps(obj) -> bytes:
     buffer = io.BytesIO()
-    _Pickler(buffer).dump(obj)
+    _pickler()(buffer).dump(obj)
     return buffer.getvalue()
 
 

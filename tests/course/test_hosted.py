@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 import types
 from pathlib import Path
 
@@ -134,6 +135,26 @@ def test_labs_hosted_imports_neither_torch_nor_numpy_nor_ipywidgets():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_labs_hosted_imports_with_none_of_the_courses_requirements_installed():
+    """The first cell imports ``labs.notebook.hosted`` (so ``labs``) *before* the bootstrap installs
+    the requirements: none of them (cloudpickle included) may be needed to import it."""
+    blocked = sorted({re.match(r"[A-Za-z0-9_.-]+", r).group(0).replace("-", "_").lower()
+                      for r in tomllib.loads((ROOT / "pyproject.toml").read_text())
+                      ["project"]["dependencies"]})
+    assert "cloudpickle" in blocked and "torch" in blocked
+    code = ("import sys\n"
+            f"BLOCKED = {blocked!r}\n"
+            "class Absent:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in BLOCKED:\n"
+            "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+            "sys.meta_path.insert(0, Absent())\n"
+            "import labs, labs.notebook.hosted\n"
+            "print('imported')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == "imported", out.stderr[-1500:]
 
 
 # --- the cell --------------------------------------------------------------------------------
