@@ -7,6 +7,7 @@ The map, one folder or file per idea (each package's ``__init__`` is its own map
 
 - running ranks: ``labs.launch``, ``labs.device()``, ``labs.cpu_count()``, ``labs.environment``
   (:mod:`labs.runtime`: launcher, forkserver, rank, doctor, torchrun; ``python -m labs``);
+  :mod:`labs.torch_versions` (the torch the course is tested on, the range that should work);
 - shared ground: :mod:`labs.models` (TinyGPT, MLP), :mod:`labs.data`, :mod:`labs.reference`
   (the single-process truth every parallel run is compared with), :mod:`labs.numerics` (when
   two results count as the same);

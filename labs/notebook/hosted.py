@@ -39,7 +39,7 @@ import sys
 import tempfile
 
 from labs.messages import language, text
-from labs.runtime.doctor import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
+from labs.torch_versions import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
 
 __all__ = ["HANDOUT_URL", "SOURCE_ENV", "CELL_ID", "CELL_TAG", "KEPT", "DISTRIBUTION",
            "FONT_PACKAGE", "runtime", "is_hosted_cell", "requirements", "missing", "constraints",

@@ -4,8 +4,8 @@ to fix what is wrong, and what to do when ranks do not run (fewer ranks, a hoste
 
 Owns: the doctor's checks, its report and ``labs.environment``. Must not: change the machine (it
 only reports and says how to fix), or import labs' course modules (models, parallelism packages,
-planner, checks) or the grader: the runtime sits below everything (only labs.notebook.fonts, for the
-font check), or import torch before it has checked the temporary folder and the platform."""
+planner, checks) or the grader: the runtime sits below the course (it reads labs.notebook.fonts
+for the font line), or import torch before it has checked the temporary folder and the platform."""
 
 from __future__ import annotations
 
@@ -20,26 +20,9 @@ from labs.messages import text
 from labs.runtime import host
 from labs.runtime import processes as _processes
 from labs.runtime.errors import LaunchError
+from labs.torch_versions import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
 
-__all__ = ["doctor", "environment", "torch_support", "missing_torch_apis", "port_in_use",
-           "loopback_port", "fallback"]
-
-PINNED_TORCH = "2.13.0"
-# The torch versions the course works with. 2.6 is the first with everything the notebooks import:
-# torch.distributed.pipelining (2.4), the public torch.distributed.tensor (2.5) and
-# torch.distributed.fsdp.fully_shard (2.6). Only PINNED_TORCH is tested; another version in the
-# range gets a note, one outside it a warning, and only a missing API (known to break) a problem.
-TORCH_RANGE = ((2, 6), (3, 0))
-# What the notebooks use from torch beyond the collectives (module, attribute or None), and where.
-TORCH_APIS = [
-    ("torch.distributed.pipelining", "PipelineStage", "2.3, 2.4"),
-    ("torch.distributed.tensor", "DTensor", "2.2, 2.4"),
-    ("torch.distributed.tensor.parallel", "parallelize_module", "2.2, 2.4"),
-    ("torch.distributed.device_mesh", "init_device_mesh", "2.4"),
-    ("torch.distributed.fsdp", "fully_shard", "2.4"),
-    ("torch.distributed._composable.replicate_with_fsdp", "replicate", "2.4"),
-]
-
+__all__ = ["doctor", "environment", "port_in_use", "loopback_port", "fallback"]
 
 #: The rank counts the doctor launches: 2.5 and many cells run 2, 2.0-2.3 run 4, 2.4 runs 8.
 LAUNCH_SIZES = (2, 4, 8)
@@ -54,38 +37,6 @@ SLOW_WARM_LAUNCH_S = 2.0
 #: What doctor says of a torch that is not the tested one, by :func:`torch_support`.
 _SUPPORT_KEYS = {"in_range": "doctor.torch_in_range", "too_old": "doctor.torch_too_old",
                  "too_new": "doctor.torch_too_new"}
-
-
-def torch_support(version: str) -> str:
-    """Where a torch version stands: "tested" (the pinned one), "in_range" (should work, not
-    tested), "too_old" (before TORCH_RANGE: some notebooks will break) or "too_new" (a major
-    version the course has not seen: warn)."""
-    release = version.split("+")[0]
-    if release == PINNED_TORCH:
-        return "tested"
-    try:
-        major_minor = tuple(int(part) for part in release.split(".")[:2])
-    except ValueError:
-        return "too_new"
-    low, high = TORCH_RANGE
-    if major_minor < low:
-        return "too_old"
-    return "in_range" if major_minor < high else "too_new"
-
-
-def missing_torch_apis() -> list[tuple[str, str]]:
-    """The (name, notebooks) of TORCH_APIS this torch lacks: the sections that will break."""
-    import importlib
-
-    missing = []
-    for module, attribute, notebooks in TORCH_APIS:
-        try:
-            found = hasattr(importlib.import_module(module), attribute)
-        except Exception:  # noqa: BLE001  (absent, or broken in this build)
-            found = False
-        if not found:
-            missing.append((f"{module}.{attribute}", notebooks))
-    return missing
 
 
 def port_in_use(port: int, host: str = "127.0.0.1") -> bool:

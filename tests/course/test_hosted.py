@@ -21,7 +21,7 @@ from labs.notebook import hosted
 from labs.exercises import edition, hosted_cell
 from labs.exercises.generate import make_student_notebook
 from labs.messages import LANG_ENV, catalog
-from labs.runtime.doctor import torch_support
+from labs.torch_versions import torch_support
 
 from grader.sources import plan, prepare, setup_source
 

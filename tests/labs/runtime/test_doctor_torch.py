@@ -12,7 +12,7 @@ import torch
 from labs import messages
 from labs.runtime import doctor as doctor_module
 from labs.runtime import launcher
-from labs.runtime.doctor import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
+from labs.torch_versions import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
 from tests.support.messages import found_in, pattern
 
 
