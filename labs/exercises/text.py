@@ -155,6 +155,8 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex2_3_1f1b_executor", "2.3_pipeline_parallel.ipynb", 6, 4, "build",
              "在真实 rank 上执行 1F1B", "Run 1F1B on real ranks",
              ("labs.pipeline.executor.run_schedule", "labs.pipeline.executor.run_actions",
+              "labs.pipeline.one_f_one_b.train_step_1f1b",
+              "labs.pipeline.one_f_one_b.one_f_one_b_step",
               "torch.distributed.pipelining")),  # torch's executor, refused whole (by path)
     Exercise("ex2_3_zb_h1_order", "2.3_pipeline_parallel.ipynb", 7, 3, "build",
              "由 1F1B 生成 ZB-H1 的计算顺序", "Generate the ZB-H1 schedule from 1F1B's",

@@ -16,6 +16,8 @@
 7. :mod:`~labs.pipeline.step` -- a training step on real ranks (``PipelineRun``,
    ``pipeline_step``) compared with one process and with torch.distributed.pipelining; 2.4's
    3D step builds on it.
+   :mod:`~labs.pipeline.one_f_one_b` -- the same 1F1B step as three visible loops (warm-up,
+   steady 1F1B, cool-down), as picotron and Megatron-LM write it; same gradients, bit for bit.
 8. :mod:`~labs.pipeline.experiments` -- the sweeps of notebook 2.3, and what each measurement
    says against the formula (``interpret_*``, in the notebook's language, printed by the notebook).
 9. :mod:`~labs.pipeline.zero_bubble` -- the backward split into B (input gradient) and W (weight
@@ -33,7 +35,7 @@ GPipe: arXiv:1811.06965. 1F1B and interleaving: PTD-P, arXiv:2104.04473 §2.2. Z
 paper but in its arXiv version and in Qi et al., "Pipeline Parallelism with Controllable
 Memory", arXiv:2405.15362.
 
-Must not: hold logic of its own, or import the step, experiments, zero_bubble or plots
+Must not: hold logic of its own, or import the step, one_f_one_b, experiments, zero_bubble or plots
 (torch.distributed, matplotlib) at import time.
 """
 from labs.pipeline.schedules import (

@@ -41,7 +41,8 @@ from labs.tensor_parallel.model import (ParallelTinyGPT, sync_sequence_parallel_
                                         validate_tp_layout)
 
 __all__ = ["VOCAB", "TINY", "SMALL", "PipelineRun", "build_stages", "average_replicas",
-           "pipeline_step", "torch_pipeline_step", "merge", "reference_step", "compare"]
+           "pipeline_step", "torch_pipeline_step", "merge", "reference_step", "compare",
+           "activation_shape", "rank_result"]
 
 VOCAB = 96  # >= the corpus vocabulary (CharTokenizer().vocab_size)
 TINY = TinyGPTConfig(vocab_size=VOCAB, block_size=16, n_layer=8, n_head=2, n_embd=32)
@@ -120,7 +121,7 @@ def average_replicas(params: list, losses: list, dp_group) -> list:
     return losses
 
 
-def _activation_shape(run: PipelineRun, dp: int, tp_group=None) -> tuple[int, int, int]:
+def activation_shape(run: PipelineRun, dp: int, tp_group=None) -> tuple[int, int, int]:
     """The activation one stage sends the next per micro-batch: (b, T, C), or this TP rank's
     sequence shard (b, T/t, C) with sequence parallelism -- Megatron-LM sends the same shard
     between stages (megatron/core/pipeline_parallel/schedules.py, ``get_tensor_shapes``: the
@@ -133,7 +134,7 @@ def _activation_shape(run: PipelineRun, dp: int, tp_group=None) -> tuple[int, in
     return b, T, C
 
 
-def _result(stages: dict, losses: list, m: int, **extra) -> dict:
+def rank_result(stages: dict, losses: list, m: int, **extra) -> dict:
     """What one rank returns: its micro-batch losses, gradients and weights by global name."""
     grads, state = {}, {}
     for stage in stages.values():
@@ -177,7 +178,7 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
     schedule = run.build_schedule(p)
     params = [q for s in stages.values() for q in s.parameters()]
     opt = make_optimizer(params, run.optimizer, lr=run.lr)
-    shape = _activation_shape(run, dp, tp_group)
+    shape = activation_shape(run, dp, tp_group)
     step_s = []
     for step in range(run.steps):
         x, y = (t.chunk(dp)[dp_rank] for t in run.batches(step))  # this replica's slice
@@ -196,7 +197,7 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
             losses = average_replicas(params, losses, dp_group)
         step_s.append(time.perf_counter() - start)
         opt.step()  # leaves .grad alone: _result reads this step's gradients
-    return _result(stages, losses, m, step_s=step_s, **recorder.summary())
+    return rank_result(stages, losses, m, step_s=step_s, **recorder.summary())
 
 
 def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None) -> dict:
@@ -235,7 +236,7 @@ def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None
         schedule.step(*args, **last)
         step_s.append(time.perf_counter() - start)
         opt.step()
-    return _result(modules, [t.detach() for t in losses], m, step_s=step_s)
+    return rank_result(modules, [t.detach() for t in losses], m, step_s=step_s)
 
 
 def merge(per_rank: list[dict]) -> dict:

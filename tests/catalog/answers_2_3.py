@@ -105,6 +105,14 @@ def my_1f1b_run(stage_module, inputs, targets, loss_fn, n_microbatches, activati
     return pp.run_schedule(schedule, {stage: stage_module}, inputs=inputs, targets=targets,
                            loss_fn=loss_fn, activation_shape=activation_shape, group=group)
 """, 0),
+    Answer(EXECUTOR, "the course's three-loop 1F1B (labs.pipeline.one_f_one_b)", """
+def my_1f1b_run(stage_module, inputs, targets, loss_fn, n_microbatches, activation_shape,
+                group=None):
+    from labs.pipeline import one_f_one_b as loops
+    losses = loops.train_step_1f1b(stage_module, inputs, targets, loss_fn, n_microbatches,
+                                   activation_shape, group)
+    return sum(loss.item() for loss in losses) / n_microbatches if losses else None
+""", 0),
     Answer(EXECUTOR, "torch's own 1F1B (torch.distributed.pipelining)", """
 def my_1f1b_run(stage_module, inputs, targets, loss_fn, n_microbatches, activation_shape,
                 group=None):

@@ -69,7 +69,7 @@ def _activation_shapes(run, shape):
     from labs.hybrid.mesh import new_groups
 
     groups = new_groups(shape)
-    return ps._activation_shape(run, shape.dp, groups["tp"])
+    return ps.activation_shape(run, shape.dp, groups["tp"])
 
 
 def test_sequence_parallel_stages_send_the_sequence_shard():
