@@ -16,7 +16,7 @@ import os
 
 import labs
 from labs._moved import moved_attribute
-from labs.data_parallel.experiments import COMPUTE_HEAVY, speedup, step_times
+from labs.data_parallel.experiments import COMPUTE_HEAVY, SMALL, speedup, step_times
 from labs.models import MLP
 
 __all__ = ["main"]
@@ -47,9 +47,12 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=5, help="timed steps per measurement")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per rank")
     parser.add_argument("--rounds", type=int, default=2, help="repeat and keep the minimum")
+    parser.add_argument("--quick", action="store_true",
+                        help="the small MLP of notebook 2.1 (a smoke run: the targets are for "
+                             "the compute-heavy one)")
     args = parser.parse_args(argv)
     load_before = _load()
-    heavy = COMPUTE_HEAVY
+    heavy = SMALL if args.quick else COMPUTE_HEAVY
     params = MLP(heavy["sizes"]).num_params()
     print(f"data parallel step time: MLP {heavy['sizes']} ({params / 1e6:.1f} M params, "
           f"{4 * params / 2**20:.0f} MB of gradients), SGD, {heavy['batch_per_rank']} samples "
@@ -67,8 +70,8 @@ def main(argv=None) -> int:
     ratio = times["overlapped"] / times["ddp"]
     print(f"target: overlapped within {TARGET_OVERLAP_RATIO}x of torch DDP: {ratio:.2f}x -> "
           f"{'met' if ratio <= TARGET_OVERLAP_RATIO else 'NOT met'}")
-    result = speedup(world_size=args.ranks, steps=args.steps, threads=args.threads,
-                     rounds=args.rounds)
+    result = speedup(heavy["sizes"], heavy["batch_per_rank"], world_size=args.ranks,
+                     steps=args.steps, threads=args.threads, rounds=args.rounds)
     print(f"speedup (torch DDP, weak scaling, per-rank batch {result['batch_per_rank']}): "
           f"1 rank {result['t1'] * 1e3:.1f} ms/step, {args.ranks} ranks "
           f"{result['tn'] * 1e3:.1f} ms/step -> speedup {result['speedup']:.2f}x, scaling "

@@ -67,6 +67,8 @@ def main(argv=None) -> int:
     parser.add_argument("--microbatches", type=int, default=4)
     parser.add_argument("--steps", type=int, default=5, help="timed steps per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true",
+                        help="the bubble of p = 2 only, m = 1, 2, 4 (a smoke run)")
     args = parser.parse_args(argv)
     c = BENCH_CONFIG
     print(f"pipeline step time, 1F1B, real compute: TinyGPT n_layer={c.n_layer} n_embd={c.n_embd} "
@@ -84,7 +86,8 @@ def main(argv=None) -> int:
     print(f"{'p':>2} {'m':>3} {'measured mean':>14} {'max rank':>9} {'formula':>8} {'rel err':>8} "
           f"{'overruns':>8}")
     worst = 0.0
-    for p, m, mean, high, formula, overruns in bubble_table([2, 4], [1, 2, 4, 8, 16], timing):
+    for p, m, mean, high, formula, overruns in bubble_table(
+            [2] if args.quick else [2, 4], [1, 2, 4] if args.quick else [1, 2, 4, 8, 16], timing):
         rel = abs(mean - formula) / formula
         if m >= p:
             worst = max(worst, rel)
