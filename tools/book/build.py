@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from tools.book.sources import ROOT, write_sources
-from tools.book.texts import EDITIONS, SPHINX_LANGUAGE, THEME_ZH, text
+from tools.book.texts import EDITIONS, SPHINX_LANGUAGE, THEME_ZH, THEME_ZH_MARKUP, text
 
 CONF_DIR = Path(__file__).resolve().parent
 SECTION_ANCHOR = re.compile(r'<span id="s-(\d+)"></span>')
@@ -58,6 +58,20 @@ def sphinx_build(edition: str, src: Path, out: Path, doctrees: Path, locale: Pat
         raise RuntimeError(f"sphinx-build ({edition}) failed:\n{result.stdout}{result.stderr}")
 
 
+def localize_theme(site_edition: Path) -> int:
+    """Replace the theme's English fragments (:data:`THEME_ZH_MARKUP`) in the Chinese pages;
+    returns how many pages changed."""
+    changed = 0
+    for page in site_edition.glob("*.html"):
+        markup = original = page.read_text(encoding="utf-8")
+        for english, chinese in THEME_ZH_MARKUP.items():
+            markup = markup.replace(english, chinese)
+        if markup != original:
+            page.write_text(markup, encoding="utf-8")
+            changed += 1
+    return changed
+
+
 def section_counts(site_edition: Path) -> dict[str, int]:
     """``{page: number of sections}`` of one built edition (its ``s-k`` anchors)."""
     return {page.name: len(SECTION_ANCHOR.findall(page.read_text(encoding="utf-8")))
@@ -85,6 +99,7 @@ def root_page() -> str:
     title = html.escape(f"{text('project', 'zh')} · {text('project', 'en')}")
     return (f'<!DOCTYPE html>\n<html lang="zh-CN">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<link rel="icon" href="en/_static/favicon.svg">\n'
             f"<title>{title}</title>\n</head>\n<body>\n<h1>{title}</h1>\n<ul>\n{links}\n</ul>\n"
             "</body>\n</html>\n")
 
@@ -107,6 +122,7 @@ def build(out: Path, work: Path, log=print) -> dict[str, float]:
     for edition in EDITIONS:
         shutil.copytree(work / edition / "html", out / edition,
                         ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
+    localize_theme(out / "zh")
     (out / "index.html").write_text(root_page(), encoding="utf-8")
     (out / ".nojekyll").write_text("", encoding="utf-8")
     check_sections(out)

@@ -46,6 +46,8 @@ locale_dirs = [os.environ["LABS_BOOK_LOCALE"]] if os.environ.get("LABS_BOOK_LOCA
 # The notebooks as stored: outputs from the executed solutions (tools/book/pages.py), never run.
 nb_execution_mode = "off"
 nb_merge_streams = True
+nb_code_prompt_show = text("show_setup", book_edition)  # only the hosted-setup cell is folded
+nb_code_prompt_hide = text("hide_setup", book_edition)
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 
 # MathJax 3 from the site's own _static/mathjax/ (copied there by tools.book.extension).
@@ -53,6 +55,7 @@ mathjax_path = "mathjax/tex-chtml.js"
 
 html_theme = "furo"
 html_title = project
+html_favicon = str(HERE / "static" / "favicon.svg")  # four ranks
 html_static_path = [str(HERE / "static")]
 html_css_files = ["book.css"]
 html_js_files = ["book.js"]

@@ -67,8 +67,23 @@ def copy_mathjax(app, exception) -> None:
             shutil.copy2(source / name, target / name)
 
 
+def chinese_search():
+    """Sphinx's Chinese search language, its JavaScript stemmer named as the one it ships.
+
+    Sphinx 9.0 writes ``window.Stemmer = ChineseStemmer`` but ships (and defines) only the
+    English stemmer for Chinese, so the search page stops with "ChineseStemmer is not defined"
+    (sphinx-doc/sphinx issue 14229, fixed after 9.0, in releases that need Python 3.12)."""
+    from sphinx.search.zh import SearchChinese
+
+    class SearchChineseFixed(SearchChinese):
+        language_name = "English"  # the name of its JavaScript stemmer: EnglishStemmer
+
+    return SearchChineseFixed
+
+
 def setup(app):
     app.add_config_value("book_edition", "en", "html")
+    app.add_search_language(chinese_search())
     app.connect("doctree-resolved", add_section_anchors)
     app.connect("html-page-context", add_switch)
     app.connect("build-finished", copy_mathjax)

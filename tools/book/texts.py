@@ -110,6 +110,14 @@ TEXTS = {
         "zh": "许可：代码（`labs/`、`tools/` 等）为 MIT，文字与图为 CC BY 4.0。",
         "en": "Licence: the code (`labs/`, `tools/`, …) is under MIT, the prose and figures under CC BY 4.0.",
     },
+    "show_setup": {  # the folded hosted-setup cell (myst-nb's hide-input; {type} is unused)
+        "zh": "显示代码：Colab / Kaggle 的安装单元",
+        "en": "Show the code: the Colab / Kaggle setup cell",
+    },
+    "hide_setup": {
+        "zh": "隐藏代码",
+        "en": "Hide the code",
+    },
     "choose_edition": {
         "zh": "中文版",
         "en": "English edition",
@@ -132,4 +140,22 @@ THEME_ZH = {
     "Home": "首页",
     "Made with ": "主题：",  # followed by the theme's name, Furo
     "Please activate JavaScript to enable the search functionality.": "请启用 JavaScript 以使用搜索功能。",
+}
+
+#: The theme's words that no catalog reaches (furo and MyST-NB write them in English): the
+#: screen-reader labels, the skip link, the icons' titles. tools.book.build replaces them in the
+#: Chinese pages, each fragment as it stands in the HTML.
+THEME_ZH_MARKUP = {
+    'aria-label="Toggle site navigation sidebar"': 'aria-label="打开或关闭导航侧栏"',
+    'aria-label="Toggle table of contents sidebar"': 'aria-label="打开或关闭本页目录"',
+    'aria-label="Toggle Light / Dark / Auto color theme"': 'aria-label="切换浅色、深色或自动配色"',
+    'aria-label="Toggle hidden content"': 'aria-label="展开或折叠"',
+    "Skip to content": "跳到正文",
+    "<title>Contents</title>": "<title>目录</title>",
+    "<title>Menu</title>": "<title>菜单</title>",
+    "<title>Expand</title>": "<title>展开</title>",
+    "<title>Light mode</title>": "<title>浅色模式</title>",
+    "<title>Dark mode</title>": "<title>深色模式</title>",
+    "<title>Auto light/dark, in light mode</title>": "<title>自动配色（现为浅色）</title>",
+    "<title>Auto light/dark, in dark mode</title>": "<title>自动配色（现为深色）</title>",
 }
