@@ -28,7 +28,7 @@ import pytest
 
 from tools.book import pages, sources
 from tools.book.build import section_counts
-from tools.book.texts import EDITIONS, NOTEBOOKS, SOLUTIONS
+from tools.book.texts import EDITIONS, NOTEBOOKS, SOLUTIONS, THEME_ZH_MARKUP, text
 
 pytestmark = [pytest.mark.book, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,3 +197,14 @@ def test_every_errata_link_has_its_row(site, edition):
 def test_the_sections_pair_up_between_the_editions(site):
     zh, en = section_counts(site / "zh"), section_counts(site / "en")
     assert zh == en and sum(zh.values()) > 100
+
+
+def test_the_chinese_pages_speak_chinese_around_the_content(site):
+    """The theme's labels, the switch, the run box and the folded setup cell, in each language."""
+    for page in sorted((site / "zh").glob("2.*.html")):
+        markup = page.read_text(encoding="utf-8")
+        assert not [english for english in THEME_ZH_MARKUP if english in markup], page.name
+        assert all(text(key, "zh") in markup for key in ("run_title", "switch", "show_setup"))
+    for page in sorted((site / "en").glob("2.*.html")):
+        markup = page.read_text(encoding="utf-8")
+        assert all(text(key, "en") in markup for key in ("run_title", "switch", "show_setup"))
