@@ -112,3 +112,21 @@ def test_the_errata_page_links_into_the_book(edition):
     assert rows > 0 and page.count('<a id="') == rows
     if "(ERRATA.md)" in (ROOT / ERRATA[edition]).read_text(encoding="utf-8"):  # en names zh's
         assert 'href="../zh/errata.html"' in page
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "tools" / "book").glob("*.py")),
+                         ids=lambda p: p.name)
+def test_the_book_code_keeps_the_project_budgets(path):
+    """Modules of at most 400 lines, functions of at most 60, a docstring that says what the
+    module must not do (as tests/course/ asks of labs/ and grader/)."""
+    import ast
+    import re
+
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    assert source.count("\n") <= 400
+    long = [node.name for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > 60]
+    assert long == []
+    assert re.search(r"\bmust\s+not\b", ast.get_docstring(tree) or "", re.I)
