@@ -208,3 +208,39 @@ def test_the_chinese_pages_speak_chinese_around_the_content(site):
     for page in sorted((site / "en").glob("2.*.html")):
         markup = page.read_text(encoding="utf-8")
         assert all(text(key, "en") in markup for key in ("run_title", "switch", "show_setup"))
+
+
+NO_NETWORK = '''import socket
+def _refuse(*args, **kwargs):
+    raise OSError("the book's build must not use the network")
+socket.socket.connect = _refuse
+socket.socket.connect_ex = _refuse
+socket.create_connection = _refuse
+socket.getaddrinfo = _refuse
+'''
+
+
+def test_the_book_builds_without_the_network(tmp_path):
+    """The whole build, its Sphinx processes included, with every socket connection refused
+    (a sitecustomize on PYTHONPATH), and without a notebook kernel to start."""
+    pytest.importorskip("sphinx", reason="the book's tools are not installed (make book)")
+    import os
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(NO_NETWORK, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(blocker), "JUPYTER_PATH": str(tmp_path / "nokernels")}
+    out = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "tools.book", "build", "--out", str(out),
+                             "--work", str(tmp_path / "work")], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for edition in EDITIONS:
+        built = sorted(p.name for p in (out / edition).glob("*.html"))
+        assert [f"{Path(n).stem}.html" for n in sources.notebook_names(edition)] == \
+            [name for name in built if name.startswith("2.")]
+    check = subprocess.run([sys.executable, "-c", "import socket; socket.create_connection"
+                            "(('127.0.0.1', 9))"], env=env, capture_output=True, text=True)
+    assert "must not use the network" in check.stderr, "the blocker did not block"
