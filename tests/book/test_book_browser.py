@@ -6,7 +6,7 @@ drives JupyterLab; issue 41), both editions, served over HTTP from 127.0.0.1:
 - the language switch, opened at a section in the middle of a page, lands on the same section of
   the other edition's page (the same heading level and number);
 - every notebook page's first errata link lands on its row of the errata page;
-- the search finds "1F1B" (the pipeline page) in both editions.
+- the search finds "1F1B" (the pipeline page) in both editions, and "流水线" in the Chinese one.
 
 The browser is the system's Chromium (never ``playwright install``); without it, or without
 Playwright, the tests are skipped with a one-line reason. Set ``LABS_CHROMIUM`` for another one.
@@ -165,9 +165,10 @@ def test_the_errata_links_land_on_their_rows(site, served, page, edition):
     assert clicked >= 4 and page.problems == []
 
 
-@pytest.mark.parametrize("edition", EDITIONS)
-def test_the_search_finds_1f1b(served, page, edition):
-    page.goto(f"{served}/{edition}/search.html?q=1F1B", wait_until="load")
+@pytest.mark.parametrize("edition,words", [("zh", "1F1B"), ("en", "1F1B"), ("zh", "流水线")])
+def test_the_search_finds_the_pipeline_page(served, page, edition, words):
+    """"1F1B" in both editions; a Chinese word (split by jieba when the site was built)."""
+    page.goto(f"{served}/{edition}/search.html?q={words}", wait_until="load")
     page.wait_for_function(
         "() => document.querySelectorAll('#search-results ul.search li').length > 0",
         timeout=30_000)

@@ -121,7 +121,7 @@ def build(out: Path, work: Path, log=print) -> dict[str, float]:
     out.mkdir(parents=True)
     for edition in EDITIONS:
         shutil.copytree(work / edition / "html", out / edition,
-                        ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
+                        ignore=shutil.ignore_patterns(".buildinfo", ".doctrees", "_sources"))
     localize_theme(out / "zh")
     (out / "index.html").write_text(root_page(), encoding="utf-8")
     (out / ".nojekyll").write_text("", encoding="utf-8")
