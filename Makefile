@@ -96,7 +96,7 @@ test-hosted: $(DEV_READY)
 
 # `make book [BOOK=book]`: the course as a static web book, both editions (BOOK/zh/, BOOK/en/;
 # tools/book/): the student notebooks' cells with the executed solutions' outputs that reveal no
-# answer, the errata, search, a language switch; offline, nothing executed (about 15 s here).
+# answer, the errata, search, a language switch; offline, nothing executed (about 20 s on 2 cores).
 # Its tools (requirements-book.txt; no torch needed) go into .venv behind a stamp of their own.
 # `make test-book`: its tests (tests/book/, marker `book`, Chromium for the browser test) on BOOK.
 BOOK ?= book
