@@ -83,7 +83,7 @@ NBVAL := --nbval-lax --nbval-current-env --nbval-cell-timeout=300
 # threads then sleep instead of spinning (the solutions' run took 116 s spinning, 107 s passive);
 # no result changes.
 test: $(DEV_READY)
-	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest tests $(NBVAL_STUDENTS) $(NBVAL) -m "not hosted and not secrets and not editions" --durations=25
+	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest tests $(NBVAL_STUDENTS) $(NBVAL) -m "not hosted and not secrets and not editions and not book" --durations=25
 
 test-editions: $(DEV_READY)
 	OMP_WAIT_POLICY=PASSIVE $(BIN)/python -m pytest tests -m editions -p no:cacheprovider --durations=10
@@ -93,6 +93,27 @@ test-editions: $(DEV_READY)
 # `make test` rather than inside it.
 test-hosted: $(DEV_READY)
 	$(BIN)/python -m pytest tests -m hosted -p no:cacheprovider
+
+# `make book [BOOK=book]`: the course as a static web book, both editions (BOOK/zh/, BOOK/en/;
+# tools/book/): the student notebooks' cells with the executed solutions' outputs that reveal no
+# answer, the errata, search, a language switch; offline, nothing executed (about 20 s on 2 cores).
+# Its tools (requirements-book.txt; no torch needed) go into .venv behind a stamp of their own.
+# `make test-book`: its tests (tests/book/, marker `book`, Chromium for the browser test) on BOOK.
+BOOK ?= book
+BOOK_READY := $(VENV)/.labs-book-ready
+.PHONY: book test-book
+
+$(BOOK_READY): requirements-book.txt
+	$(check_python)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-book.txt
+	@touch $(BOOK_READY)
+
+book: $(BOOK_READY)
+	$(BIN)/python -m tools.book build --out $(BOOK)
+
+test-book: $(DEV_READY) $(BOOK_READY)
+	LABS_BOOK=$(BOOK) $(BIN)/python -m pytest tests -m book -p no:cacheprovider --durations=10
 
 # `make check`: the tests not marked `slow` (no grader runs, notebooks, JupyterLab, process
 # faults or waits for a timeout, benchmarks, multi-node or torchrun runs; of a test run at several
