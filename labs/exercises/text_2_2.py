@@ -65,8 +65,8 @@ MESSAGES = {
               "right places",
     },
     "no_grad": {
-        "zh": "{name} 没有梯度（None）",
-        "en": "{name} has no gradient (None)",
+        "zh": "{name}：没有梯度（None）",
+        "en": "{name}: no gradient (it is None)",
     },
     "what_named_grad": {
         "zh": "{name} 的梯度",

@@ -38,8 +38,8 @@ MESSAGES = {
     },
     # --- exercises 1 and 2: coordinates and groups ------------------------------------------
     "not_a_tuple": {
-        "zh": "{what}应该是 {n} 个整数的 tuple，实际得到 {got!r}",
-        "en": "{what} should be a tuple of {n} integers, got {got!r}",
+        "zh": "{what}：应该是 {n} 个整数的 tuple，实际得到 {got!r}",
+        "en": "{what}: expected a tuple of {n} integers, got {got!r}",
     },
     "coords_wrong": {
         "zh": "rank {rank} 的坐标 (dp, pp, tp) 应为 {expected}，实际 {got}"
@@ -48,8 +48,8 @@ MESSAGES = {
               "(TP is innermost: rank = (dp·{pp} + pp)·{tp} + tp)",
     },
     "groups_not_lists": {
-        "zh": "{what}应该是整数 rank 列表的列表，例如 [[0, 1], [2, 3]]，实际 {groups!r}",
-        "en": "{what} should be a list of lists of integer ranks, e.g. [[0, 1], [2, 3]], got "
+        "zh": "{what}：应该是整数 rank 列表的列表，例如 [[0, 1], [2, 3]]，实际 {groups!r}",
+        "en": "{what}: expected a list of lists of integer ranks, e.g. [[0, 1], [2, 3]], got "
               "{groups!r}",
     },
     "groups_wrong": {
