@@ -67,7 +67,7 @@ def test_fast_machine_is_bandwidth_bound_from_1_mib():
          r=times[8] / times[5])
     crossover = collectives.latency_bandwidth_fit(SIZES, times)["crossover_bytes"]
     assert crossover < MiB
-    said(conclusion, "collectives.conclusion_crossover", where="327 KiB")
+    said(conclusion, "collectives.conclusion_crossover", size="327 KiB")
     assert why == message("collectives.why_elsewhere")  # 4 ranks on 16 cores: no crowding to blame
 
 
@@ -85,8 +85,8 @@ def test_slow_machine_is_still_latency_bound_at_1_mib_and_says_why():
         assert times[8] / times[5] < 0.7 * 64  # not the x64 of the bandwidth-bound case
     fits = [collectives.latency_bandwidth_fit(SIZES, t)["crossover_bytes"] for t in sweep.values()]
     assert all(MiB < f < 64 * MiB for f in fits)
-    assert lines[6] == message("collectives.conclusion_crossover", where=message(
-        "collectives.size_range", low="1.24 MiB", high="1.43 MiB"))
+    assert lines[6] == message("collectives.conclusion_crossover_range", low="1.24 MiB",
+                               high="1.43 MiB")
     assert lines[7] == message("collectives.why_here_crowded", world_size=4, cores=2)
 
 
@@ -170,7 +170,7 @@ def test_orders_of_magnitude_refuses_nonsense():
 def test_link_gap_is_computed_from_the_measurement():
     text = collectives.describe_link_gap(0.77e9, GPUS["A100-80GB"].intra_node_bw)
     assert text == message("collectives.link_gap", link="NVLink", link_gbps=300, measured_gbps=0.77,
-                           here=message("collectives.here_measured"), ratio=390, orders=orders(2))
+                           ratio=390, orders=orders(2))
     said(collectives.describe_link_gap(10e9, 300e9), "collectives.link_gap", ratio=30,
          orders=orders(1))
 
@@ -323,8 +323,7 @@ def test_the_readings_speak_english_in_the_english_edition(monkeypatch):
         "collectives.orders_between", lang="en", low="two", high="three")
     assert collectives.orders_of_magnitude(3) == message("collectives.under_one_order", lang="en")
     gap = collectives.describe_link_gap(0.77e9, GPUS["A100-80GB"].intra_node_bw)
-    said(gap, "collectives.link_gap", lang="en", link_gbps=300, ratio=390,
-         here=message("collectives.here_measured", lang="en"))
+    said(gap, "collectives.link_gap", lang="en", link_gbps=300, ratio=390)
     sweep = {"ring": alpha_beta_times(3e-3, 0.75e9), "gloo": alpha_beta_times(2.6e-3, 0.75e9)}
     texts = [collectives.interpret_sweep(SIZES, sweep, 4, windows=WINDOWS, cores=2),
              collectives.interpret_ring_vs_library(SIZES, *sweep.values(), world_size=4, cores=2),
@@ -336,8 +335,8 @@ def test_the_readings_speak_english_in_the_english_edition(monkeypatch):
     for text in texts:
         assert not cjk.search(text), text
     assert texts[0].splitlines()[-2:] == [
-        message("collectives.conclusion_crossover", lang="en", where=message(
-            "collectives.size_range", lang="en", low="1.24 MiB", high="1.43 MiB")),
+        message("collectives.conclusion_crossover_range", lang="en", low="1.24 MiB",
+                high="1.43 MiB"),
         message("collectives.why_here_crowded", lang="en", world_size=4, cores=2)]
     assert texts[2].startswith(head(1.31, 0.65)) and texts[2].endswith(
         message("data_parallel.busy", lang="en", load=3.5, cores=2))
