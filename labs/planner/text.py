@@ -165,8 +165,8 @@ MESSAGES = {
         "en": "use a smaller micro-batch (now {now})",
     },
     "hint_tp": {
-        "zh": "或加大 tp（有序列并行时，激活按 TP 切分）",
-        "en": "or a larger tp (activations split over TP with sequence parallelism)",
+        "zh": "加大 tp（有序列并行时，激活按 TP 切分）",
+        "en": "raise tp (with sequence parallelism, activations are split over TP)",
     },
     "to_fit": {"zh": "要放下：{hints}", "en": "to fit: {hints}"},
     # --- planner: the search and the five steps (planner_search) ---------------------------
@@ -272,7 +272,8 @@ MESSAGES = {
               "{exposed:.2f} s，DP 通信与反向重叠：{overlap}，recompute {recompute!r}）",
         "en": "micro-batch {micro_batch}, v={v}, ZeRO-{zero_stage}: step {before:.2f} -> "
               "{after:.2f} s (bubble {bubble_before:.1%} -> {bubble_after:.1%}, exposed "
-              "communication {exposed:.2f} s, DP overlapped {overlap}, recompute {recompute!r})",
+              "communication {exposed:.2f} s, DP overlap with the backward: {overlap}, recompute "
+              "{recompute!r})",
     },
     "step5_uneven": {
         "zh": "{answer}；{n_layers} 层分到 {pp} 个 stage 不均匀：请重新平衡",

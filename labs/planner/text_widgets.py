@@ -29,23 +29,26 @@ MESSAGES = {
         "en": "v={v}: the search tries v in {chunks}; fix two of tp / pp / dp to estimate "
               "another v",
     },
-    "any_layout": {"zh": "任意布局", "en": "any layout"},
     "rejected_family": {"zh": "{family}：{reason}", "en": "{family}: {reason}"},
-    "no_layout_fits": {
-        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局。搜索已经试过 ZeRO 0～1（有 PP 时）"
-              "与 ZeRO 0～3（没有 PP 时）、micro-batch 1～8 与 v 1～4；还能做的：开启全重计算、"
-              "增加 GPU，或放开一个并行度",
-        "en": "no layout fits with {fixed} on {n_gpus} {gpu}. The search already tried ZeRO 0-1 "
-              "(with PP) and ZeRO 0-3 (without PP), micro-batches 1-8 and v 1-4; what is left: "
-              "full recomputation, more GPUs, or freeing a degree",
+    # no layout fits: which (what was fixed, or none), what the search tried, the families out
+    "no_layout_fits_fixed": {
+        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局。",
+        "en": "No layout fits with {fixed} on {n_gpus} {gpu}.",
     },
-    "no_layout_fits_why": {
-        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局。搜索已经试过 ZeRO 0～1（有 PP 时）"
-              "与 ZeRO 0～3（没有 PP 时）、micro-batch 1～8 与 v 1～4；还能做的：开启全重计算、"
-              "增加 GPU，或放开一个并行度。被排除的布局族：\n{why}",
-        "en": "no layout fits with {fixed} on {n_gpus} {gpu}. The search already tried ZeRO 0-1 "
-              "(with PP) and ZeRO 0-3 (without PP), micro-batches 1-8 and v 1-4; what is left: "
-              "full recomputation, more GPUs, or freeing a degree. Families ruled out:\n{why}",
+    "no_layout_fits_any": {
+        "zh": "在 {n_gpus} 张 {gpu} 上没有放得下的布局。",
+        "en": "No layout fits on {n_gpus} {gpu}.",
+    },
+    "search_tried": {
+        "zh": "搜索已经试过 ZeRO 0～1（有 PP 时）与 ZeRO 0～3（没有 PP 时）、micro-batch 1～8 与 v 1～4；"
+              "还能做的：开启全重计算、增加 GPU，或放开一个并行度。",
+        "en": "The search already tried ZeRO 0-1 (with PP) and ZeRO 0-3 (without PP), "
+              "micro-batches 1-8 and v 1-4; what is left: full recomputation, more GPUs, or "
+              "freeing a degree.",
+    },
+    "families_ruled_out": {
+        "zh": "被排除的布局族：\n{families}",
+        "en": "Families ruled out:\n{families}",
     },
     "more_rejected": {"zh": "……另有 {n} 类", "en": "... and {n} more"},
     "decide_stops": {
