@@ -70,14 +70,6 @@ MESSAGES = {
               "the machine is idle.",
     },
     # --- interpret_model_size ----------------------------------------------------------------
-    "small_model": {
-        "zh": "小模型",
-        "en": "small model",
-    },
-    "heavy_model": {
-        "zh": "计算量大的模型",
-        "en": "compute-heavy model",
-    },
     "model_size_small_line": {
         "zh": "{small}：1 个 rank 一步 {t1}（其中前向+反向 {compute}），一次梯度 all-reduce {comm}；"
               "按不重叠估算加速比约 {predicted:.2f} 倍，实测 {measured:.2f} 倍。",
