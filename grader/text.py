@@ -1,8 +1,8 @@
 """What the grader (``python -m grader``, the package beside ``labs``) writes for instructors:
 report messages, progress, the summary table's headings.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "deleted": {"zh": "检查单元格被删除", "en": "the check cell was deleted"},
@@ -134,3 +134,14 @@ MESSAGES = {
     "seconds": {"zh": "{value} 秒", "en": "{value} s"},
     "minutes": {"zh": "{value} 分钟", "en": "{value} min"},
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the summary table's column headers and heading, the gradebook's error cell
+    "col_submission", "col_total", "col_note", "col_flags", "unknown_notebook",
+    "gradebook_error",
+    "handout_archive",  # a label and its path
+    "seconds", "minutes",  # a duration with its unit
+})

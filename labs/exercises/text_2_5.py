@@ -1,7 +1,7 @@
 """Messages of the checks of notebook 2.5's capstone exercises (labs.exercises.summary_checks).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- scenarios and case labels ----------------------------------------------------------
@@ -251,3 +251,10 @@ MESSAGES = {
         "en": "expected {expected:.4g} days, got {got:.4g}{hint}",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    "scenario_config",  # what a case is about, in its label: the scenario, the layout
+})

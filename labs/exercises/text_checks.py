@@ -1,8 +1,8 @@
 """Messages of the exercise checks' framework: verdicts, cases, comparisons, the student's own
 line, launches on ranks, stubs (labs.exercises.checks, feedback, ranks, generate).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the verdict (labs.exercises.checks.run_check) ---
@@ -315,3 +315,15 @@ MESSAGES = {
         "en": "Exercise n \u00b7 Hint k",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the name of a compared value: the label in front of a comparison's colon
+    "what_returned",
+    # a case's name, and a case's name in front of its message or what it is about
+    "case_hidden", "case_call", "case_numbered", "case_about", "case_failed",
+    "todo_hint",  # "What to do:" in front of the hint's whole sentence
+    "hint_summary_example",  # a hint's heading, as an example
+})

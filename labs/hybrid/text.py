@@ -2,8 +2,8 @@
 and their figures (the planner's are in labs.planner.text, its widget's in
 labs.planner.text_widgets).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the mesh (mesh) -------------------------------------------------------------------
@@ -212,3 +212,15 @@ MESSAGES = {
     "expert_grad": {"zh": "专家 {expert} 的 {name}", "en": "expert {expert} {name}"},
     # --- end
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the mesh figure: a node's, a replica's, a stage's label; a legend entry
+    "mesh_node", "mesh_legend_unused", "mesh_replica", "mesh_one_replica", "stage_tick",
+    "a2a_arrow", "a2a_arrow_bytes",  # an arrow's label in the all-to-all figure
+    "category_all_reduce", "category_send_recv", "breakdown_share",  # the profile's legend, axis
+    # numerics.assert_close's msg: the label in front of "{msg}: {why}"
+    "rank_output", "router_grads",
+})

@@ -1,8 +1,8 @@
 """Messages of labs.pipeline (notebook 2.3): schedule and split errors, the experiments' bad
 input and the figures. The readings (``interpret_*``) are in :mod:`labs.pipeline.text_readings`.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- words and separators ------------------------------------------------------------------
@@ -224,3 +224,11 @@ MESSAGES = {
         "en": "measured",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    "compare_loss",  # numerics.assert_close's msg: the label in front of "{msg}: {why}"
+    "fig_measured_p", "fig_microbatches", "fig_measured",  # legend entries, an axis label
+})

@@ -2,8 +2,8 @@
 why a measurement differs from the formula, each reading's verdicts, and the impossible
 measurements they refuse (noise: what to rerun). Only text: no logic.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- why a measurement differs from the formula --------------------------------------------
@@ -331,3 +331,11 @@ MESSAGES = {
               "simulation ({want:.2f}×): {why}.",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # an item of a list of schedules: the schedule's name and its number
+    "schedule_step", "schedule_share",
+})

@@ -2,8 +2,8 @@
 arithmetic, FlashAttention on the GPU), layouts that cannot exist, the estimate's summary, why a
 layout does not fit, the search and the five steps (the widget's: labs.planner.text_widgets).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- planner: inputs (planner_types) ---------------------------------------------------
@@ -310,3 +310,13 @@ MESSAGES = {
               "or ZeRO must split it",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the verdict after a memory sum ("-> fits"), in a widget's head, and a column header
+    "fits", "does_not_fit",
+    "to_fit",  # a label, its colon, then the hints, each a whole imperative clause
+    "on", "off",  # a setting's value after its label ("DP overlap with the backward: on")
+})

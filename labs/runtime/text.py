@@ -1,7 +1,7 @@
 """Messages of the launcher and the runtime (labs.runtime: launch errors, the forkserver, ranks, torchrun, stacks of a hung run) and of the old names of the flat layout (labs._moved, labs._compat).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 _TRY_AGAIN = {
     "zh": "请检查每个 rank 是否以相同的顺序调用相同的集合通信，以及每个 recv 是否都有对应的 send。",
@@ -368,3 +368,11 @@ MESSAGES = {
               "optimizer= and precision= instead",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    "nothing_printed",  # shown alone in place of a rank's last lines
+    "stack_one_rank", "stack_ranks",  # who a stack belongs to, in front of its state
+})

@@ -1,8 +1,8 @@
 """Messages of labs.tensor_parallel (notebook 2.2): layout errors, the experiments' bad
 input and the figures. The readings (``interpret_*``) are in :mod:`labs.tensor_parallel.text_readings`.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- words and separators ------------------------------------------------------------------
@@ -140,3 +140,12 @@ MESSAGES = {
         "en": "parallel efficiency",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # numerics.assert_close's msg: the label in front of "{msg}: {why}"
+    "check_hand_written", "check_dtensor",
+    "fig_efficiency",  # an axis label
+})
