@@ -316,7 +316,9 @@ def case(label: "str | Message", *, hidden: bool = False):
     """Name the case being checked, so a failure says which one.
 
     ``label`` is text or a :class:`Message` (formatted now, in the language of the moment).
-    ``hidden=True`` marks a case whose inputs are not shown; the label should not reveal them.
+    ``hidden=True`` marks a case whose inputs are not shown; the label should not reveal them,
+    and one that does not start as ``checks.case_hidden`` does ("Hidden case 2: ...") gets
+    "(hidden case)" after it.
     Errors raised by the student's code inside the case become ExerciseFailed naming the
     rank, the student's line and the case; NotImplementedError passes through (the exercise is
     unfinished, not wrong).
