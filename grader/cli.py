@@ -246,7 +246,7 @@ def _log_progress(log, label: str, result: SubmissionResult, *, number: int, tot
            seconds=f"{result.seconds:.1f}", elapsed=_duration(elapsed),
            eta=_duration(eta)), flush=True)
     if result.error:
-        log(text("grade.progress_note", note=result.error), flush=True)
+        log("    " + result.error, flush=True)  # indented under its progress line
 
 
 def _shut_down(pool: ThreadPoolExecutor, scratch: Path) -> None:

@@ -1,8 +1,8 @@
 """What the grader (``python -m grader``, the package beside ``labs``) writes for instructors:
 report messages, progress, the summary table's headings.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "deleted": {"zh": "检查单元格被删除", "en": "the check cell was deleted"},
@@ -10,7 +10,7 @@ MESSAGES = {
                   "en": "❌ {exercise} failed (0/{points:g} points): the check did not run to the end (the grader got no record of it: the check cell was skipped or rewritten, or the kernel failed before it)"},
     "record_refused": {"zh": "❌ {exercise} 未通过（0/{points:g} 分）：检查的记录与检查本身对不上（{why}）；交回的数据不是这个检查按原样运行得到的",
                        "en": "❌ {exercise} failed (0/{points:g} points): the check's record does not match the check ({why}); the data handed back is not what the check, run as written, produces"},
-    "not_run": {"zh": "未运行", "en": "not run"},
+    "not_run": {"zh": "练习 {grade_id} 没有运行：得 0 分", "en": "exercise {grade_id} did not run: it scores 0"},
     "unreadable": {"zh": "无法读取笔记本：{error}", "en": "cannot read the notebook: {error}"},
     "malformed": {"zh": "笔记本格式不对，按 0 分处理：{error}",
                   "en": "malformed notebook, scored 0: {error}"},
@@ -120,7 +120,6 @@ MESSAGES = {
     "resumed": {"zh": "[{number}/{total}] {name}  {score} 分  （已有结果，未重新评分）",
                 "en": "[{number}/{total}] {name}  {score} points  (result kept from an "
                       "earlier run)"},
-    "progress_note": {"zh": "    {note}", "en": "    {note}"},
     "written": {"zh": "结果已写入 {csv} 和 {json}（每份提交一个文件：{folder}）",
                 "en": "results written to {csv} and {json} (one file per submission: "
                       "{folder})"},
@@ -135,3 +134,14 @@ MESSAGES = {
     "seconds": {"zh": "{value} 秒", "en": "{value} s"},
     "minutes": {"zh": "{value} 分钟", "en": "{value} min"},
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the summary table's column headers and heading, the gradebook's error cell
+    "col_submission", "col_total", "col_note", "col_flags", "unknown_notebook",
+    "gradebook_error",
+    "handout_archive",  # a label and its path
+    "seconds", "minutes",  # a duration with its unit
+})

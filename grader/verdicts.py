@@ -96,7 +96,7 @@ def _lost_message(grade_id: str, state: str, status: dict, step_limits: dict, ti
         "setup": lambda: text("grade.setup_failed", grade_id=grade_id,
                               why=status.get(grade_id, {}).get("detail") or "?"),
         "limit": lambda: _limit_message(grade_id, status[grade_id].get("limit"), lims),
-    }.get(state, lambda: text("grade.not_run"))()
+    }.get(state, lambda: text("grade.not_run", grade_id=grade_id))()
 
 
 def _limit_message(grade_id: str, kind: str | None, lims: resources.Limits) -> str:

@@ -190,9 +190,10 @@ def interpret_sweep(sizes_bytes, sweep: dict, world_size: int, *, windows=((0, 3
     elif high >= sizes[-1]:
         lines.append(text("collectives.conclusion_one_latency_bound", size=size(low)))
     else:
-        where = (size(low) if size(low) == size(high)
-                 else text("collectives.size_range", low=size(low), high=size(high)))
-        lines.append(text("collectives.conclusion_crossover", where=where))
+        lines.append(text("collectives.conclusion_crossover", size=size(low))
+                     if size(low) == size(high) else
+                     text("collectives.conclusion_crossover_range", low=size(low),
+                          high=size(high)))
     if world_size > cores:
         lines.append(text("collectives.why_here_crowded", world_size=world_size, cores=cores))
     else:
@@ -261,11 +262,10 @@ def interpret_ring_vs_library(sizes_bytes, ring_s, library_s, *, world_size: int
 
 
 def describe_link_gap(measured_bytes_per_s: float, link_bytes_per_s: float, *,
-                      link: str = "NVLink", here: str | None = None) -> str:
+                      link: str = "NVLink") -> str:
     """'NVLink 每个方向 300 GB/s，是本机实测 0.75 GB/s 的约 400 倍（两到三个数量级）'
-    (``here`` names the measurement; default "measured here" in the notebook's language)."""
+    (the measurement is this machine's)."""
     ratio = link_bytes_per_s / measured_bytes_per_s
     return text("collectives.link_gap", link=link, link_gbps=link_bytes_per_s / 1e9,
-                here=here if here is not None else text("collectives.here_measured"),
                 measured_gbps=measured_bytes_per_s / 1e9, ratio=ratio,
                 orders=orders_of_magnitude(ratio))

@@ -112,13 +112,14 @@ MESSAGES = {
               "other is still mostly fixed cost at the largest message).",
     },
     "conclusion_crossover": {
-        "zh": "结论：在这台机器上，约 {where} 以下是延迟受限，以上才是带宽受限。",
-        "en": "Conclusion: on this machine, messages below about {where} are latency-bound and "
+        "zh": "结论：在这台机器上，约 {size} 以下是延迟受限，以上才是带宽受限。",
+        "en": "Conclusion: on this machine, messages below about {size} are latency-bound and "
               "only larger ones bandwidth-bound.",
     },
-    "size_range": {
-        "zh": "{low} 到 {high}",
-        "en": "{low} to {high}",
+    "conclusion_crossover_range": {  # the two implementations cross over at different sizes
+        "zh": "结论：在这台机器上，约 {low} 到 {high} 以下是延迟受限，以上才是带宽受限。",
+        "en": "Conclusion: on this machine, messages below a size between {low} and {high} are "
+              "latency-bound and only larger ones bandwidth-bound.",
     },
     "why_here_crowded": {
         "zh": "为什么在这里：{world_size} 个 rank 共用 {cores} 个 CPU 核，经本机回环网络通信，"
@@ -211,14 +212,10 @@ MESSAGES = {
               "nccl on GPUs has low-latency algorithms and protocols for small messages.",
     },
     # --- the link gap ------------------------------------------------------------------------
-    "here_measured": {
-        "zh": "本机实测",
-        "en": "measured here",
-    },
     "link_gap": {
-        "zh": "{link} 每个方向 {link_gbps:.0f} GB/s，是{here} {measured_gbps:.2f} GB/s 的约 "
+        "zh": "{link} 每个方向 {link_gbps:.0f} GB/s，是本机实测 {measured_gbps:.2f} GB/s 的约 "
               "{ratio:,.0f} 倍（{orders}）",
         "en": "{link} at {link_gbps:.0f} GB/s per direction is about {ratio:,.0f} times the "
-              "{measured_gbps:.2f} GB/s {here} ({orders})",
+              "{measured_gbps:.2f} GB/s measured here ({orders})",
     },
 }

@@ -203,7 +203,7 @@ def _predicted_speedup(sp: dict, cc: dict) -> float:
 
 
 def interpret_model_size(small_sp: dict, heavy_sp: dict, small_cc: dict, heavy_cc: dict, *,
-                         names: tuple[str, str] | None = None) -> str:
+                         names: tuple[str, str]) -> str:
     """Does a small model gain less from data parallelism than a compute-heavy one, here?
 
     ``*_sp``: :func:`speedup` results; ``*_cc``: :func:`compute_vs_comm` results of the same
@@ -213,9 +213,9 @@ def interpret_model_size(small_sp: dict, heavy_sp: dict, small_cc: dict, heavy_c
     the machine disagrees (say why). First the bound the numbers imply: an N-rank step holds one
     gradient all-reduce, so tN >= t_comm; a step shorter than its own all-reduce means the
     measurements contradict each other (load decides sub-millisecond steps): noise, no
-    conclusion, rerun. ``names``: the two models' names in the text (default
-    "small model", "compute-heavy model" in the notebook's language)."""
-    small, heavy = names or (text("data_parallel.small_model"), text("data_parallel.heavy_model"))
+    conclusion, rerun. ``names``: the two models' names in the text, as the notebook names
+    them (its ``MODELS``, in its language)."""
+    small, heavy = names
     n = small_sp["world_size"]
     p_small = _predicted_speedup(small_sp, small_cc)
     p_heavy = _predicted_speedup(heavy_sp, heavy_cc)

@@ -1,8 +1,8 @@
 """Messages of labs.data_parallel: the readings of notebook 2.1's measurements, its figures,
 the torchrun script and bad input.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- interpret_speedup -------------------------------------------------------------------
@@ -70,14 +70,6 @@ MESSAGES = {
               "the machine is idle.",
     },
     # --- interpret_model_size ----------------------------------------------------------------
-    "small_model": {
-        "zh": "小模型",
-        "en": "small model",
-    },
-    "heavy_model": {
-        "zh": "计算量大的模型",
-        "en": "compute-heavy model",
-    },
     "model_size_small_line": {
         "zh": "{small}：1 个 rank 一步 {t1}（其中前向+反向 {compute}），一次梯度 all-reduce {comm}；"
               "按不重叠估算加速比约 {predicted:.2f} 倍，实测 {measured:.2f} 倍。",
@@ -339,3 +331,13 @@ MESSAGES = {
     "part_master_params": {"zh": "fp32 主参数", "en": "master params"},
     "part_optimizer_states": {"zh": "优化器状态", "en": "optimizer states"},
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # legend entries and an axis of 2.1's figures; the memory parts' labels
+    "fig_measured", "fig_formula", "fig_number_of_ranks", "part_params", "part_grads",
+    "part_master_params", "part_optimizer_states",
+    "script_help_batch_size", "script_help_lr",  # the torchrun script's --help of an option
+})

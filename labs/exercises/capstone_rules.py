@@ -236,7 +236,7 @@ def _check_deciding(got, est: pl.Estimate, rival: pl.Estimate | None) -> None:
 
 def grade_answer(scenario: Scenario, answer) -> None:
     """Raise ExerciseFailed: what is wrong with ``answer`` (layout, numbers, runner-up, part)."""
-    fields = _fields(answer, KEYS, text("checks_2_5.the_answer"))
+    fields = _fields(answer, KEYS, text("checks.what_returned"))
     est, plans = _checked_layout(scenario, fields), fitting(*scenario[1:])
     slower = est.step_time_s / plans[0].step_time_s - 1
     if slower > SPEED_TOLERANCE:

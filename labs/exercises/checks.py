@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import sys
 import warnings
 from typing import Any, Callable
@@ -148,11 +149,11 @@ def _is_incomplete(exc: BaseException) -> bool:
 
 def _stub_rest(message: str) -> str | None:
     """What a stub's message (of either edition) says after its marker, or None."""
-    for lang in LANGUAGES:
-        prefix = text("checks.stub_marker", lang=lang) + text("checks.stub_separator", lang=lang)
-        at = message.find(prefix)
-        if at >= 0:
-            rest = message[at + len(prefix):].splitlines()[0].strip()
+    for lang in LANGUAGES:  # the marker, then a colon (": ", "："): every stub message's start
+        found = re.search(re.escape(text("checks.stub_marker", lang=lang)) + r"[^\w\s]\s*",
+                          message)
+        if found:
+            rest = message[found.end():].splitlines()[0].strip()
             if rest.endswith(('")', "')")):  # found in the stub's source line, not its message
                 rest = rest[:-2]
             return rest
@@ -315,7 +316,9 @@ def case(label: "str | Message", *, hidden: bool = False):
     """Name the case being checked, so a failure says which one.
 
     ``label`` is text or a :class:`Message` (formatted now, in the language of the moment).
-    ``hidden=True`` marks a case whose inputs are not shown; the label should not reveal them.
+    ``hidden=True`` marks a case whose inputs are not shown; the label should not reveal them,
+    and one that does not start as ``checks.case_hidden`` does ("Hidden case 2: ...") gets
+    "(hidden case)" after it.
     Errors raised by the student's code inside the case become ExerciseFailed naming the
     rank, the student's line and the case; NotImplementedError passes through (the exercise is
     unfinished, not wrong).
@@ -340,5 +343,8 @@ def case(label: "str | Message", *, hidden: bool = False):
 
 
 def _says_hidden(label: str) -> bool:
-    """Whether a case's label already says it is hidden (in any language)."""
-    return any(text("checks.hidden_word", lang=lang) in label.lower() for lang in LANGUAGES)
+    """Whether a case's label already says it is hidden: it starts as the label
+    ``checks.case_hidden`` does, up to its number ("Hidden case ", in any language)."""
+    starts = (text("checks.case_hidden", lang=lang, n="\0").partition("\0")[0]
+              for lang in LANGUAGES)
+    return any(label.casefold().startswith(start.casefold()) for start in starts)

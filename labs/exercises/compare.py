@@ -1,7 +1,10 @@
 """How a check compares what the student's code gave with the reference: tensors element by
 element (the first element that differs, and where), numbers within the course's tolerances
 (:mod:`labs.numerics`), anything else by equality; each failure an ExerciseFailed that says, in the
-notebook's language, what was expected and what came back, on which rank.
+notebook's language, what was expected and what came back, on which rank. ``what`` names the
+compared value (``text("checks.what_returned")``, a tensor's name): it is the label in front of
+the message's colon (``the return value[2]: wrong value, expected 3, got 4``), never a word
+inside its sentence.
 
 Owns: :func:`compare_tensors`, :func:`assert_close`, :func:`assert_equal` (re-exported by
 :mod:`labs.exercises.checks`, where the checks import them). Must not: import labs.exercises.checks,
@@ -85,9 +88,10 @@ def compare_tensors(expected, got, *, what: str, rank: int | None = None,
     bad = (~close).nonzero()
     index = tuple(int(i) for i in bad[0])
     exp_value, got_value = expected_cpu[index].item(), got_cpu[index].item()
-    at = text("checks.at_index", index=index) if index else text("checks.at_scalar")
-    message = text("checks.wrong_elements", where=where, at=at, expected=_num(exp_value),
-                   got=_num(got_value), bad=len(bad), total=close.numel(), atol=atol, rtol=rtol)
+    values = dict(where=where, expected=_num(exp_value), got=_num(got_value), atol=atol,
+                  rtol=rtol)
+    message = (text("checks.wrong_elements", index=index, bad=len(bad), total=close.numel(),
+                    **values) if index else text("checks.wrong_scalar", **values))
     if bool(expected_cpu.ne(0).any()):
         factor = _factor(expected_cpu.double(), got_cpu.double(), factors, lambda e, g: bool(
             torch.isclose(g, e, rtol=max(rtol, 1e-6), atol=atol).all()))

@@ -193,6 +193,20 @@ def exception_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
+#: The first line of an error's description: (in the student's code, on a rank, in a case) ->
+#: its message.
+_HEADLINES = {
+    (True, False, False): "checks.your_code_raised",
+    (True, False, True): "checks.your_code_raised_in_case",
+    (True, True, False): "checks.your_code_raised_on_rank",
+    (True, True, True): "checks.your_code_raised_on_rank_in_case",
+    (False, False, False): "checks.error",
+    (False, False, True): "checks.error_in_case",
+    (False, True, False): "checks.error_on_rank",
+    (False, True, True): "checks.error_on_rank_in_case",
+}
+
+
 def describe(exc: BaseException, case: str | None = None) -> tuple[str, bool]:
     """``(message, in_student_code)`` for an exception of the student's code (or of a rank).
 
@@ -209,8 +223,7 @@ def describe(exc: BaseException, case: str | None = None) -> tuple[str, bool]:
         if frame:
             lines += frame.lines()
         return "\n".join(lines), frame is not None
-    key = ("checks.your_code_raised" if frame else "checks.error") \
-        + ("_on_rank" if remote is not None else "") + ("_in_case" if case else "")
+    key = _HEADLINES[bool(frame), remote is not None, bool(case)]
     lines = [_t(key, rank=getattr(remote, "rank", None), case=case)]
     if frame:
         lines += frame.lines()

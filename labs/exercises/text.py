@@ -246,3 +246,12 @@ MESSAGES = {
               "but its check says {points}; write the points only in the declaration.",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    "label",  # an exercise's name, as the notebook heads it
+    "difficulty_warmup", "difficulty_basic", "difficulty_build",  # the README table's cells
+    "readme_section",  # the README's heading
+})

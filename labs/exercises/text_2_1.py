@@ -1,8 +1,8 @@
 """Messages of the checks of notebook 2.1, data parallelism (labs.exercises.data_parallel_checks,
 labs.exercises.zero1_checks).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "case_grads": {
@@ -109,3 +109,12 @@ MESSAGES = {
               "to the whole state, {full}: every parameter goes to exactly one rank (see hint 1)",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the name of a compared value: the label in front of a comparison's colon
+    "what_buckets", "what_total_bytes", "what_lr", "what_hours",
+    "sgd_momentum",  # an optimizer's name in a case's label
+})

@@ -1,8 +1,8 @@
 """Messages of the checks of notebook 2.2, tensor and sequence parallelism
 (labs.exercises.tensor_parallel_checks).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "case_ranks": {
@@ -65,8 +65,8 @@ MESSAGES = {
               "right places",
     },
     "no_grad": {
-        "zh": "{name} 没有梯度（None）",
-        "en": "{name} has no gradient (None)",
+        "zh": "{name}：没有梯度（None）",
+        "en": "{name}: no gradient (it is None)",
     },
     "what_named_grad": {
         "zh": "{name} 的梯度",
@@ -152,3 +152,11 @@ MESSAGES = {
               "detach, and do not communicate directly around them; see hint 2)",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the name of a compared value or a gradient: a label in front of a comparison's colon
+    "name_input_x", "what_mlp_output",
+})

@@ -1,7 +1,7 @@
 """Messages of the checks of notebook 2.4's graded exercises (labs.exercises.hybrid_checks).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- what a case is about (the labels are checks.case_*) -------------------------------
@@ -38,8 +38,8 @@ MESSAGES = {
     },
     # --- exercises 1 and 2: coordinates and groups ------------------------------------------
     "not_a_tuple": {
-        "zh": "{what}应该是 {n} 个整数的 tuple，实际得到 {got!r}",
-        "en": "{what} should be a tuple of {n} integers, got {got!r}",
+        "zh": "{what}：应该是 {n} 个整数的 tuple，实际得到 {got!r}",
+        "en": "{what}: expected a tuple of {n} integers, got {got!r}",
     },
     "coords_wrong": {
         "zh": "rank {rank} 的坐标 (dp, pp, tp) 应为 {expected}，实际 {got}"
@@ -48,8 +48,8 @@ MESSAGES = {
               "(TP is innermost: rank = (dp·{pp} + pp)·{tp} + tp)",
     },
     "groups_not_lists": {
-        "zh": "{what}应该是整数 rank 列表的列表，例如 [[0, 1], [2, 3]]，实际 {groups!r}",
-        "en": "{what} should be a list of lists of integer ranks, e.g. [[0, 1], [2, 3]], got "
+        "zh": "{what}：应该是整数 rank 列表的列表，例如 [[0, 1], [2, 3]]，实际 {groups!r}",
+        "en": "{what}: expected a list of lists of integer ranks, e.g. [[0, 1], [2, 3]], got "
               "{groups!r}",
     },
     "groups_wrong": {
@@ -242,3 +242,10 @@ MESSAGES = {
               "number), got {got!r}",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    "what_groups",  # the name of a compared value: the label in front of a comparison's colon
+})

@@ -1,7 +1,7 @@
 """Messages of the checks of notebook 2.5's capstone exercises (labs.exercises.summary_checks).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- scenarios and case labels ----------------------------------------------------------
@@ -20,8 +20,8 @@ MESSAGES = {
     },
     # --- the reasons a layout fails (summary_checks.REASONS) --------------------------------
     "reason_ok": {
-        "zh": "能放下",
-        "en": "it fits",
+        "zh": "布局合法，显存也放得下",
+        "en": "the layout is valid and fits in GPU memory",
     },
     "reason_gpu_count": {
         "zh": "tp·pp·dp 不等于卡数",
@@ -60,16 +60,12 @@ MESSAGES = {
         "en": "{key} should be a positive number, got {value!r}",
     },
     "not_a_dict": {
-        "zh": "{what}应该是 dict（键 {keys}），实际得到 {type}",
-        "en": "{what} should be a dict (keys {keys}), got {type}",
+        "zh": "{what}：应该是 dict（键 {keys}），实际得到 {type}",
+        "en": "{what}: expected a dict (keys {keys}), got {type}",
     },
     "missing_keys": {
-        "zh": "{what}缺少键 {missing}（需要 {keys}）",
-        "en": "{what} is missing the keys {missing} (it needs {keys})",
-    },
-    "the_answer": {
-        "zh": "返回值",
-        "en": "the answer",
+        "zh": "{what}：缺少键 {missing}（需要 {keys}）",
+        "en": "{what}: the keys {missing} are missing (it needs {keys})",
     },
     "tp_node": {
         "zh": "tp={tp} 超过每节点的 {per_node} 张卡：TP 每层都要 all-reduce，"
@@ -255,3 +251,10 @@ MESSAGES = {
         "en": "expected {expected:.4g} days, got {got:.4g}{hint}",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    "scenario_config",  # what a case is about, in its label: the scenario, the layout
+})

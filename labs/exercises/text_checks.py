@@ -1,8 +1,8 @@
 """Messages of the exercise checks' framework: verdicts, cases, comparisons, the student's own
 line, launches on ranks, stubs (labs.exercises.checks, feedback, ranks, generate).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the verdict (labs.exercises.checks.run_check) ---
@@ -76,13 +76,9 @@ MESSAGES = {
         "zh": "{case}：{message}",
         "en": "{case}: {message}",
     },
-    "case_hidden_suffix": {
+    "case_hidden_suffix": {  # a hidden case whose label does not start as case_hidden does
         "zh": "{label}（隐藏用例）",
         "en": "{label} (hidden case)",
-    },
-    "hidden_word": {  # a label that says it is hidden gets no suffix
-        "zh": "隐藏",
-        "en": "hidden",
     },
     "case_hidden": {
         "zh": "隐藏用例 {n}",
@@ -100,48 +96,47 @@ MESSAGES = {
         "zh": "用例：{what}",
         "en": "Case: {what}",
     },
-    # --- comparisons (compare_tensors, assert_close) ---
+    # --- comparisons (compare_tensors, assert_close): the compared value's name (``what``,
+    # here ``where``) is the label before the colon, never a piece of the sentence ---
     "on_rank": {
         "zh": "rank {rank} 上的{what}",
         "en": "{what} on rank {rank}",
     },
     "wrong_kind": {
-        "zh": "{where}应该是 {wanted}，实际得到 {got_type}：{got}",
-        "en": "{where} should be a {wanted}, got {got_type}: {got}",
+        "zh": "{where}：应该是 {wanted}，实际得到 {got_type}：{got}",
+        "en": "{where}: expected a {wanted}, got {got_type}: {got}",
     },
     "wrong_shape": {
-        "zh": "{where}形状不对：期望 {expected}，实际 {got}",
-        "en": "{where} has the wrong shape: expected {expected}, got {got}",
+        "zh": "{where}：形状不对，期望 {expected}，实际 {got}",
+        "en": "{where}: wrong shape, expected {expected}, got {got}",
     },
     "wrong_dtype": {
-        "zh": "{where}数据类型不对：期望 {expected}，实际 {got}",
-        "en": "{where} has the wrong dtype: expected {expected}, got {got}",
+        "zh": "{where}：数据类型不对，期望 {expected}，实际 {got}",
+        "en": "{where}: wrong dtype, expected {expected}, got {got}",
     },
     "wrong_elements": {
-        "zh": "{where}不对：第一个不一致的元素在{at}，期望 {expected}，实际 {got}"
+        "zh": "{where}：数值不对，第一个不一致的元素在下标 {index}，期望 {expected}，实际 {got}"
               "（共 {bad}/{total} 个元素不一致，atol={atol:g}，rtol={rtol:g}）",
-        "en": "{where} is wrong: the first element that differs is {at}, expected {expected}, "
-              "got {got} ({bad}/{total} elements differ, atol={atol:g}, rtol={rtol:g})",
+        "en": "{where}: wrong values, the first element that differs is at index {index}, "
+              "expected {expected}, got {got} ({bad}/{total} elements differ, atol={atol:g}, "
+              "rtol={rtol:g})",
     },
-    "at_index": {
-        "zh": "下标 {index}",
-        "en": "at index {index}",
-    },
-    "at_scalar": {
-        "zh": "（标量）",
-        "en": "the scalar itself",
+    "wrong_scalar": {
+        "zh": "{where}：数值不对，期望 {expected}，实际 {got}（atol={atol:g}，rtol={rtol:g}）",
+        "en": "{where}: wrong value, expected {expected}, got {got} (atol={atol:g}, "
+              "rtol={rtol:g})",
     },
     "wrong_keys": {
-        "zh": "{where}的键不对：缺少 {missing}，多出 {extra}",
-        "en": "{where} has the wrong keys: missing {missing}, extra {extra}",
+        "zh": "{where}：键不对，缺少 {missing}，多出 {extra}",
+        "en": "{where}: wrong keys, missing {missing}, extra {extra}",
     },
     "wrong_length": {
-        "zh": "{where}长度不对：期望 {expected}，实际 {got}",
-        "en": "{where} has the wrong length: expected {expected}, got {got}",
+        "zh": "{where}：长度不对，期望 {expected}，实际 {got}",
+        "en": "{where}: wrong length, expected {expected}, got {got}",
     },
     "wrong_value": {
-        "zh": "{where}不对：期望 {expected}，实际 {got}",
-        "en": "{where} is wrong: expected {expected}, got {got}",
+        "zh": "{where}：不对，期望 {expected}，实际 {got}",
+        "en": "{where}: wrong value, expected {expected}, got {got}",
     },
     "off_by_factor": {
         "zh": "（恰好是应有值的 {ratio} 倍：是不是多乘或少乘了 {factor}？）",
@@ -155,8 +150,8 @@ MESSAGES = {
               "average is asked (or the other way round), or the wrong group's size?)",
     },
     "wrong_type": {
-        "zh": "{where}类型不对：期望 {expected_type}（{expected}），实际 {got_type}（{got}）",
-        "en": "{where} has the wrong type: expected {expected_type} ({expected}), "
+        "zh": "{where}：类型不对，期望 {expected_type}（{expected}），实际 {got_type}（{got}）",
+        "en": "{where}: wrong type, expected {expected_type} ({expected}), "
               "got {got_type} ({got})",
     },
     # --- the student's own line (labs.exercises.feedback) ---
@@ -289,11 +284,12 @@ MESSAGES = {
               "the shapes of your send/recv.",
     },
     "not_a_number": {
-        "zh": "{what}应该是一个数（字节数），实际得到 {got_type}：{got}",
-        "en": "{what} should be a number (of bytes), got {got_type}: {got}",
+        "zh": "{what}：应该是一个数（字节数），实际得到 {got_type}：{got}",
+        "en": "{what}: expected a number (of bytes), got {got_type}: {got}",
     },
     # --- the stubs of the student notebooks (labs.exercises.generate) ---
-    "stub_marker": {  # every stub's message starts with it; keep it stable (it is detected)
+    "stub_marker": {  # every stub's message starts with it and a colon; keep it stable (it is
+        # detected)
         "zh": "练习未完成",
         "en": "Exercise not done yet",
     },
@@ -301,10 +297,6 @@ MESSAGES = {
         "zh": "{marker}：练习 {number}。写好这里的代码再运行检查；卡住了就点开上方的「练习 {number} · 提示」。",
         "en": "{marker}: Exercise {number}. Write the code here, then run the check; if you "
               "get stuck, open \u201cExercise {number} \u00b7 Hint\u201d above.",
-    },
-    "stub_separator": {  # what follows the marker
-        "zh": "：",
-        "en": ": ",
     },
     "stub_default": {
         "zh": "{marker}：请在这里写下你的代码（替换这一行）",
@@ -323,3 +315,15 @@ MESSAGES = {
         "en": "Exercise n \u00b7 Hint k",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the name of a compared value: the label in front of a comparison's colon
+    "what_returned",
+    # a case's name, and a case's name in front of its message or what it is about
+    "case_hidden", "case_call", "case_numbered", "case_about", "case_failed",
+    "todo_hint",  # "What to do:" in front of the hint's whole sentence
+    "hint_summary_example",  # a hint's heading, as an example
+})

@@ -34,7 +34,6 @@ from __future__ import annotations
 import torch.distributed as dist
 
 from labs.hybrid.mesh import MeshShape, new_groups
-from labs.messages import text
 from labs.numerics import assert_close
 from labs.models import TinyGPT
 from labs.pipeline import step as px  # the pipeline step: PipelineRun, pipeline_step, ...
@@ -94,8 +93,8 @@ def check_3d(run: "px.PipelineRun", shape: MeshShape) -> dict:
     if result["loss"] is not None:
         assert_close(result["loss"], reference["loss"])  # a float32 loss, as a Python float
     for what in ("grads", "state"):
-        if not result[what]:
-            raise AssertionError(text("hybrid.holds_nothing", rank=dist.get_rank(), what=what))
+        if not result[what]:  # every rank of a valid mesh holds shards: a bug of labs
+            raise AssertionError(f"rank {dist.get_rank()} holds no {what}")
         for name, value in result[what].items():
             assert_close(value, expected[what][name].cpu(), msg=f"{what} {name}")
     return dict(coords=result["coords"], peers=result["peers"], loss=result["loss"],

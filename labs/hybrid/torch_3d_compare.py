@@ -63,8 +63,8 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
     if got["loss"] is not None:
         assert_close(got["loss"], reference["loss"], msg=text("hybrid.torch3d_loss_vs_one"))
     for what in ("grads", "state"):
-        if not got[what]:
-            raise AssertionError(text("hybrid.holds_nothing", rank=dist.get_rank(), what=what))
+        if not got[what]:  # every rank of a valid mesh holds shards: a bug of labs
+            raise AssertionError(f"rank {dist.get_rank()} holds no {what}")
         for name, value in got[what].items():
             assert_close(value, reference[what][name],
                          msg=text("hybrid.torch3d_vs_one", what=what, name=name))
@@ -77,8 +77,9 @@ def check_torch_3d(run, shape: MeshShape, *, dp_mode: str = "fsdp",
         if hand["loss"] is not None:
             assert_close(hand["loss"], got["loss"], msg=text("hybrid.hand_vs_torch_loss"))
         for what in ("grads", "state"):
-            assert set(hand[what]) == set(got[what]), text("hybrid.different_parameters",
-                                                           what=what)
+            if set(hand[what]) != set(got[what]):  # the same stages of the same run: a bug
+                raise AssertionError(f"{what}: the hand-written and torch's 3D steps hold "
+                                     f"different parameters")
             for name, value in hand[what].items():
                 assert_close(value, expected[what][name],
                              msg=text("hybrid.hand_vs_torch", what=what, name=name))

@@ -19,6 +19,13 @@ maps ``name`` to ``{"zh": ..., "en": ...}``; the texts are ``str.format`` templa
 language uses the same fields (tests/labs/messages/test_messages.py checks both, and that no Chinese string
 literal is left in ``labs/`` or ``grader/`` outside the catalogs).
 
+A sentence is one key, whole: what varies in it is a named field (a number, a name, code),
+never a piece of language -- a noun phrase, "higher", a connecting word -- that code splices
+into the middle of another sentence; a sentence with two forms (higher or lower, computed or
+received) is two keys. A short text is a complete label (a column header, a legend entry, a control's label,
+a unit, a case's name; a label in front of a colon and a whole sentence), and its module lists
+it in ``LABELS`` beside ``MESSAGES`` (tests/labs/messages/test_messages.py counts the others).
+
 Every key is written out in full where it is used (``text("area.name")``, or a dict literal
 from a value to its key), never built at run time, so that grep finds every use of a message.
 Text made before its language is known (a table of case labels at import time) is a

@@ -1,7 +1,7 @@
 """Messages of the shared ground: the models, the data, the reference training loop and the tolerance policy (labs.models, labs.data, labs.reference, labs.numerics).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- comparing with the reference (labs.numerics; the pipeline's and TP's checks) ---------
@@ -146,3 +146,12 @@ MESSAGES = {
         "en": "{where}expected {expected_type} {expected!r}, got {actual_type} {actual!r}",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    "gradient_of",  # numerics.assert_close's msg: the label in front of "{msg}: {why}"
+    # a label, its colon, then the whole mismatch (numerics._mismatch): "[2]['w']: expected ..."
+    "at_path", "with_context",
+})

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 
-from labs.messages import language, text
+from labs.messages import joined, language, text
 from labs.torch_versions import PINNED_TORCH, TORCH_RANGE, missing_torch_apis, torch_support
 
 __all__ = ["HANDOUT_URL", "SOURCE_ENV", "CELL_ID", "CELL_TAG", "KEPT", "DISTRIBUTION",
@@ -160,11 +160,14 @@ def bootstrap(*, run=subprocess.run, installed=_installed, missing_apis=missing_
         if code:
             print(text("hosted.install_failed", names=", ".join(needed), code=code), file=out)
     name = runtime()
-    kept = ", ".join(pins) or text("hosted.nothing_new")
     if not code:
-        print(text("hosted.ready", runtime=_RUNTIMES.get(name, name or "local"),
-                   distribution=DISTRIBUTION, version=installed(DISTRIBUTION) or "?", kept=kept,
-                   installed=", ".join(needed) or text("hosted.nothing_new")), file=out)
+        said = [text("hosted.ready", runtime=_RUNTIMES.get(name, name or "local"),
+                     distribution=DISTRIBUTION, version=installed(DISTRIBUTION) or "?")]
+        if pins:
+            said.append(text("hosted.ready_kept", kept=", ".join(pins)))
+        said.append(text("hosted.ready_installed", installed=", ".join(needed)) if needed
+                    else text("hosted.ready_nothing_installed"))
+        print(joined(said, "clauses"), file=out)
     for note in _torch_notes(installed("torch"), missing_apis):
         print(note, file=out)
     return {"runtime": name, "installed": needed, "kept": pins, "returncode": code}

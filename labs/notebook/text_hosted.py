@@ -14,15 +14,22 @@ MESSAGES = {
                "# ipywidgets; anywhere else it only sets the notebook's language.\n"),
     },
     # --- what the bootstrap says on a hosted runtime (labs.notebook.hosted) ----------------------------
+    # one line: ready, then what it kept (if anything) and what it installed, as clauses
     "ready": {
-        "zh": "课程已装好（{runtime}，{distribution} {version}）；保留运行时自带的 {kept}；"
-              "新装：{installed}",
-        "en": "course installed ({runtime}, {distribution} {version}); the runtime's own {kept} "
-              "kept; newly installed: {installed}",
+        "zh": "课程已装好（{runtime}，{distribution} {version}）",
+        "en": "course installed ({runtime}, {distribution} {version})",
     },
-    "nothing_new": {
-        "zh": "无",
-        "en": "nothing",
+    "ready_kept": {
+        "zh": "保留运行时自带的 {kept}",
+        "en": "the runtime's own {kept} kept",
+    },
+    "ready_installed": {
+        "zh": "新装：{installed}",
+        "en": "newly installed: {installed}",
+    },
+    "ready_nothing_installed": {
+        "zh": "没有新装任何包",
+        "en": "no package newly installed",
     },
     "torch_untested": {
         "zh": "提示：这里的 torch {version} 在课程支持的范围（>= {low}, < {high}）内，但课程只在 "

@@ -1,8 +1,8 @@
 """Messages of the figures: labels, titles, legends (labs.notebook.plots, labs.notebook.fonts and each package's
 plots module).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     "no_cjk_font": {
@@ -90,3 +90,13 @@ MESSAGES = {
         "en": "idle",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # axis labels, panel titles and legend entries of the figures
+    "element_index", "stage_before", "stage_after", "message_size", "time_ms",
+    "mode_real_compute", "mode_simulated", "kind_forward", "kind_backward", "kind_compute",
+    "kind_communication", "kind_grad_input", "kind_grad_weight", "kind_idle",
+})

@@ -137,9 +137,9 @@ def interpret_bubble(measured, formula: float, *, fixed_time: bool, overruns: in
             return text("pipeline_readings.bubble_fixed_agree", head=head, diff=_pts(diff))
         return text("pipeline_readings.bubble_real_agree", head=head, diff=_pts(diff))
     if fixed_time:
-        side = text("pipeline.higher" if diff > 0 else "pipeline.lower")
-        return text("pipeline_readings.bubble_fixed_off", head=head, side=side,
-                  diff=_pts(diff), why=_why_fixed(overruns))
+        return text("pipeline_readings.bubble_fixed_high" if diff > 0
+                    else "pipeline_readings.bubble_fixed_low", head=head, diff=_pts(diff),
+                    why=_why_fixed(overruns))
     if diff > 0:
         return text("pipeline_readings.bubble_real_high", head=head, diff=_pts(diff), why=_why_real(ranks, cores))
     return text("pipeline_readings.bubble_real_low", head=head, diff=_pts(diff))
@@ -179,9 +179,9 @@ def interpret_bubble_sweep(sweep: dict, *, fixed_time: bool, overruns: int = 0,
     worst_key = max(diffs, key=lambda k: abs(diffs[k]))
     worst = diffs[worst_key]
     avg = sum(diffs.values()) / len(diffs)
-    side = text("pipeline.higher" if avg >= 0 else "pipeline.lower")
-    head = text("pipeline_readings.sweep_head", n=len(diffs), side=side,
-              avg=_pts(avg), p=worst_key[0], m=worst_key[1], worst=worst * 100)
+    head = text("pipeline_readings.sweep_head_higher" if avg >= 0
+                else "pipeline_readings.sweep_head_lower", n=len(diffs), avg=_pts(avg),
+                p=worst_key[0], m=worst_key[1], worst=worst * 100)
     if abs(worst) <= TOLERANCE:
         return head + "\n" + text("pipeline_readings.sweep_on_curve_fixed" if fixed_time
                                    else "pipeline_readings.sweep_on_curve_real")

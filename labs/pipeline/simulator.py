@@ -76,6 +76,13 @@ def validate(schedule: Sequence[Sequence[Action]]) -> tuple[int, int]:
     return n_stages, m
 
 
+#: (the action is a forward, its input is this rank's own) -> what it says when it runs too early.
+_NEEDS = {(True, True): "pipeline.needs_activation_computed",
+          (True, False): "pipeline.needs_activation_received",
+          (False, True): "pipeline.needs_gradient_computed",
+          (False, False): "pipeline.needs_gradient_received"}
+
+
 class _PaperRun:
     """One schedule run on paper: each rank's clock and place in its list of actions, what has
     been computed, the messages in flight and received, and the events drawn so far."""
@@ -155,11 +162,8 @@ class _PaperRun:
         for key in self._inputs(a):
             local = self.owner(key[2]) == r
             if (local and key not in self.done) or (not local and key not in self.received[r]):
-                how = (text("pipeline.compute_first") if local
-                       else text("pipeline.receive_first", kind=key[0]))
-                what = text("pipeline.the_activation" if a.kind == F else "pipeline.the_gradient")
-                raise ScheduleError(text("pipeline.needs_input", r=r, action=a, stage=a.stage,
-                                         what=what, kind=key[0], mb=key[1], src=key[2], how=how))
+                raise ScheduleError(text(_NEEDS[a.kind == F, local], r=r, action=a,
+                                         stage=a.stage, kind=key[0], mb=key[1], src=key[2]))
         if a.kind == B and (F, a.mb, a.stage) not in self.done:
             raise ScheduleError(text("pipeline.before_forward", r=r, action=a, stage=a.stage))
         if a.kind == W and (B, a.mb, a.stage) not in self.done:

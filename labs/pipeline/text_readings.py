@@ -2,8 +2,8 @@
 why a measurement differs from the formula, each reading's verdicts, and the impossible
 measurements they refuse (noise: what to rerun). Only text: no logic.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- why a measurement differs from the formula --------------------------------------------
@@ -106,9 +106,13 @@ MESSAGES = {
               "machine each action's compute is far longer than the communication and "
               "scheduling overheads, as for a large model on GPUs.",
     },
-    "bubble_fixed_off": {
-        "zh": "结论：{head}，实测{side}了 {diff}：{why}。",
-        "en": "Conclusion: {head}, the measurement is {diff} {side}: {why}.",
+    "bubble_fixed_high": {
+        "zh": "结论：{head}，实测高了 {diff}：{why}。",
+        "en": "Conclusion: {head}, the measurement is {diff} higher: {why}.",
+    },
+    "bubble_fixed_low": {
+        "zh": "结论：{head}，实测低了 {diff}：{why}。",
+        "en": "Conclusion: {head}, the measurement is {diff} lower: {why}.",
     },
     "bubble_real_high": {
         "zh": "结论：{head}，真实计算模式下实测高了 {diff}：{why}。",
@@ -159,10 +163,16 @@ MESSAGES = {
     },
 
     # --- interpret_bubble_sweep ----------------------------------------------------------------
-    "sweep_head": {
-        "zh": "m ≥ p 的 {n} 个点：实测平均比公式{side} {avg}，偏差最大的是 p={p}、m={m}"
+    "sweep_head_higher": {
+        "zh": "m ≥ p 的 {n} 个点：实测平均比公式高 {avg}，偏差最大的是 p={p}、m={m}"
               "（{worst:+.1f} 个百分点）。",
-        "en": "The {n} points with m ≥ p: measured on average {avg} {side} than the formula, "
+        "en": "The {n} points with m ≥ p: measured on average {avg} higher than the formula, "
+              "the largest deviation at p={p}, m={m} ({worst:+.1f} percentage points).",
+    },
+    "sweep_head_lower": {
+        "zh": "m ≥ p 的 {n} 个点：实测平均比公式低 {avg}，偏差最大的是 p={p}、m={m}"
+              "（{worst:+.1f} 个百分点）。",
+        "en": "The {n} points with m ≥ p: measured on average {avg} lower than the formula, "
               "the largest deviation at p={p}, m={m} ({worst:+.1f} percentage points).",
     },
     "sweep_on_curve_fixed": {
@@ -321,3 +331,11 @@ MESSAGES = {
               "simulation ({want:.2f}×): {why}.",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # an item of a list of schedules: the schedule's name and its number
+    "schedule_step", "schedule_share",
+})

@@ -2,8 +2,8 @@
 arithmetic, FlashAttention on the GPU), layouts that cannot exist, the estimate's summary, why a
 layout does not fit, the search and the five steps (the widget's: labs.planner.text_widgets).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- planner: inputs (planner_types) ---------------------------------------------------
@@ -165,8 +165,8 @@ MESSAGES = {
         "en": "use a smaller micro-batch (now {now})",
     },
     "hint_tp": {
-        "zh": "或加大 tp（有序列并行时，激活按 TP 切分）",
-        "en": "or a larger tp (activations split over TP with sequence parallelism)",
+        "zh": "加大 tp（有序列并行时，激活按 TP 切分）",
+        "en": "raise tp (with sequence parallelism, activations are split over TP)",
     },
     "to_fit": {"zh": "要放下：{hints}", "en": "to fit: {hints}"},
     # --- planner: the search and the five steps (planner_search) ---------------------------
@@ -272,7 +272,8 @@ MESSAGES = {
               "{exposed:.2f} s，DP 通信与反向重叠：{overlap}，recompute {recompute!r}）",
         "en": "micro-batch {micro_batch}, v={v}, ZeRO-{zero_stage}: step {before:.2f} -> "
               "{after:.2f} s (bubble {bubble_before:.1%} -> {bubble_after:.1%}, exposed "
-              "communication {exposed:.2f} s, DP overlapped {overlap}, recompute {recompute!r})",
+              "communication {exposed:.2f} s, DP overlap with the backward: {overlap}, recompute "
+              "{recompute!r})",
     },
     "step5_uneven": {
         "zh": "{answer}；{n_layers} 层分到 {pp} 个 stage 不均匀：请重新平衡",
@@ -309,3 +310,13 @@ MESSAGES = {
               "or ZeRO must split it",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the verdict after a memory sum ("-> fits"), in a widget's head, and a column header
+    "fits", "does_not_fit",
+    "to_fit",  # a label, its colon, then the hints, each a whole imperative clause
+    "on", "off",  # a setting's value after its label ("DP overlap with the backward: on")
+})

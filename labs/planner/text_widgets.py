@@ -1,8 +1,8 @@
 """Messages of the planner widget (labs.planner.widgets, labs.planner.view): controls,
 outputs, tables, errors and its two figures.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- errors for bad control values (widgets) -------------------------------------------
@@ -29,23 +29,26 @@ MESSAGES = {
         "en": "v={v}: the search tries v in {chunks}; fix two of tp / pp / dp to estimate "
               "another v",
     },
-    "any_layout": {"zh": "任意布局", "en": "any layout"},
     "rejected_family": {"zh": "{family}：{reason}", "en": "{family}: {reason}"},
-    "no_layout_fits": {
-        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局。搜索已经试过 ZeRO 0～1（有 PP 时）"
-              "与 ZeRO 0～3（没有 PP 时）、micro-batch 1～8 与 v 1～4；还能做的：开启全重计算、"
-              "增加 GPU，或放开一个并行度",
-        "en": "no layout fits with {fixed} on {n_gpus} {gpu}. The search already tried ZeRO 0-1 "
-              "(with PP) and ZeRO 0-3 (without PP), micro-batches 1-8 and v 1-4; what is left: "
-              "full recomputation, more GPUs, or freeing a degree",
+    # no layout fits: which (what was fixed, or none), what the search tried, the families out
+    "no_layout_fits_fixed": {
+        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局。",
+        "en": "No layout fits with {fixed} on {n_gpus} {gpu}.",
     },
-    "no_layout_fits_why": {
-        "zh": "在 {n_gpus} 张 {gpu} 上，{fixed} 没有放得下的布局。搜索已经试过 ZeRO 0～1（有 PP 时）"
-              "与 ZeRO 0～3（没有 PP 时）、micro-batch 1～8 与 v 1～4；还能做的：开启全重计算、"
-              "增加 GPU，或放开一个并行度。被排除的布局族：\n{why}",
-        "en": "no layout fits with {fixed} on {n_gpus} {gpu}. The search already tried ZeRO 0-1 "
-              "(with PP) and ZeRO 0-3 (without PP), micro-batches 1-8 and v 1-4; what is left: "
-              "full recomputation, more GPUs, or freeing a degree. Families ruled out:\n{why}",
+    "no_layout_fits_any": {
+        "zh": "在 {n_gpus} 张 {gpu} 上没有放得下的布局。",
+        "en": "No layout fits on {n_gpus} {gpu}.",
+    },
+    "search_tried": {
+        "zh": "搜索已经试过 ZeRO 0～1（有 PP 时）与 ZeRO 0～3（没有 PP 时）、micro-batch 1～8 与 v 1～4；"
+              "还能做的：开启全重计算、增加 GPU，或放开一个并行度。",
+        "en": "The search already tried ZeRO 0-1 (with PP) and ZeRO 0-3 (without PP), "
+              "micro-batches 1-8 and v 1-4; what is left: full recomputation, more GPUs, or "
+              "freeing a degree.",
+    },
+    "families_ruled_out": {
+        "zh": "被排除的布局族：\n{families}",
+        "en": "Families ruled out:\n{families}",
     },
     "more_rejected": {"zh": "……另有 {n} 类", "en": "... and {n} more"},
     "decide_stops": {
@@ -192,3 +195,25 @@ MESSAGES = {
               "and +13% (the calibration table of 2.4)",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the controls' labels and their groups; the outputs' names; headings
+    "control_n_layers", "control_hidden", "control_n_heads", "control_seq_len", "control_vocab",
+    "control_n_kv_heads", "control_ffn_hidden", "control_mlp", "control_gpu", "control_n_gpus",
+    "control_gpus_per_node", "control_global_batch", "control_micro_batch", "control_precision",
+    "control_zero_stage", "control_recompute", "control_schedule", "control_tp", "control_pp",
+    "control_dp", "control_v", "group_model", "group_cluster", "group_training",
+    "group_layout", "output_memory", "output_plans", "mode_auto", "mode_fixed", "cannot_plan",
+    # the tables' column headers, and what a table or a step shows when it has no row
+    "comm_dim", "comm_time", "comm_exposed", "comm_link", "plans_layout", "plans_step",
+    "plans_tokens", "plans_mfu", "plans_gib", "no_fitting_plan", "no_layout",
+    # the memory figure's legend and title; the timeline's axis and legend
+    "memory_weights", "memory_grads", "memory_optimizer", "memory_activations",
+    "memory_usable", "memory_capacity", "memory_title", "timeline_time", "timeline_weight",
+    "summary_head",  # the summary's head: the layout, then its verdict label in brackets
+    "rejected_family",  # a list item: the family's name, a colon, why it was ruled out
+    "more_rejected",  # the last line of that list, alone
+})

@@ -37,7 +37,7 @@ from traitlets import TraitError
 from labs import planner as pl
 from labs.hardware import GPUS
 from labs.planner.search import CHUNKS, pipelines
-from labs.messages import joined, text
+from labs.messages import joined, sentences, text
 
 __all__ = ["PRESETS", "CUSTOM", "MODEL_FIELDS", "SHAPE_FIELDS", "DEFAULTS", "LAYOUT_FIELDS", "build_inputs",
            "choose_layout", "decided_step", "notes", "link_names", "compute", "PlannerWidget",
@@ -144,16 +144,18 @@ def choose_layout(model, cluster, train, *, tp=0, pp=0, dp=0, v=0, top=5, plans=
     matching = [e for e in found if _matches(e.config, wanted)][:top]
     if matching:
         return "auto", matching[0], matching, None
-    fixed_text = (joined((f"{k}={x}" for k, x in wanted.items() if x), "comma")
-                  or text("widgets.any_layout"))
+    fixed = joined((f"{k}={x}" for k, x in wanted.items() if x), "comma")
+    where = dict(n_gpus=cluster.n_gpus, gpu=cluster.gpu.name)
+    head = (text("widgets.no_layout_fits_fixed", fixed=fixed, **where) if fixed
+            else text("widgets.no_layout_fits_any", **where))
     families = [text("widgets.rejected_family", family=k, reason=r)
                 for k, r in found.rejected.items() if not tp or k.split(",")[0] == f"tp={tp}"]
     shown = 4  # one line per family, whole; the rest counted
-    why = "\n".join(f"- {f}" for f in families[:shown]) + (
+    listed = "\n".join(f"- {f}" for f in families[:shown]) + (
         "\n" + text("widgets.more_rejected", n=len(families) - shown)
         if len(families) > shown else "")
-    message = text("widgets.no_layout_fits_why" if why else "widgets.no_layout_fits",
-                   fixed=fixed_text, n_gpus=cluster.n_gpus, gpu=cluster.gpu.name, why=why)
+    message = sentences(head, text("widgets.search_tried"),
+                        listed and text("widgets.families_ruled_out", families=listed))
     return "auto", None, [], message
 
 

@@ -37,12 +37,12 @@ import time
 import types
 from multiprocessing import forkserver, popen_forkserver, process, reduction, spawn, util
 
-from labs.messages import text
+from labs.messages import sentences, text
 from labs.runtime import processes as _processes
 from labs.runtime.errors import HelperError
 
-__all__ = ["SERVER", "PRELOAD", "preload", "RankProcess", "helper_error", "warm_up", "shutdown",
-           "dumps", "notebook_sources"]
+__all__ = ["SERVER", "PRELOAD", "preload", "RankProcess", "helper_error", "helper_ended",
+           "warm_up", "shutdown", "dumps", "notebook_sources"]
 
 # The first module shields the server from Ctrl-C, the second imports torch. Then what the
 # ranks would each import again, paid here once (about 0.4 s) instead of in every rank:
@@ -68,9 +68,24 @@ def preload(*modules: str) -> None:
 COLD_START_S = 120.0  # time the server may take to import torch on a slow laptop
 
 
-def helper_error(what: str, pid) -> HelperError:
-    """The error about the helper process ``pid``; ``what`` says what it did (a message)."""
-    return HelperError(text("runtime.helper_error", pid=pid, what=what))
+def helper_error(problem: str) -> HelperError:
+    """The error about the helper process: ``problem`` (a sentence that names it), then what
+    became of the launch and what to do."""
+    return HelperError(sentences(problem, text("runtime.helper_restart")))
+
+
+#: How the helper ended (:meth:`_ForkServer.exit_status`) and when it was seen -> its sentence.
+_ENDED = {("killed", "run"): "runtime.helper_killed_during_run",
+          ("killed", "start"): "runtime.helper_killed_while_starting",
+          ("ended", "run"): "runtime.helper_ended_during_run",
+          ("ended", "start"): "runtime.helper_ended_while_starting"}
+
+
+def helper_ended(status: tuple, pid, when: str) -> HelperError:
+    """The error for a helper that ended: ``status`` from :meth:`_ForkServer.exit_status`,
+    seen ``when`` ("run": during a run, "start": while starting a rank)."""
+    how, signal_name = status
+    return helper_error(text(_ENDED[how, when], pid=pid, signal=signal_name))
 
 
 class _ForkServer(forkserver.ForkServer):
@@ -102,10 +117,11 @@ class _ForkServer(forkserver.ForkServer):
         return self.started_at
 
     def exit_status(self):
-        """None while the server runs; else how it ended, a message (and it is forgotten)."""
+        """None while the server runs; else how it ended (and it is forgotten): ``("killed",
+        signal name)``, or ``("ended", None)`` (it exited, or is no longer ours to run)."""
         pid = self._forkserver_pid
         if pid is None:
-            return text("runtime.helper_not_running")
+            return "ended", None
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
@@ -114,9 +130,8 @@ class _ForkServer(forkserver.ForkServer):
             return None
         self.forget()
         if status is not None and os.WIFSIGNALED(status):
-            return text("runtime.helper_killed_by_signal",
-                        signal=signal.Signals(os.WTERMSIG(status)).name)
-        return text("runtime.helper_died")
+            return "killed", signal.Signals(os.WTERMSIG(status)).name
+        return "ended", None
 
     def kill(self):
         """End a server that stopped answering; the next launch starts a new one."""
@@ -209,8 +224,8 @@ class _Popen(popen_forkserver.Popen):
             self.sentinel, w = SERVER.connect_to_new_process(self._fds)
         except (OSError, EOFError) as exc:
             SERVER.kill()
-            raise helper_error(text("runtime.helper_refused", exc_type=type(exc).__name__,
-                                    exc=exc), server_pid) from None
+            raise helper_error(text("runtime.helper_refused", pid=server_pid,
+                                    exc_type=type(exc).__name__, exc=exc)) from None
         _parent_w = os.dup(w)
         self.finalizer = util.Finalize(self, util.close_fds, (_parent_w, self.sentinel))
         payload = buf.getbuffer()
@@ -226,12 +241,13 @@ class _Popen(popen_forkserver.Popen):
             SERVER.started_at = None  # it answered: warm from now on
         except TimeoutError:
             SERVER.kill()
-            raise helper_error(text("runtime.helper_no_answer"), server_pid) from None
+            raise helper_error(text("runtime.helper_no_answer", pid=server_pid)) from None
         except (OSError, EOFError):
-            what = SERVER.exit_status() or text("runtime.helper_closed_connection")
+            status = SERVER.exit_status()
             SERVER.kill()
-            raise helper_error(text("runtime.helper_while_starting", what=what),
-                               server_pid) from None
+            if status is not None:
+                raise helper_ended(status, server_pid, "start") from None
+            raise helper_error(text("runtime.helper_closed_connection", pid=server_pid)) from None
         finally:
             os.close(w)
 

@@ -263,10 +263,10 @@ class _Run:
 
     def _check_helper(self):
         """Raise if the forkserver died: the ranks' exit codes (255) are then its, not theirs."""
-        pid, what = _forkserver.SERVER.pid, _forkserver.SERVER.exit_status()
-        if what is not None:
+        pid, status = _forkserver.SERVER.pid, _forkserver.SERVER.exit_status()
+        if status is not None:
             self._stop_all()
-            raise _forkserver.helper_error(text("runtime.helper_during_run", what=what), pid)
+            raise _forkserver.helper_ended(status, pid, "run")
 
     def _result(self, rank):
         try:
@@ -315,13 +315,13 @@ class _Run:
         crashed = [r for r, p in enumerate(self.procs)
                    if r not in errors and r not in self.killed and p.exitcode not in (0, None)]
 
-        def stopped(r):
+        def stopped(r):  # the closing line; none when the rank ran alone
             others = ", ".join(str(o) for o in range(ws) if o != r)
-            return text("runtime.others_stopped", others=others or text("runtime.no_other_ranks"))
+            return "\n" + text("runtime.others_stopped", others=others) if others else ""
 
         if not primary and self.helper_frozen is not None:
-            raise _forkserver.helper_error(text("runtime.helper_frozen_during_run"),
-                                           self.helper_frozen)
+            raise _forkserver.helper_error(text("runtime.helper_frozen_during_run",
+                                                pid=self.helper_frozen))
         if crashed or not primary:  # ranks that die without a word: a full disk, maybe
             _processes.require_free_space(os.path.dirname(self.run_dir))
         if primary:
@@ -338,7 +338,7 @@ class _Run:
             raise RankError(
                 text(raised, rank=e["rank"], world_size=ws, message=e["message"]) + "\n\n"
                 + text("runtime.traceback_on_rank", rank=e["rank"]) + "\n"
-                + e["traceback"].rstrip() + "\n" + stopped(e["rank"]),
+                + e["traceback"].rstrip() + stopped(e["rank"]),
                 rank=e["rank"], exc_type=e["exc_type"], remote_traceback=e["traceback"],
                 original=original)
         if crashed:
@@ -347,7 +347,7 @@ class _Run:
             how = (text("runtime.rank_killed_by_signal", rank=r, world_size=ws,
                         signal=signal.Signals(-code).name) if code < 0
                    else text("runtime.rank_exited_with_code", rank=r, world_size=ws, code=code))
-            raise RankCrashedError(f"{how}\n{self._tail(r)}\n{stopped(r)}", rank=r,
+            raise RankCrashedError(f"{how}\n{self._tail(r)}{stopped(r)}", rank=r,
                                    exitcode=code)
         if errors:  # only secondary errors: a peer vanished or a collective timed out
             waiting = sorted(errors)

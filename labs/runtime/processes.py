@@ -166,13 +166,11 @@ def free_bytes(path: str) -> int | None:
 def temp_folder_error(path: str, exc: OSError) -> LaunchError:
     """Turn an OSError while writing a run folder into an error that names the place."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        why = text("runtime.folder_no_space")
-    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        why = text("runtime.folder_not_writable")
-    else:
-        why = text("runtime.folder_write_failed", reason=exc.strerror or exc)
-    return LaunchError(text("runtime.run_folder_unwritable", path=path, why=why,
-                            fix=_how_to_fix()))
+        return LaunchError(text("runtime.run_folder_full", path=path, fix=_how_to_fix()))
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return LaunchError(text("runtime.run_folder_not_writable", path=path, fix=_how_to_fix()))
+    return LaunchError(text("runtime.run_folder_write_failed", path=path,
+                            reason=exc.strerror or exc, fix=_how_to_fix()))
 
 
 def sweep_stale_folders(root: str | None = None) -> list[str]:

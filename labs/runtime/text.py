@@ -1,7 +1,7 @@
 """Messages of the launcher and the runtime (labs.runtime: launch errors, the forkserver, ranks, torchrun, stacks of a hung run) and of the old names of the flat layout (labs._moved, labs._compat).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 _TRY_AGAIN = {
     "zh": "请检查每个 rank 是否以相同的顺序调用相同的集合通信，以及每个 recv 是否都有对应的 send。",
@@ -136,10 +136,6 @@ MESSAGES = {
         "zh": "--- 其余的 rank（{others}）已被停止 ---",
         "en": "--- the other ranks ({others}) were stopped ---",
     },
-    "no_other_ranks": {
-        "zh": "无",
-        "en": "none",
-    },
     "rank_killed_by_signal": {
         "zh": "rank {rank}（共 {world_size} 个）被信号 {signal} 终止，没有抛出 Python 异常"
               "（C++ 中的崩溃、os._exit 或者信号）。它最后打印的几行：",
@@ -233,48 +229,56 @@ MESSAGES = {
         "en": "{path} line {line} in {func}: {source}",
     },
     # --- the launcher's helper process (labs.runtime.forkserver) -------------------------------
-    "helper_error": {
-        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）{what}。本次启动的 rank 已被停止。"
-              "请重新运行这个单元格：下一次启动会开一个新的辅助进程（要几秒钟，它会导入 torch）。",
-        "en": "the launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
-              "{what}. The ranks of this launch were stopped. Run the cell again: the next "
-              "launch starts a fresh helper (a few seconds, it imports torch).",
+    # each problem one sentence that names the helper; then helper_restart
+    "helper_restart": {
+        "zh": "本次启动的 rank 已被停止。请重新运行这个单元格：下一次启动会开一个新的辅助进程"
+              "（要几秒钟，它会导入 torch）。",
+        "en": "The ranks of this launch were stopped. Run the cell again: the next launch starts "
+              "a fresh helper (a few seconds, it imports torch).",
     },
-    "helper_killed_by_signal": {
-        "zh": "被信号 {signal} 终止了",
-        "en": "was killed by signal {signal}",
+    "helper_killed_during_run": {
+        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）在运行期间被信号 {signal} 终止了。",
+        "en": "The launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+              "was killed by signal {signal} during the run.",
     },
-    "helper_died": {
-        "zh": "意外退出了",
-        "en": "died",
+    "helper_killed_while_starting": {
+        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）在启动 rank 时被信号 {signal} "
+              "终止了。",
+        "en": "The launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+              "was killed by signal {signal} while starting a rank.",
     },
-    "helper_not_running": {
-        "zh": "没有在运行",
-        "en": "is not running",
+    "helper_ended_during_run": {
+        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）在运行期间意外结束了。",
+        "en": "The launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+              "ended unexpectedly during the run.",
+    },
+    "helper_ended_while_starting": {
+        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）在启动 rank 时意外结束了。",
+        "en": "The launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+              "ended unexpectedly while starting a rank.",
     },
     "helper_closed_connection": {
-        "zh": "关闭了连接",
-        "en": "closed its connection",
-    },
-    "helper_during_run": {
-        "zh": "在运行期间{what}",
-        "en": "{what} during the run",
-    },
-    "helper_while_starting": {
-        "zh": "在启动 rank 时{what}",
-        "en": "{what} while starting a rank",
+        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）在启动 rank 时关闭了连接。",
+        "en": "The launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+              "closed its connection while starting a rank.",
     },
     "helper_frozen_during_run": {
-        "zh": "在运行期间停止了响应，因此被停止了",
-        "en": "stopped answering during the run, so it was stopped",
+        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）在运行期间停止了响应，"
+              "因此被停止了。",
+        "en": "The launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+              "stopped answering during the run, so it was stopped.",
     },
     "helper_refused": {
-        "zh": "拒绝启动 rank（{exc_type}: {exc}）",
-        "en": "refused to start a rank ({exc_type}: {exc})",
+        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）拒绝启动 rank"
+              "（{exc_type}: {exc}）。",
+        "en": "The launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+              "refused to start a rank ({exc_type}: {exc}).",
     },
     "helper_no_answer": {
-        "zh": "没有及时响应启动 rank 的请求，因此被停止了",
-        "en": "did not answer in time to start a rank, so it was stopped",
+        "zh": "启动器的辅助进程（启动各 rank 的 forkserver，pid {pid}）没有及时响应启动 rank 的请求，"
+              "因此被停止了。",
+        "en": "The launcher's helper process (the forkserver that starts the ranks, pid {pid}) "
+              "did not answer in time to start a rank, so it was stopped.",
     },
     # --- the temporary folder (labs.runtime.processes) ----------------------------------------
     "temp_how_to_fix": {
@@ -296,21 +300,19 @@ MESSAGES = {
         "en": "the temporary folder {folder} is full: {free_mib:.1f} MiB free, and labs.launch "
               "needs at least {need_mib} MiB there for its run folders. {fix}",
     },
-    "run_folder_unwritable": {
-        "zh": "labs.launch 无法写入它的运行文件夹：{path} {why}。{fix}",
-        "en": "labs.launch could not write its run folder: {path} {why}. {fix}",
+    "run_folder_full": {
+        "zh": "labs.launch 无法写入它的运行文件夹：{path} 已满（设备上没有剩余空间）。{fix}",
+        "en": "labs.launch could not write its run folder: {path} is full (no space left on the "
+              "device). {fix}",
     },
-    "folder_no_space": {
-        "zh": "已满（设备上没有剩余空间）",
-        "en": "is full (no space left on the device)",
+    "run_folder_not_writable": {
+        "zh": "labs.launch 无法写入它的运行文件夹：{path} 不可写。{fix}",
+        "en": "labs.launch could not write its run folder: {path} is not writable. {fix}",
     },
-    "folder_not_writable": {
-        "zh": "不可写",
-        "en": "is not writable",
-    },
-    "folder_write_failed": {
-        "zh": "无法写入（{reason}）",
-        "en": "could not be written ({reason})",
+    "run_folder_write_failed": {
+        "zh": "labs.launch 无法写入它的运行文件夹：{path} 无法写入（{reason}）。{fix}",
+        "en": "labs.launch could not write its run folder: {path} could not be written "
+              "({reason}). {fix}",
     },
     # --- inside a rank (labs.runtime.rank) ----------------------------------------------------
     "threads_per_rank_invalid": {
@@ -366,3 +368,11 @@ MESSAGES = {
               "optimizer= and precision= instead",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    "nothing_printed",  # shown alone in place of a rank's last lines
+    "stack_one_rank", "stack_ranks",  # who a stack belongs to, in front of its state
+})

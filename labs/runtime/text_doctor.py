@@ -1,7 +1,7 @@
 """Messages of ``python -m labs doctor``, every notebook's environment cell (labs.runtime.doctor), the install check (labs.runtime.install_check) and the command line (labs.__main__).
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- python -m labs doctor: what it found -------------------------------------------------
@@ -302,3 +302,12 @@ MESSAGES = {
               "until the exercises are done).",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # values in the doctor's status lines ("gloo=yes", "8888 (JupyterLab) free")
+    "yes", "no", "port_free", "port_in_use",
+    "fallback", "problems",  # headings of the lists below them
+})

@@ -1,7 +1,7 @@
 """Messages of labs.summary (notebook 2.5): the paradigm table and the one-node / two-node runs.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- the rows of the paradigm table ----------------------------------------------------
@@ -92,3 +92,13 @@ MESSAGES = {
                "en": "command {i} exited with {code}"},
     "run_failed": {"zh": "运行失败：{failed}\n{shown}", "en": "the run failed: {failed}\n{shown}"},
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # the comparison table of 2.5: a row's name, the column headers, cells
+    "hybrid_name", "column_paradigm", "column_split", "column_degree", "column_memory",
+    "column_step", "column_typical", "no_step", "comm_cell", "yes", "no",
+    "table_line",  # one cell of a row as text: its column's header, a colon, the cell
+})

@@ -28,7 +28,7 @@ import torch.utils.checkpoint
 from torch import Tensor, nn
 
 import labs
-from labs.messages import text
+from labs.messages import sentences, text
 from labs.models import TinyGPT, TinyGPTConfig, gpt_embedding, language_model_loss
 from labs.tensor_parallel.comm import _size, all_reduce, scatter_to_sequence_parallel_region
 from labs.tensor_parallel.layers import (ColumnParallelLinear, ParallelMLP, ParallelSelfAttention,
@@ -47,7 +47,7 @@ def validate_tp_layout(config: TinyGPTConfig, tp: int, *, world_size: int | None
     """Raise ValueError, naming the numbers, unless ``tp`` can split this model (and world)."""
     if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
         raise ValueError(text("tensor_parallel.tp_positive", tp=tp))
-    problems = [text("tensor_parallel.layout_problem", name=name, value=value,
+    problems = [text("tensor_parallel.layout_problem", tp=tp, name=name, value=value,
                      why=text(why), divisors=_divisors(value)[:8])
                 for name, value, why in (
                     ("n_head", config.n_head, "tensor_parallel.why_heads"),
@@ -55,8 +55,7 @@ def validate_tp_layout(config: TinyGPTConfig, tp: int, *, world_size: int | None
                     ("vocab_size", config.vocab_size, "tensor_parallel.why_vocab"))
                 if value % tp]
     if problems:
-        raise ValueError(text("tensor_parallel.layout_not_divisible", tp=tp,
-                              problems=text("tensor_parallel.layout_problem_sep").join(problems)))
+        raise ValueError(sentences(*problems, text("tensor_parallel.layout_divide_each")))
     if seq_len is not None and seq_len % tp:
         raise ValueError(text("tensor_parallel.sequence_not_divisible", tp=tp, seq_len=seq_len))
     if world_size is not None and world_size % tp:

@@ -53,8 +53,9 @@ def layerwise_spans(timeline: Timeline) -> dict:
     return spans
 
 
-PHASES = {"forward": "plots.kind_forward",
-          "backward": "plots.kind_backward"}
+#: A pass whose hand-offs are out of order -> the reading that says so.
+OUT_OF_ORDER = {"forward": "tensor_parallel_readings.layerwise_out_of_order_forward",
+                "backward": "tensor_parallel_readings.layerwise_out_of_order_backward"}
 CLOCK_SLACK = 1e-4  # seconds: a later rank may start this early and still count as after
 
 
@@ -89,9 +90,8 @@ def interpret_layerwise(busy: Sequence[float], *, spans: dict | None = None) -> 
     wrong = _out_of_order(spans) if spans is not None else None
     if wrong is not None:
         phase, earlier, later, early = wrong
-        return head + "\n" + text("tensor_parallel_readings.layerwise_out_of_order", later=later,
-                                   earlier=earlier, ms=early * 1e3,
-                                   phase=text(PHASES[phase]))
+        return head + "\n" + text(OUT_OF_ORDER[phase], later=later, earlier=earlier,
+                                   ms=early * 1e3)
     conclusion = text("tensor_parallel_readings.layerwise_serial", mean=mean)
     if total < 0.7:
         conclusion = text("tensor_parallel_readings.layerwise_idle", conclusion=conclusion, rest=1 - total)

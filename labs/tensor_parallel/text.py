@@ -1,8 +1,8 @@
 """Messages of labs.tensor_parallel (notebook 2.2): layout errors, the experiments' bad
 input and the figures. The readings (``interpret_*``) are in :mod:`labs.tensor_parallel.text_readings`.
 
-Holds only the zh/en texts (``MESSAGES``): no logic. Must not: import anything (it is data, loaded by
-labs.messages) or format, print or decide."""
+Holds only the zh/en texts (``MESSAGES``) and which short ones are labels (``LABELS``): no logic.
+Must not: import anything (it is data, loaded by labs.messages) or format, print or decide."""
 
 MESSAGES = {
     # --- words and separators ------------------------------------------------------------------
@@ -68,18 +68,15 @@ MESSAGES = {
         "zh": "lm_head 按词表切分",
         "en": "lm_head is split over the vocabulary",
     },
+    # one sentence per number the TP size does not divide, then layout_divide_each
     "layout_problem": {
-        "zh": "{name}={value}（{why}；约数：{divisors}）",
-        "en": "{name}={value} ({why}; divisors: {divisors})",
+        "zh": "张量并行规模 {tp} 不能整除 {name}={value}（{why}；约数：{divisors}）。",
+        "en": "Tensor-parallel size {tp} does not divide {name}={value} ({why}; divisors: "
+              "{divisors}).",
     },
-    "layout_problem_sep": {
-        "zh": "，也不能整除 ",
-        "en": ", nor ",
-    },
-    "layout_not_divisible": {
-        "zh": "张量并行规模 {tp} 不能整除 {problems}；请用能整除它们全部的 TP 规模",
-        "en": "tensor-parallel size {tp} does not divide {problems}; use a TP size that divides "
-              "all of them",
+    "layout_divide_each": {
+        "zh": "请用能整除上面每个数的 TP 规模。",
+        "en": "Use a TP size that divides each number above.",
     },
     "sequence_not_divisible": {
         "zh": "序列并行要切分序列：TP 规模 {tp} 不能整除序列长度 {seq_len}",
@@ -143,3 +140,12 @@ MESSAGES = {
         "en": "parallel efficiency",
     },
 }
+
+#: The texts of MESSAGES shorter than 20 characters (English) that are complete labels: shown
+#: alone or in front of a colon, never spliced into a sentence (issue 38;
+#: tests/labs/messages/test_messages.py counts the short texts not listed here).
+LABELS = frozenset({
+    # numerics.assert_close's msg: the label in front of "{msg}: {why}"
+    "check_hand_written", "check_dtensor",
+    "fig_efficiency",  # an axis label
+})

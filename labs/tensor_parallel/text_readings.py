@@ -53,16 +53,27 @@ MESSAGES = {
               "long as this small model's compute.",
     },
 
-    "layerwise_out_of_order": {
-        "zh": "结论：这次的计时不能下结论。rank {later} 的{phase}在 rank {earlier} 的{phase}结束前 "
+    "layerwise_out_of_order_forward": {
+        "zh": "结论：这次的计时不能下结论。rank {later} 的前向在 rank {earlier} 的前向结束前 "
               "{ms:.1f} ms 就开始了，而它要等 recv 收到数据才能开始：这不可能发生，说明各进程的"
               "计时没有对齐或被噪声打乱（机器上还有别的程序在抢 CPU）。请在机器空闲时重新运行"
               "上面的 labs.launch 单元格和这个单元格。",
-        "en": "Conclusion: this timing supports no conclusion. Rank {later}'s {phase} starts "
-              "{ms:.1f} ms before rank {earlier}'s {phase} ends, yet it has to wait for its recv: "
-              "that cannot happen, so the processes' clocks disagree or noise scrambled the "
+        "en": "Conclusion: this timing supports no conclusion. Rank {later}'s forward pass starts "
+              "{ms:.1f} ms before rank {earlier}'s forward pass ends, yet it has to wait for its "
+              "recv: that cannot happen, so the processes' clocks disagree or noise scrambled the "
               "timing (other programs compete for the CPU). Rerun the labs.launch cell above "
               "and this cell when the machine is idle.",
+    },
+    "layerwise_out_of_order_backward": {
+        "zh": "结论：这次的计时不能下结论。rank {later} 的反向在 rank {earlier} 的反向结束前 "
+              "{ms:.1f} ms 就开始了，而它要等 recv 收到梯度才能开始：这不可能发生，说明各进程的"
+              "计时没有对齐或被噪声打乱（机器上还有别的程序在抢 CPU）。请在机器空闲时重新运行"
+              "上面的 labs.launch 单元格和这个单元格。",
+        "en": "Conclusion: this timing supports no conclusion. Rank {later}'s backward pass "
+              "starts {ms:.1f} ms before rank {earlier}'s backward pass ends, yet it has to wait "
+              "for its recv: that cannot happen, so the processes' clocks disagree or noise "
+              "scrambled the timing (other programs compete for the CPU). Rerun the labs.launch "
+              "cell above and this cell when the machine is idle.",
     },
     "layerwise_uneven": {
         "zh": "各 rank 的占比并不相等（{low:.0%}～{high:.0%}）：rank 0 还要做嵌入，最后一个 rank "

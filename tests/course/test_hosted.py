@@ -116,6 +116,7 @@ def test_bootstrap_with_nothing_missing_runs_no_pip_and_a_failed_pip_is_said(mon
     result = hosted.bootstrap(run=lambda *a, **k: pytest.fail("pip ran"), installed=installed.get)
     said = capsys.readouterr().out
     assert result["installed"] == [] and "torch" not in said.split(";")[-1]
+    assert catalog("hosted")["ready_nothing_installed"]["en"] in said
     assert catalog("hosted")["torch_untested"]["en"].split("{")[0] not in said  # the tested one
     monkeypatch.setattr(hosted, "requirements", lambda: ["cloudpickle"])
     failed = hosted.bootstrap(run=lambda *a, **k: types.SimpleNamespace(returncode=1),

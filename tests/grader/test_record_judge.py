@@ -205,8 +205,7 @@ def test_an_exception_of_the_students_code_is_reported_by_the_judge(tmp_path, mo
 
 def test_a_stub_is_unfinished_in_the_judge_too(tmp_path, monkeypatch):
     def ring_bytes_sent_per_rank(size, n):
-        raise NotImplementedError(text("checks.stub_marker") + text("checks.stub_separator")
-                                  + "exercise 3")
+        raise NotImplementedError(text("checks.stub_marker") + ": exercise 3")
 
     data, _ = _record(tmp_path, monkeypatch, BYTES, ring_bytes_sent_per_rank)
     assert _judge(BYTES, data, 1)["message"] == text(

@@ -95,7 +95,7 @@ def test_a_step_shorter_than_its_own_all_reduce_is_noise(monkeypatch, tn_ms, loa
     monkeypatch.setattr(dpx, "text", lambda key, **f: seen.append((key, f)) or f"<{key}>")
     small, heavy = _sp(0.66e-3, tn_ms * 1e-3, load), _sp(0.144, 0.172, load)
     out = dpx.interpret_model_size(small, heavy, _cc(0.43e-3, 1.77e-3, 4_192, 32),
-                                   _cc(0.126, 0.0234, 6_296_064, 512))
+                                   _cc(0.126, 0.0234, 6_296_064, 512), names=("small", "heavy"))
     last = out.splitlines()[-1]
     assert last == "<data_parallel.conclusion_bound_broken>"
     fields = dict(seen)["data_parallel.conclusion_bound_broken"]
@@ -109,5 +109,5 @@ def test_consistent_numbers_still_get_a_conclusion(monkeypatch):
     monkeypatch.setattr(dpx, "text", lambda key, **f: f"<{key}>")
     small, heavy = _sp(1.0e-3, 1.9e-3, 0.5), _sp(0.242, 0.262, 0.5)
     out = dpx.interpret_model_size(small, heavy, _cc(0.5e-3, 1.0e-3, 4_192, 32),
-                                   _cc(0.244, 0.0335, 6_296_064, 512))
+                                   _cc(0.244, 0.0335, 6_296_064, 512), names=("small", "heavy"))
     assert out.splitlines()[-1] == "<data_parallel.conclusion_expected_flat>"

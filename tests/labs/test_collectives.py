@@ -238,8 +238,7 @@ def blocking_ring(tensor):
 
 
 def unfinished(tensor):
-    raise NotImplementedError(text("checks.stub_marker") + text("checks.stub_separator")
-                              + "write the ring")
+    raise NotImplementedError(text("checks.stub_marker") + ": write the ring")
 
 
 CASE_1 = text("checks_2_0.case_ranks_length", n=1, world_size=4, length=8)

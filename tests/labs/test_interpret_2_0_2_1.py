@@ -67,7 +67,7 @@ def test_fast_machine_is_bandwidth_bound_from_1_mib():
          r=times[8] / times[5])
     crossover = collectives.latency_bandwidth_fit(SIZES, times)["crossover_bytes"]
     assert crossover < MiB
-    said(conclusion, "collectives.conclusion_crossover", where="327 KiB")
+    said(conclusion, "collectives.conclusion_crossover", size="327 KiB")
     assert why == message("collectives.why_elsewhere")  # 4 ranks on 16 cores: no crowding to blame
 
 
@@ -85,8 +85,8 @@ def test_slow_machine_is_still_latency_bound_at_1_mib_and_says_why():
         assert times[8] / times[5] < 0.7 * 64  # not the x64 of the bandwidth-bound case
     fits = [collectives.latency_bandwidth_fit(SIZES, t)["crossover_bytes"] for t in sweep.values()]
     assert all(MiB < f < 64 * MiB for f in fits)
-    assert lines[6] == message("collectives.conclusion_crossover", where=message(
-        "collectives.size_range", low="1.24 MiB", high="1.43 MiB"))
+    assert lines[6] == message("collectives.conclusion_crossover_range", low="1.24 MiB",
+                               high="1.43 MiB")
     assert lines[7] == message("collectives.why_here_crowded", world_size=4, cores=2)
 
 
@@ -170,7 +170,7 @@ def test_orders_of_magnitude_refuses_nonsense():
 def test_link_gap_is_computed_from_the_measurement():
     text = collectives.describe_link_gap(0.77e9, GPUS["A100-80GB"].intra_node_bw)
     assert text == message("collectives.link_gap", link="NVLink", link_gbps=300, measured_gbps=0.77,
-                           here=message("collectives.here_measured"), ratio=390, orders=orders(2))
+                           ratio=390, orders=orders(2))
     said(collectives.describe_link_gap(10e9, 300e9), "collectives.link_gap", ratio=30,
          orders=orders(1))
 
@@ -192,7 +192,8 @@ HEAVY_CC = comm_result(0.244, 0.0335, 6_296_064, 512)
 SMALL_CC = comm_result(0.52e-3, 0.41e-3, 4_192, 32)
 
 
-SMALL, HEAVY = message("data_parallel.small_model"), message("data_parallel.heavy_model")
+SMALL, HEAVY = "small model", "compute-heavy model"  # the names the notebook gives its models
+NAMES = (SMALL, HEAVY)
 
 
 def head(speedup, efficiency, n=2):
@@ -238,7 +239,8 @@ def predicted(sp, cc):
 def test_small_model_that_barely_speeds_up_is_the_expected_picture():
     small = speedup_result(1.0e-3, 1.9e-3)  # 1.05x
     heavy = speedup_result(0.242, 0.262)
-    text = dpx.interpret_model_size(small, heavy, comm_result(0.5e-3, 1.0e-3, 4_192, 32), HEAVY_CC)
+    text = dpx.interpret_model_size(small, heavy, comm_result(0.5e-3, 1.0e-3, 4_192, 32), HEAVY_CC,
+                                    names=NAMES)
     assert text.splitlines()[-1] == message(
         "data_parallel.conclusion_expected_flat", small=SMALL, heavy=HEAVY, n=2,
         small_speedup=1.05, heavy_says=message("data_parallel.heavy_near_limit", heavy=HEAVY,
@@ -248,7 +250,8 @@ def test_small_model_that_barely_speeds_up_is_the_expected_picture():
 def test_small_model_that_speeds_up_is_expected_in_direction_only_and_says_why():
     small = speedup_result(1.3e-3, 2.0e-3)  # 1.30x, the heavy one 1.85x
     heavy = speedup_result(0.242, 0.262)
-    lines = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()
+    lines = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC,
+                                     names=NAMES).splitlines()
     why = message("data_parallel.why_small_fixed", small=SMALL, t1="1.30 ms", comm="0.41 ms",
                   share=0.41 / 1.3, predicted=predicted(small, SMALL_CC),
                   fixed="0.78 ms")  # step minus forward+backward
@@ -262,7 +265,8 @@ def test_the_fixed_cost_is_named_only_when_it_is_a_large_part_of_the_step():
     small = speedup_result(1.0e-3, 1.74e-3)  # 1.15x; forward+backward is 0.87 of the 1.00 ms
     heavy = speedup_result(0.417, 0.632)  # 1.32x
     cc = comm_result(0.87e-3, 0.64e-3, 4_192, 32)
-    conclusion = dpx.interpret_model_size(small, heavy, cc, HEAVY_CC).splitlines()[-1]
+    conclusion = dpx.interpret_model_size(small, heavy, cc, HEAVY_CC,
+                                          names=NAMES).splitlines()[-1]
     why = message("data_parallel.why_small", small=SMALL, t1="1.00 ms", comm="0.64 ms", share=0.64,
                   predicted=1.22)
     assert conclusion == message("data_parallel.conclusion_direction_only", small=SMALL,
@@ -272,7 +276,8 @@ def test_the_fixed_cost_is_named_only_when_it_is_a_large_part_of_the_step():
 def test_small_model_faster_than_the_heavy_one_says_the_machine_disagrees():
     small = speedup_result(1.3e-3, 1.4e-3)  # 1.86x
     heavy = speedup_result(0.242, 0.30)  # 1.61x, its all-reduce predicts 1.76x
-    conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()[-1]
+    conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC,
+                                          names=NAMES).splitlines()[-1]
     why_small = message("data_parallel.why_small_fixed", small=SMALL, t1="1.30 ms",
                         comm="0.41 ms", share=0.41 / 1.3, predicted=predicted(small, SMALL_CC),
                         fixed="0.78 ms")
@@ -287,7 +292,8 @@ def test_small_model_faster_than_the_heavy_one_says_the_machine_disagrees():
 def test_a_tie_between_the_models_is_within_the_noise():
     small = speedup_result(1.3e-3, 1.56e-3)  # 1.67x
     heavy = speedup_result(0.242, 0.277)  # 1.75x
-    conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()[-1]
+    conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC,
+                                          names=NAMES).splitlines()[-1]
     said(conclusion, "data_parallel.conclusion_disagrees", small=SMALL, heavy=HEAVY,
          small_speedup=1.67, heavy_speedup=1.75,
          verdict=message("data_parallel.models_tie", tie=dpx.TIE))
@@ -296,7 +302,8 @@ def test_a_tie_between_the_models_is_within_the_noise():
 def test_a_busy_machine_is_mentioned_once_when_both_runs_saw_the_same_load():
     small = speedup_result(1.3e-3, 1.56e-3, load=6.0)
     heavy = speedup_result(0.242, 0.277, load=6.0)
-    conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC).splitlines()[-1]
+    conclusion = dpx.interpret_model_size(small, heavy, SMALL_CC, HEAVY_CC,
+                                          names=NAMES).splitlines()[-1]
     assert conclusion.count(message("data_parallel.busy", load=6.0, cores=2)) == 1, conclusion
 
 
@@ -323,27 +330,25 @@ def test_the_readings_speak_english_in_the_english_edition(monkeypatch):
         "collectives.orders_between", lang="en", low="two", high="three")
     assert collectives.orders_of_magnitude(3) == message("collectives.under_one_order", lang="en")
     gap = collectives.describe_link_gap(0.77e9, GPUS["A100-80GB"].intra_node_bw)
-    said(gap, "collectives.link_gap", lang="en", link_gbps=300, ratio=390,
-         here=message("collectives.here_measured", lang="en"))
+    said(gap, "collectives.link_gap", lang="en", link_gbps=300, ratio=390)
     sweep = {"ring": alpha_beta_times(3e-3, 0.75e9), "gloo": alpha_beta_times(2.6e-3, 0.75e9)}
     texts = [collectives.interpret_sweep(SIZES, sweep, 4, windows=WINDOWS, cores=2),
              collectives.interpret_ring_vs_library(SIZES, *sweep.values(), world_size=4, cores=2),
              dpx.interpret_speedup(speedup_result(0.242, 0.37, load=3.5)),
              dpx.interpret_compute_vs_comm({"small": SMALL_CC, "heavy": HEAVY_CC}),
              dpx.interpret_model_size(speedup_result(1.3e-3, 1.4e-3), speedup_result(0.242, 0.30),
-                                      SMALL_CC, HEAVY_CC),
+                                      SMALL_CC, HEAVY_CC, names=NAMES),
              dpx.interpret_gpu_gap(HEAVY_CC)]
     for text in texts:
         assert not cjk.search(text), text
     assert texts[0].splitlines()[-2:] == [
-        message("collectives.conclusion_crossover", lang="en", where=message(
-            "collectives.size_range", lang="en", low="1.24 MiB", high="1.43 MiB")),
+        message("collectives.conclusion_crossover_range", lang="en", low="1.24 MiB",
+                high="1.43 MiB"),
         message("collectives.why_here_crowded", lang="en", world_size=4, cores=2)]
     assert texts[2].startswith(head(1.31, 0.65)) and texts[2].endswith(
         message("data_parallel.busy", lang="en", load=3.5, cores=2))
     said(texts[4].splitlines()[-1], "data_parallel.conclusion_disagrees", lang="en",
-         small=message("data_parallel.small_model", lang="en"),
-         heavy=message("data_parallel.heavy_model", lang="en"))
+         small=SMALL, heavy=HEAVY)
     with pytest.raises(ValueError) as info:
         collectives.orders_of_magnitude(0)
     assert str(info.value) == message("collectives.ratio_not_positive", lang="en", ratio=0)

@@ -151,11 +151,11 @@ def test_bubble_fixed_time_agrees_overruns_and_noise():
         "pipeline_readings.bubble_fixed_agree_overruns", head=head(f + 0.001), diff=pts(0.001),
         overruns=1, tolerance=px.TOLERANCE)  # one overrun, within the tolerance
     assert px.interpret_bubble(f + 0.05, f, fixed_time=True, overruns=3) == message(
-        "pipeline_readings.bubble_fixed_off", head=head(f + 0.05), side=message("pipeline.higher"),
-        diff=pts(0.05), why=why_fixed(3))
+        "pipeline_readings.bubble_fixed_high", head=head(f + 0.05), diff=pts(0.05),
+        why=why_fixed(3))
     assert px.interpret_bubble(f - 0.04, f, fixed_time=True) == message(
-        "pipeline_readings.bubble_fixed_off", head=head(f - 0.04), side=message("pipeline.lower"),
-        diff=pts(0.04), why=why_fixed(0))
+        "pipeline_readings.bubble_fixed_low", head=head(f - 0.04), diff=pts(0.04),
+        why=why_fixed(0))
 
 
 def test_bubble_real_compute_far_or_close():
@@ -184,11 +184,11 @@ def test_bubble_sweep_fixed_and_real():
     ms = [1, 2, 4, 8, 16]
     on_curve = {p: {m: [pp.bubble_fraction(p, m)] * p for m in ms} for p in (2, 4)}
     head, fixed = lines(px.interpret_bubble_sweep(on_curve, fixed_time=True), 2)
-    said(head, "pipeline_readings.sweep_head", n=7, avg=pts(0), worst=0)  # the 7 points m >= p
+    said(head, "pipeline_readings.sweep_head_higher", n=7, avg=pts(0), worst=0)  # 7 points m >= p
     assert fixed == message("pipeline_readings.sweep_on_curve_fixed")
     off = {p: {m: [pp.bubble_fraction(p, m) + 0.3] * p for m in ms} for p in (2, 4)}
     head, real = lines(px.interpret_bubble_sweep(off, fixed_time=False, cores=2), 2)
-    said(head, "pipeline_readings.sweep_head", n=7, side=message("pipeline.higher"), avg=pts(0.3))
+    said(head, "pipeline_readings.sweep_head_higher", n=7, avg=pts(0.3))
     assert real == message("pipeline_readings.sweep_real_off", why=message(
         "pipeline_readings.why_real_crowded", ranks=4, cores=2))
     broken = lines(px.interpret_bubble_sweep(off, fixed_time=True, overruns=0), 2)[1]

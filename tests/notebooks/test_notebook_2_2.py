@@ -94,7 +94,7 @@ def test_missing_f_names_the_input_gradient(report):
     assert fields["right"] == joined(
         ["c_fc.weight", "c_fc.bias", "c_proj.weight", "c_proj.bias"], **zh), fields
     (wrong,) = fields["wrong"].split(joined(["", ""], "clauses", **zh))  # only x's gradient
-    assert re.search(r"\(\d+, \d+\)", said(wrong, "checks.wrong_elements", **zh)["at"]), wrong
+    assert re.search(r"\(\d+, \d+\)", said(wrong, "checks.wrong_elements", **zh)["index"]), wrong
 
 
 def test_sequence_parallel_without_group_fails_on_the_hidden_group_case(report):

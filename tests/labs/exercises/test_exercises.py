@@ -193,7 +193,7 @@ def test_run_check_verdicts(capsys):
     assert capsys.readouterr().out == message("checks.verdict_passed", exercise=label("ex_a"),
                                               points=3) + "\n"
 
-    stub_marker = message("checks.stub_marker") + message("checks.stub_separator")
+    stub_marker = message("checks.stub_marker") + ": "  # the marker, a colon, the words
 
     def stub(xs):
         raise NotImplementedError(stub_marker + "hint words")
@@ -291,8 +291,7 @@ def test_compare_tensors_names_first_mismatch():
     got[1, 2] = 99.0
     got[2, 0] = -1.0
     rtol, atol = numerics.tolerances(torch.float32)
-    first_wrong = dict(at=message("checks.at_index", index=(1, 2)), expected=6, got=99, bad=2,
-                       total=12, atol=atol, rtol=rtol)
+    first_wrong = dict(index=(1, 2), expected=6, got=99, bad=2, total=12, atol=atol, rtol=rtol)
     assert failure(lambda: compare_tensors(expected, got, what="the sum", rank=3)) == message(
         "checks.wrong_elements", where=message("checks.on_rank", what="the sum", rank=3),
         **first_wrong)
@@ -305,6 +304,8 @@ def test_compare_tensors_names_first_mismatch():
     assert failure(lambda: assert_close(expected, got, what="y")) == message(  # compare_tensors
         "checks.wrong_elements", where="y", **first_wrong)
     compare_tensors(expected, got, what="y", atol=100)
+    assert failure(lambda: compare_tensors(torch.tensor(1.0), torch.tensor(3.0), what="y")) == \
+        message("checks.wrong_scalar", where="y", expected="1", got="3", atol=atol, rtol=rtol)
 
 
 # --------------------------------------------------------------------------- student notebook

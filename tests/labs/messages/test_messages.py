@@ -9,6 +9,7 @@ machine without a CJK font draws English labels after one notice, never boxes.
 from __future__ import annotations
 
 import ast
+import importlib
 import io
 import re
 from pathlib import Path
@@ -124,6 +125,34 @@ def test_no_key_is_built_at_run_time():
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if built.search(line)]
     assert not found, "message keys built at run time:\n" + "\n".join(found)
+
+
+SHORT = 20  # characters of English: a shorter text is a label, or a piece of a sentence
+MOST_SHORT_NON_LABELS = 20  # issue 38: at most this many short texts that are not labels
+
+
+def test_no_sentence_is_assembled_from_short_pieces():
+    """Issue 38: a sentence is one key, whole, with named fields -- never pieces ("the return
+    value", "higher", ", nor ") that code splices into another template. A catalog text shorter
+    than 20 characters is therefore a complete label (a column header, a legend entry, a
+    control's label, a unit, a case's name; a label in front of a colon) that its module lists
+    in ``LABELS``, or one of at most 20 others (a whole short sentence). Every label listed is
+    a short text of its module."""
+    others, misplaced = [], []
+    for area, module in messages.CATALOGS.items():
+        catalog = importlib.import_module(module)
+        labels = getattr(catalog, "LABELS", frozenset())
+        texts = catalog.MESSAGES
+        misplaced += [f"{area}.{name}" for name in sorted(labels)
+                      if name not in texts or len(texts[name]["en"]) >= SHORT]
+        others += [f"{area}.{name}: {entry['en']!r} / {entry['zh']!r}"
+                   for name, entry in texts.items()
+                   if len(entry["en"]) < SHORT and name not in labels]
+    assert not misplaced, f"LABELS that are not short texts of their catalog: {misplaced}"
+    assert len(others) <= MOST_SHORT_NON_LABELS, (
+        f"{len(others)} short texts are not labels (at most {MOST_SHORT_NON_LABELS}): rewrite "
+        "the sentences that splice a piece in as whole sentences, one key each, or list a "
+        "complete label in its module's LABELS:\n" + "\n".join(others))
 
 
 def test_language_rules(monkeypatch, tmp_path):

@@ -126,6 +126,14 @@ def test_deadlock_and_bad_schedules_are_errors(monkeypatch):
         pp.simulate([good[0], [a for a in good[1] if a.kind != "B"]])
     with pytest.raises(pp.ScheduleError, match=pattern("pipeline.before_forward", r=0, action="B0", stage=0)):
         pp.simulate([[Action("B", 0, 0), Action("F", 0, 0)]])
+    # what an action needs and does not have yet: received from another rank or computed here
+    with pytest.raises(pp.ScheduleError, match=pattern("pipeline.needs_activation_received",
+                                                       r=1, stage=1, src=0)):
+        pp.simulate([good[0], [a for a in good[1] if not a.kind.startswith("RECV")]])
+    with pytest.raises(pp.ScheduleError, match=pattern("pipeline.needs_activation_computed",
+                                                       r=0, stage=1, src=0)):
+        pp.simulate([[Action("F", 0, 1), Action("F", 0, 0), Action("B", 0, 1),
+                      Action("B", 0, 0)]])
     with pytest.raises(pp.ScheduleError, match=pattern("pipeline.wrong_rank", owner=1)):
         pp.simulate([good[0] + [Action("F", 0, 1)], good[1]])
     with pytest.raises(ValueError, match=pattern("pipeline.interleaved_multiple", p=4, m=6)):

@@ -15,6 +15,7 @@ from labs.planner import widgets as wd
 from labs.planner.search import Step
 from labs.planner.types import Config
 from labs.messages import text
+from tests.support.messages import found_in
 
 PNG = b"\x89PNG"
 
@@ -132,7 +133,9 @@ def test_impossible_inputs_give_a_message_not_an_exception(english, widget, valu
 
 def test_nothing_fits_says_so(english, widget):
     r = widget.set(n_gpus=8, global_batch=8)  # GPT-3 on one node
-    assert r["estimate"] is None and "no layout fits" in r["error"]
+    assert r["estimate"] is None
+    found_in(r["error"], "widgets.no_layout_fits_any", n_gpus=8, gpu="A100-80GB")
+    assert text("widgets.search_tried") in r["error"]
     assert r["steps"] == pl.decide(*_inputs(GPT3, 8, 8))
     assert r["decided_step"] == r["steps"][-1].number and r["steps"][-1].config is None
 
@@ -235,7 +238,7 @@ def test_the_widget_speaks_the_notebooks_language(monkeypatch):
     assert en.controls["n_layers"].description == "Layers"
     assert en.outputs["plans"].tooltip == "Top plans"
     r = en.set(n_gpus=8, global_batch=8)
-    assert "no layout fits" in r["error"] and "Cannot plan this:" in en.outputs["message"].value
+    assert "No layout fits" in r["error"] and "Cannot plan this:" in en.outputs["message"].value
 
 
 def test_the_notes_say_what_the_screen_would_leave_unsaid(widget, english):

@@ -204,10 +204,10 @@ def test_width_not_divisible_is_named(monkeypatch):
     config = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=1, n_head=1, n_embd=30)
     with pytest.raises(ValueError) as info:
         validate_tp_layout(config, 4)
-    problems = said(info.value, "tensor_parallel.layout_not_divisible", lang="en", tp=4)["problems"]
-    heads, channels = problems.split(text("tensor_parallel.layout_problem_sep", lang="en"))[:2]
-    said(heads, "tensor_parallel.layout_problem", lang="en", name="n_head", value=1)
-    said(channels, "tensor_parallel.layout_problem", lang="en", name="n_embd", value=30)
+    message = str(info.value)
+    found_in(message, "tensor_parallel.layout_problem", lang="en", tp=4, name="n_head", value=1)
+    found_in(message, "tensor_parallel.layout_problem", lang="en", tp=4, name="n_embd", value=30)
+    assert message.endswith(" " + text("tensor_parallel.layout_divide_each", lang="en"))
 
 
 def test_layout_errors_in_the_notebooks_language(monkeypatch):
@@ -216,12 +216,12 @@ def test_layout_errors_in_the_notebooks_language(monkeypatch):
     config = TinyGPTConfig(vocab_size=96, block_size=16, n_layer=1, n_head=1, n_embd=30)
     with pytest.raises(ValueError) as info:
         validate_tp_layout(config, 4)
-    problems = said(info.value, "tensor_parallel.layout_not_divisible", tp=4)["problems"]
-    heads, channels = problems.split(text("tensor_parallel.layout_problem_sep"))[:2]
-    said(heads, "tensor_parallel.layout_problem", name="n_head", value=1,
-         why=text("tensor_parallel.why_heads"))
-    said(channels, "tensor_parallel.layout_problem", name="n_embd", value=30,
-         why=text("tensor_parallel.why_channels"))
+    message = str(info.value)
+    found_in(message, "tensor_parallel.layout_problem", tp=4, name="n_head", value=1,
+             why=text("tensor_parallel.why_heads"))
+    found_in(message, "tensor_parallel.layout_problem", tp=4, name="n_embd", value=30,
+             why=text("tensor_parallel.why_channels"))
+    assert message.endswith(text("tensor_parallel.layout_divide_each"))
     with pytest.raises(ValueError) as info:
         validate_tp_layout(TinyGPTConfig(vocab_size=96, block_size=16, n_layer=1, n_head=4,
                                          n_embd=32), 2, world_size=3)

@@ -62,16 +62,15 @@ def test_layerwise_out_of_order_hand_off_is_clock_skew(monkeypatch):
              "backward": [(0.080, 0.090), (0.070, 0.079), (0.060, 0.069), (0.041, 0.059)]}
     reading = tpx.interpret_layerwise([0.2, 0.2, 0.2, 0.25], spans=spans)
     assert reading.splitlines()[1] == text(  # no conclusion: clock skew, rerun
-        "tensor_parallel_readings.layerwise_out_of_order", later=1, earlier=0, ms=2.0,
-        phase=text("plots.kind_forward"))
+        "tensor_parallel_readings.layerwise_out_of_order_forward", later=1, earlier=0, ms=2.0)
     spans["forward"][1] = (0.011, 0.020)
     spans["backward"][2] = (0.060, 0.075)  # rank 2's backward ends after rank 1's starts
     for lang in ("zh", "en"):
         monkeypatch.setenv("LABS_LANG", lang)
         reading = tpx.interpret_layerwise([0.2, 0.2, 0.2, 0.25], spans=spans)
         assert reading.splitlines()[1] == text(
-            "tensor_parallel_readings.layerwise_out_of_order", later=1, earlier=2, ms=5.0,
-            phase=text("plots.kind_backward"))
+            "tensor_parallel_readings.layerwise_out_of_order_backward", later=1, earlier=2,
+            ms=5.0)
 
 
 def test_layerwise_uneven_shares_are_explained():
@@ -92,7 +91,9 @@ def test_layerwise_ranks_share_one_clock():
         [b / (timeline.span()[1] - timeline.span()[0]) for b in timeline.busy_seconds()],
         spans=spans).splitlines()[1]
     assert conclusion != text("tensor_parallel_readings.layerwise_overlapping")
-    assert not pattern("tensor_parallel_readings.layerwise_out_of_order").fullmatch(conclusion)
+    for key in ("tensor_parallel_readings.layerwise_out_of_order_forward",
+                "tensor_parallel_readings.layerwise_out_of_order_backward"):
+        assert not pattern(key).fullmatch(conclusion)
 
 
 def test_overlap_backward_returns_the_events_of_the_printed_repeat():
