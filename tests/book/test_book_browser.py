@@ -14,37 +14,15 @@ Playwright, the tests are skipped with a one-line reason. Set ``LABS_CHROMIUM`` 
 from __future__ import annotations
 
 import html
-import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.support.browser import CHROMIUM, skips, sync_playwright
 from tools.book.texts import EDITIONS, OTHER
 
-try:
-    from playwright.sync_api import sync_playwright
-except ImportError:  # pragma: no cover - depends on the machine
-    sync_playwright = None
-
-
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("LABS_CHROMIUM"), "chromium", "chromium-browser",
-                      "google-chrome"):
-        if candidate and shutil.which(candidate):
-            return shutil.which(candidate)
-    return None
-
-
-CHROMIUM = _chromium()
-pytestmark = [
-    pytest.mark.book, pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine "
-                       "(apt install chromium, or set LABS_CHROMIUM): book browser test skipped"),
-    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed "
-                       "(pip install -r requirements-dev.txt): book browser test skipped"),
-]
+pytestmark = [pytest.mark.book, pytest.mark.slow, *skips("book browser test")]
 SECTION = re.compile(r'<section id="([^"]+)">\s*<span id="s-(\d+)"></span>')
 HEADING = re.compile(r'<span id="s-(\d+)"></span><h(\d)>(.*?)</h\d>', re.S)
 MATH_DONE_JS = """async () => {

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.browser import CHROMIUM, skips, sync_playwright
 from tests.support.selection import selected_params
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,27 +52,7 @@ ARTIFACTS = ROOT / "artifacts" / "browser"
 RUN_ALL_LIMIT = 600  # seconds per notebook; the slowest takes about a minute on 2 cores
 
 
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("LABS_CHROMIUM"), "chromium", "chromium-browser",
-                      "google-chrome"):
-        if candidate and shutil.which(candidate):
-            return shutil.which(candidate)
-    return None
-
-
-CHROMIUM = _chromium()
-try:
-    from playwright.sync_api import sync_playwright
-except ImportError:  # pragma: no cover - depends on the machine
-    sync_playwright = None
-
-pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine "
-                       "(apt install chromium, or set LABS_CHROMIUM): real-browser test skipped"),
-    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed "
-                       "(pip install -r requirements.txt): real-browser test skipped"),
-]
-pytestmark = [*pytestmark, pytest.mark.slow]
+pytestmark = [*skips("real-browser test"), pytest.mark.slow]
 
 
 def _free_port() -> int:
