@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, skips, sync_playwright
+from tests.support.browser import launched, skips
 from tools.book.texts import EDITIONS, OTHER
 
 pytestmark = [pytest.mark.book, pytest.mark.slow, *skips("book browser test")]
@@ -38,10 +38,8 @@ IMAGES_JS = """() => [...document.querySelectorAll('img')]
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with launched() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture

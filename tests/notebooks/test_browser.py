@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, skips, sync_playwright
+from tests.support.browser import launched, skips
 from tests.support.selection import selected_params
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,10 +107,8 @@ def lab(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with launched() as chromium:
         yield chromium
-        chromium.close()
 
 
 STATE_JS = """() => {

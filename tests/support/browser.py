@@ -6,6 +6,7 @@ Playwright comes from PyPI, never ``playwright install``. Without either, :func:
 the module's tests with a one-line reason."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 
@@ -16,7 +17,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the machine
     sync_playwright = None
 
-__all__ = ["CHROMIUM", "sync_playwright", "skips"]
+__all__ = ["CHROMIUM", "sync_playwright", "skips", "launched"]
 
 
 def _chromium() -> str | None:
@@ -38,3 +39,14 @@ def skips(what: str) -> list:
         pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed "
                            f"(pip install -r requirements-dev.txt): {what} skipped"),
     ]
+
+
+@contextlib.contextmanager
+def launched():
+    """This machine's Chromium, started by Playwright (headless) and closed afterwards."""
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield chromium
+        finally:
+            chromium.close()
