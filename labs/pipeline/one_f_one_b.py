@@ -23,7 +23,6 @@ keep process groups in globals, or import the checks or the grader.
 """
 from __future__ import annotations
 
-import time
 from collections import deque
 from typing import Callable, Sequence
 
@@ -35,7 +34,8 @@ from labs.models import language_model_loss
 from labs.pipeline.comm import recv_message, send_message
 from labs.pipeline.partition import split_microbatches
 from labs.pipeline.schedules import B, F, one_f_one_b_warmup
-from labs.pipeline.step import PipelineRun, activation_shape, build_stages, rank_result
+from labs.pipeline.step import (PipelineRun, activation_shape, build_stages, rank_result,
+                                train_steps)
 from labs.reference import make_optimizer
 
 __all__ = ["train_step_1f1b", "one_f_one_b_step"]
@@ -101,15 +101,12 @@ def one_f_one_b_step(run: PipelineRun, group: dist.ProcessGroup | None = None) -
     :func:`~labs.pipeline.step.merge` and ``compare``) plus this rank's compute ``order``."""
     (stage, module), = build_stages(run, group).items()
     opt = make_optimizer(list(module.parameters()), run.optimizer, lr=run.lr)
-    shape, m, step_s = activation_shape(run, 1), run.n_microbatches, []
-    for step in range(run.steps):
-        x, y = run.batches(step)
-        opt.zero_grad(set_to_none=True)
-        order = []
-        dist.barrier(group=group)
-        start = time.perf_counter()
-        losses = train_step_1f1b(module, split_microbatches(x, m), split_microbatches(y, m),
-                                 language_model_loss, m, shape, group=group, order=order)
-        step_s.append(time.perf_counter() - start)
-        opt.step()
+    shape, m, order = activation_shape(run, 1), run.n_microbatches, []
+
+    def one_step(x, y):
+        order.clear()
+        return train_step_1f1b(module, split_microbatches(x, m), split_microbatches(y, m),
+                               language_model_loss, m, shape, group=group, order=order)
+
+    losses, step_s = train_steps(run, opt, one_step, group)
     return rank_result({stage: module}, losses, m, step_s=step_s, order=order)

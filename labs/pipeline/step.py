@@ -42,7 +42,7 @@ from labs.tensor_parallel.model import (ParallelTinyGPT, sync_sequence_parallel_
 
 __all__ = ["VOCAB", "TINY", "SMALL", "PipelineRun", "build_stages", "average_replicas",
            "pipeline_step", "torch_pipeline_step", "merge", "reference_step", "compare",
-           "activation_shape", "rank_result"]
+           "activation_shape", "rank_result", "train_steps"]
 
 VOCAB = 96  # >= the corpus vocabulary (CharTokenizer().vocab_size)
 TINY = TinyGPTConfig(vocab_size=VOCAB, block_size=16, n_layer=8, n_head=2, n_embd=32)
@@ -147,6 +147,23 @@ def rank_result(stages: dict, losses: list, m: int, **extra) -> dict:
     return dict(loss=loss, grads=grads, state=state, n_microbatches=m, **extra)
 
 
+def train_steps(run: PipelineRun, opt, one_step, group=None) -> tuple[list, list[float]]:
+    """``run.steps`` training steps on a rank: draw the batch, zero the gradients, line the
+    pipeline's ranks up, time ``one_step(x, y)`` (the batch's forwards and backwards; it returns
+    this rank's micro-batch losses), update. Returns the last step's losses and every step's
+    time; the update leaves ``.grad`` alone, so the last step's gradients can still be read."""
+    losses, step_s = [], []
+    for step in range(run.steps):
+        x, y = run.batches(step)
+        opt.zero_grad(set_to_none=True)
+        dist.barrier(group=group)
+        start = time.perf_counter()
+        losses = one_step(x, y)
+        step_s.append(time.perf_counter() - start)
+        opt.step()
+    return losses, step_s
+
+
 def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
                   tp_group: dist.ProcessGroup | None = None,
                   dp_group: dist.ProcessGroup | None = None) -> dict:
@@ -179,24 +196,24 @@ def pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None, *,
     params = [q for s in stages.values() for q in s.parameters()]
     opt = make_optimizer(params, run.optimizer, lr=run.lr)
     shape = activation_shape(run, dp, tp_group)
-    step_s = []
-    for step in range(run.steps):
-        x, y = (t.chunk(dp)[dp_rank] for t in run.batches(step))  # this replica's slice
-        xs, ys = split_microbatches(x, m), split_microbatches(y, m)
-        opt.zero_grad(set_to_none=True)
+    recorder = Recorder()
+
+    def one_step(x, y):
+        nonlocal recorder
+        x, y = x.chunk(dp)[dp_rank], y.chunk(dp)[dp_rank]  # this replica's slice
         recorder = Recorder()
-        dist.barrier(group=group)
-        start = time.perf_counter()
-        losses = run_schedule(schedule, stages, inputs=xs, targets=ys,
-                              loss_fn=language_model_loss, activation_shape=shape,
-                              group=group, timing=run.timing, recorder=recorder)
+        losses = run_schedule(schedule, stages, inputs=split_microbatches(x, m),
+                              targets=split_microbatches(y, m), loss_fn=language_model_loss,
+                              activation_shape=shape, group=group, timing=run.timing,
+                              recorder=recorder)
         if run.sequence_parallel and tp_group is not None:  # LayerNorms saw T/t positions
             for stage in stages.values():
                 sync_sequence_parallel_grads(stage, group=tp_group)
         if dp > 1:  # data parallel: average the replicas' gradients, as DDP does
             losses = average_replicas(params, losses, dp_group)
-        step_s.append(time.perf_counter() - start)
-        opt.step()  # leaves .grad alone: _result reads this step's gradients
+        return losses
+
+    losses, step_s = train_steps(run, opt, one_step, group)
     return rank_result(stages, losses, m, step_s=step_s, **recorder.summary())
 
 
@@ -224,19 +241,16 @@ def torch_pipeline_step(run: PipelineRun, group: dist.ProcessGroup | None = None
                                      loss_fn=language_model_loss)
     opt = make_optimizer([q for mod in modules.values() for q in mod.parameters()],
                          run.optimizer, lr=run.lr)
-    step_s, losses = [], []
-    for step in range(run.steps):
-        x, y = run.batches(step)
-        opt.zero_grad(set_to_none=True)
+
+    def one_step(x, y):
         losses = []
-        dist.barrier(group=group)
-        start = time.perf_counter()
         args = (x,) if 0 in modules else ()  # the first stage takes the batch
         last = {"target": y, "losses": losses} if n_stages - 1 in modules else {}
         schedule.step(*args, **last)
-        step_s.append(time.perf_counter() - start)
-        opt.step()
-    return rank_result(modules, [t.detach() for t in losses], m, step_s=step_s)
+        return [t.detach() for t in losses]
+
+    losses, step_s = train_steps(run, opt, one_step, group)
+    return rank_result(modules, losses, m, step_s=step_s)
 
 
 def merge(per_rank: list[dict]) -> dict:
