@@ -1,6 +1,7 @@
 """Shared test setup: the fixture notebooks are data for the exercise tests, not tests; the
 run's numerics variant in the header; which notebook tests were selected (for their one grader
-run), and the long background work started early. Must not: import tests.support.grading
+run), and the long background work, started behind a gate that opens at the first test of a
+module marked ``leaves_a_core``. Must not: import tests.support.grading
 itself (only the notebook tests that grade do)."""
 
 import os
@@ -31,12 +32,13 @@ def pytest_report_header(config):
 def pytest_collection_finish(session):
     """Tell the notebook grading (tests/support/grading.py) which test modules were selected, so
     that its one grader run grades only the notebooks whose tests will run; then start the
-    session's long background work early (issue 37): that grader run, and each selected test
-    module's ``start_early(session)`` (its notebook runs), beside the unit tests."""
+    session's long background work (issue 37): that grader run, and each selected test module's
+    ``start_early(session)`` (its notebook runs), behind the gate that
+    :func:`pytest_runtest_setup` opens."""
     grading = sys.modules.get("tests.support.grading")  # imported only by the notebook tests
     modules = {item.module for item in session.items if getattr(item, "module", None) is not None}
     if grading is not None:
-        grading.SELECTED = {module.__name__ for module in modules}
+        grading.RUNS.selected = {module.__name__ for module in modules}
     if not early.enabled() or session.config.option.collectonly:
         return
     if grading is not None:
@@ -45,3 +47,15 @@ def pytest_collection_finish(session):
         start = getattr(module, "start_early", None)
         if callable(start):
             start(session)
+
+
+def pytest_runtest_setup(item):
+    """Open the background work's gate at the first test of a module marked ``leaves_a_core``
+    (tests/support/early.py: beside it, not beside the tests that keep both cores busy)."""
+    if item.get_closest_marker("leaves_a_core") is not None:
+        early.GATE.release()
+
+
+def pytest_sessionfinish(session):
+    """Background work the session never opened the gate for does not run (its thread ends)."""
+    early.GATE.cancel()

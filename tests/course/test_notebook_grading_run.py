@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 # as `support`: test_markers would take the usual name and call for a real grader run
+from tests.support import early
 from tests.support import grading as support
 
 
@@ -17,8 +18,9 @@ class _Factory:
 
 
 @pytest.fixture
-def runs(monkeypatch):
-    """Each grader run's folders and time limit; the records name their folder."""
+def runs():
+    """A grading state of the test's own (never the session's, whose run may be under way):
+    each grader run's folders and time limit; the records name their folder."""
     calls = []
 
     def grade_folders(root, folders, timeout):
@@ -26,50 +28,71 @@ def runs(monkeypatch):
         return {folder: {"folder": folder, "notebook": name} for folder, (name, _) in
                 folders.items()}
 
-    monkeypatch.setattr(support, "_grade_folders", grade_folders)
-    for name in ("_DECLARED", "_GRADED", "_FAILED"):
-        monkeypatch.setattr(support, name, {})
-    monkeypatch.setattr(support, "SELECTED", None)
-    return calls
+    return support.Runs(grade_folders, early.Gate()), calls
 
 
 def _gone():
     raise AssertionError("the planted line is no longer in the solution")
 
 
-def test_one_run_grades_every_selected_module_and_each_gets_its_own(runs, monkeypatch):
-    support.declare("test_notebook_a", "a.ipynb", lambda: {"solution": 1, "wrong": 2},
+def test_one_run_grades_every_selected_module_and_each_gets_its_own(runs):
+    state, runs = runs
+    state.declare("test_notebook_a", "a.ipynb", lambda: {"solution": 1, "wrong": 2},
                     timeout=100)
-    support.declare("notebooks.test_notebook_b", "b.ipynb", lambda: {"solution": 3}, timeout=500)
-    support.declare("test_notebook_c", "c.ipynb", _gone)
-    support.declare("test_notebook_deselected", "d.ipynb", lambda: {"solution": 4})
-    monkeypatch.setattr(support, "SELECTED", {"test_notebook_a", "notebooks.test_notebook_b",
-                                              "test_notebook_c"})
+    state.declare("notebooks.test_notebook_b", "b.ipynb", lambda: {"solution": 3}, timeout=500)
+    state.declare("test_notebook_c", "c.ipynb", _gone)
+    state.declare("test_notebook_deselected", "d.ipynb", lambda: {"solution": 4})
+    state.selected = {"test_notebook_a", "notebooks.test_notebook_b", "test_notebook_c"}
 
-    a = support.graded("test_notebook_a", _Factory())
+    a = state.graded("test_notebook_a", _Factory())
     assert a == {"solution": {"folder": "test_notebook_a--solution", "notebook": "a.ipynb"},
                  "wrong": {"folder": "test_notebook_a--wrong", "notebook": "a.ipynb"}}
     assert runs == [(["test_notebook_a--solution", "test_notebook_a--wrong",
                       "test_notebook_b--solution"], 500)]  # one run, the largest limit
-    assert support.graded("notebooks.test_notebook_b", _Factory()) == {
+    assert state.graded("notebooks.test_notebook_b", _Factory()) == {
         "solution": {"folder": "test_notebook_b--solution", "notebook": "b.ipynb"}}
     with pytest.raises(AssertionError, match="no longer in the solution"):
-        support.graded("test_notebook_c", _Factory())
+        state.graded("test_notebook_c", _Factory())
     assert len(runs) == 1  # b's records came from the first run, c built nothing to grade
-    assert support.graded("test_notebook_deselected", _Factory())["solution"]["notebook"] \
+    assert state.graded("test_notebook_deselected", _Factory())["solution"]["notebook"] \
         == "d.ipynb"  # asked for all the same: graded then, in a run of its own
     assert runs[1] == (["test_notebook_deselected--solution"], 300)
 
 
-def test_a_failed_run_fails_every_module_in_it_and_is_not_repeated(runs, monkeypatch):
+def test_a_failed_run_fails_every_module_in_it_and_is_not_repeated():
+    runs = []
+
     def broken(root, folders, timeout):
         runs.append(sorted(folders))
         raise AssertionError("grader exited 1")
 
-    monkeypatch.setattr(support, "_grade_folders", broken)
-    support.declare("test_notebook_a", "a.ipynb", lambda: {"solution": 1})
-    support.declare("test_notebook_b", "b.ipynb", lambda: {"solution": 2})
+    state = support.Runs(broken, early.Gate())
+    state.declare("test_notebook_a", "a.ipynb", lambda: {"solution": 1})
+    state.declare("test_notebook_b", "b.ipynb", lambda: {"solution": 2})
     for module in ("test_notebook_a", "test_notebook_b"):
         with pytest.raises(AssertionError, match="grader exited 1"):
-            support.graded(module, _Factory())
+            state.graded(module, _Factory())
     assert runs == [["test_notebook_a--solution", "test_notebook_b--solution"]]
+
+
+def test_the_early_run_is_the_one_run_and_its_records_are_kept(runs):
+    """start_early's background run grades every selected module; a module's test then waits for
+    it and gets its records, with no second run (a second one cost make test two minutes)."""
+    state, runs = runs
+    state.declare("test_notebook_a", "a.ipynb", lambda: {"solution": 1})
+    state.declare("test_notebook_b", "b.ipynb", lambda: {"solution": 2})
+    state.selected = {"test_notebook_a", "test_notebook_b"}
+    state.start_early(_Factory())
+    assert len(state.early) == 1 and runs == []  # behind its gate until someone waits
+    assert state.graded("test_notebook_b", _Factory())["solution"]["notebook"] == "b.ipynb"
+    assert state.graded("test_notebook_a", _Factory())["solution"]["notebook"] == "a.ipynb"
+    assert runs == [(["test_notebook_a--solution", "test_notebook_b--solution"], 300)]
+    assert support.RUNS.gate is early.GATE is not state.gate
+
+
+def test_work_behind_a_gate_the_session_never_opened_does_not_run():
+    ran = []
+    gate = early.Gate()
+    future = gate.start("test", ran.append, 1)
+    gate.cancel()  # tests/conftest.py at the session's end
+    assert future.result(timeout=10) is None and ran == []

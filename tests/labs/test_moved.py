@@ -180,13 +180,14 @@ def start_early(session):
     the unit tests (tests/support/early.py)."""
     paths = selected_params(session, __name__, "path", test=_RUN_TEST)
     if paths and not _EARLY:
-        _EARLY.append(early.start("pre-layout", _run_pre_layout, paths))
+        _EARLY.append(early.GATE.start("pre-layout", _run_pre_layout, paths))
 
 
 @pytest.fixture(scope="module")
 def pre_layout_runs(request):
     """The selected pre-layout notebooks' runs (begun early when conftest could)."""
     if _EARLY:
+        early.GATE.result(_EARLY)
         return _EARLY[0].result()
     return _run_pre_layout(selected_params(request.session, __name__, "path", test=_RUN_TEST))
 

@@ -9,7 +9,6 @@ of a run per notebook whose last submission runs alone).
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 import string
 import subprocess
@@ -76,18 +75,90 @@ def _grade_folders(root: Path, folders: dict, timeout: float) -> dict:
 
 # --- one grader run for all the notebook tests of a session (issue 27) ----------------------------
 
-_DECLARED: dict[str, tuple] = {}  # test module -> (notebook name, variants(), timeout)
-_GRADED: dict[str, dict] = {}  # test module -> {variant: record}
-_FAILED: dict[str, BaseException] = {}  # test module -> why its variants have no records
-# The test modules of the session's selected tests (tests/conftest.py sets it after collection):
-# a module whose tests were all deselected is not graded. None: grade every declared module.
-SELECTED: set[str] | None = None
+class Runs:
+    """What the notebook test modules declared and what their one grader run gave back. The
+    session's state is :data:`RUNS`; a test of this machinery makes a ``Runs`` of its own (with
+    ``grade_folders`` replaced), so it can never touch, or wait for, the session's early run."""
+
+    def __init__(self, grade_folders=None, gate=None):
+        self.grade_folders = grade_folders or _grade_folders
+        self.gate = gate or early.GATE
+        self.declared: dict[str, tuple] = {}  # test module -> (notebook name, variants(), timeout)
+        self.records: dict[str, dict] = {}  # test module -> {variant: record}
+        self.failed: dict[str, BaseException] = {}  # test module -> why it has no records
+        # The test modules of the session's selected tests (tests/conftest.py sets it after
+        # collection): a module whose tests were all deselected is not graded. None: grade all.
+        self.selected: set[str] | None = None
+        self.early: list = []  # the background run start_early began, if any
+        self.lock = threading.Lock()
+
+    def declare(self, module: str, name: str, variants, *, timeout: float = 300) -> None:
+        """Test module ``module`` grades ``variants()`` (``{variant: notebook}`` of ``name``),
+        its submissions' time limit ``timeout``."""
+        self.declared[module] = (name, variants, timeout)
+
+    def graded(self, module: str, tmp_path_factory) -> dict:
+        """``{variant: record}`` of ``module``'s declared variants. The first call grades every
+        declared and selected module not graded yet, in one grader run (the largest time
+        limit); a module whose variants cannot be built fails alone, a failed run fails every
+        module in it. When :meth:`start_early` began that run, this waits for it."""
+        if self.early:
+            self.gate.result(self.early)
+        with self.lock:
+            if module not in self.records and module not in self.failed:
+                self._grade_all(module, tmp_path_factory)
+        if module in self.failed:
+            raise self.failed[module]
+        return self.records[module]
+
+    def start_early(self, tmp_path_factory) -> None:
+        """Begin the one grader run as the session starts (tests/conftest.py calls it after
+        collection), beside the unit tests (tests/support/early.py)."""
+        first = next((m for m in self.declared
+                      if self.selected is None or m in self.selected), None)
+        if first is None or self.early:
+            return
+
+        def run():
+            with self.lock:
+                if first not in self.records and first not in self.failed:
+                    try:
+                        self._grade_all(first, tmp_path_factory)
+                    except BaseException:  # noqa: BLE001 - kept in failed for each module's test
+                        pass
+
+        self.early.append(self.gate.start("grading", run))
+
+    def _grade_all(self, module: str, tmp_path_factory) -> None:
+        """Grade ``module`` and every other declared, selected module not graded yet (one run)."""
+        folders, owner, limit = {}, {}, 0.0
+        for m, (name, build, timeout) in self.declared.items():
+            if m in self.records or m in self.failed or (
+                    m != module and self.selected is not None and m not in self.selected):
+                continue
+            try:
+                built = build()
+            except Exception as exc:  # a plant that no longer applies: that module's error
+                self.failed[m] = exc
+                continue
+            for who, nb in built.items():
+                folder = f"{m.rpartition('.')[2]}--{who}"
+                folders[folder], owner[folder] = (name, nb), (m, who)
+            limit = max(limit, timeout)
+        if folders:
+            try:
+                records = self.grade_folders(tmp_path_factory.mktemp("grading"), folders, limit)
+            except BaseException as exc:
+                for m, _ in owner.values():
+                    self.failed.setdefault(m, exc)
+                raise
+            for folder, record in records.items():
+                m, who = owner[folder]
+                self.records.setdefault(m, {})[who] = record
 
 
-def declare(module: str, name: str, variants, *, timeout: float = 300) -> None:
-    """At import, test module ``module`` declares what it grades: ``variants()`` builds
-    ``{variant: notebook}`` of ``name``; ``timeout`` is its submissions' time limit."""
-    _DECLARED[module] = (name, variants, timeout)
+RUNS = Runs()  # the session's: every notebook test module declares into it
+declare, graded, start_early = RUNS.declare, RUNS.graded, RUNS.start_early
 
 
 def declare_three(module: str, name: str, plant, *, timeout: float = 240) -> None:
@@ -97,71 +168,6 @@ def declare_three(module: str, name: str, plant, *, timeout: float = 240) -> Non
         "solution": exercise_cells(read(ROOT / "solutions" / name)),
         "untouched": exercise_cells(read(ROOT / "notebooks" / name)),
         "wrong": plant(exercise_cells(read(ROOT / "solutions" / name)))}, timeout=timeout)
-
-
-def graded(module: str, tmp_path_factory) -> dict:
-    """``{variant: record}`` of ``module``'s declared variants. The first call grades every
-    declared and selected module not graded yet, in one grader run (the largest time limit);
-    a module whose variants cannot be built fails alone, a failed run fails every module in it.
-    When :func:`start_early` began that run at the session's start, this waits for it."""
-    if _EARLY:
-        concurrent.futures.wait(_EARLY)
-    with _LOCK:
-        if module not in _GRADED and module not in _FAILED:
-            _grade_all(module, tmp_path_factory)
-    if module in _FAILED:
-        raise _FAILED[module]
-    return _GRADED[module]
-
-
-_LOCK = threading.Lock()
-_EARLY: list = []  # the background run start_early began, if any
-
-
-def start_early(tmp_path_factory) -> None:
-    """Begin the one grader run as the session starts (tests/conftest.py calls it after
-    collection), beside the unit tests (tests/support/early.py)."""
-    first = next((m for m in _DECLARED if SELECTED is None or m in SELECTED), None)
-    if first is None or _EARLY:
-        return
-
-    def run():
-        with _LOCK:
-            if first not in _GRADED and first not in _FAILED:
-                try:
-                    _grade_all(first, tmp_path_factory)
-                except BaseException:  # noqa: BLE001 - kept in _FAILED for each module's test
-                    pass
-
-    _EARLY.append(early.start("grading", run))
-
-
-def _grade_all(module: str, tmp_path_factory) -> None:
-    """Grade ``module`` and every other declared, selected module not graded yet (one run)."""
-    folders, owner, limit = {}, {}, 0.0
-    for m, (name, build, timeout) in _DECLARED.items():
-        if m in _GRADED or m in _FAILED or (m != module and SELECTED is not None
-                                              and m not in SELECTED):
-            continue
-        try:
-            built = build()
-        except Exception as exc:  # a plant that no longer applies: that module's error
-            _FAILED[m] = exc
-            continue
-        for who, nb in built.items():
-            folder = f"{m.rpartition('.')[2]}--{who}"
-            folders[folder], owner[folder] = (name, nb), (m, who)
-        limit = max(limit, timeout)
-    if folders:
-        try:
-            records = _grade_folders(tmp_path_factory.mktemp("grading"), folders, limit)
-        except BaseException as exc:
-            for m, _ in owner.values():
-                _FAILED.setdefault(m, exc)
-            raise
-        for folder, record in records.items():
-            m, who = owner[folder]
-            _GRADED.setdefault(m, {})[who] = record
 
 
 def by_id(submission) -> dict:

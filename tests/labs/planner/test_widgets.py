@@ -17,6 +17,9 @@ from labs.planner.types import Config
 from labs.messages import text
 from tests.support.messages import found_in
 
+# the session's background work starts beside this module (tests/support/early.py)
+pytestmark = pytest.mark.leaves_a_core
+
 PNG = b"\x89PNG"
 
 # (preset, the model built by hand, cluster size, global batch)

@@ -28,6 +28,9 @@ from tests.support.messages import found_in, pattern
 from labs.runtime import launcher
 from labs.runtime.processes import alive  # a zombie counts as gone
 
+# the session's background work starts beside this module (tests/support/early.py)
+pytestmark = pytest.mark.leaves_a_core
+
 ROOT = Path(__file__).resolve().parents[3]
 
 

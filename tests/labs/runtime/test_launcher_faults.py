@@ -33,7 +33,7 @@ from test_launcher import (ROOT, WRITE_PID, interrupt_sleeping_cell, launcher_tm
                            record_pid, recorded_pids, run_script, wait_for_pids,
                            wait_until_gone, write_pid)
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.leaves_a_core]  # tests/support/early.py
 
 
 @pytest.fixture(autouse=True)
