@@ -33,6 +33,7 @@ from labs.messages import text
 from grader import monitor as monitor_module
 from grader import limits as time_limits
 from grader import resources, sandbox
+from grader.imports import leave_out_unused_format_checkers
 
 __all__ = ["run_job", "main"]
 
@@ -319,6 +320,7 @@ def die_with_parent(parent: int | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    leave_out_unused_format_checkers()  # before nbclient is imported: 1.3 s less per submission
     argv = sys.argv[1:] if argv is None else argv
     parent = os.environ.pop("LABS_GRADE_PARENT", None)
     die_with_parent(int(parent) if parent and parent.isdigit() else None)
