@@ -49,6 +49,16 @@ def pytest_collection_finish(session):
             start(session)
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """The tests of a module whose long work runs in the background (it defines
+    ``start_early``) run last, in their order: the work then has the session to run in, where
+    the cores are idle (tests/support/early.py), before its tests ask for it."""
+    def waits(item) -> bool:
+        return callable(getattr(getattr(item, "module", None), "start_early", None))
+
+    items[:] = [i for i in items if not waits(i)] + [i for i in items if waits(i)]
+
+
 def pytest_runtest_setup(item):
     """Open the background work's gate at the first test of a module marked ``leaves_a_core``
     (tests/support/early.py: beside it, not beside the tests that keep both cores busy)."""
@@ -57,5 +67,7 @@ def pytest_runtest_setup(item):
 
 
 def pytest_sessionfinish(session):
-    """Background work the session never opened the gate for does not run (its thread ends)."""
+    """Background work the session never opened the gate for does not run (its thread ends);
+    the background's cgroup goes."""
     early.GATE.cancel()
+    early.remove_cgroup()

@@ -17,6 +17,9 @@ import pytest
 
 from grader import handout
 
+# the session's background work starts beside this module (tests/support/early.py)
+pytestmark = pytest.mark.leaves_a_core
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "handout-test-secret-4f1c9e"
 BLOCK = re.compile(r"^[ \t]*#+\s*BEGIN SOLUTION\s*$(.*?)^[ \t]*#+\s*END SOLUTION\s*$",

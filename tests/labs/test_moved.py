@@ -172,7 +172,8 @@ def _run_pre_layout(paths):
     """The pre-layout notebooks ``paths``, run at the same time (issue 27: their cells mostly
     wait on ranks, sleeps and kernels, so three kernels at once take about 40 s where one after
     the other took 64 s on 2 cores)."""
-    return run_notebooks(paths, at_once=len(paths), cwd=lambda p: ROOT)
+    return run_notebooks(paths, at_once=len(paths), cwd=lambda p: ROOT,
+                         prefix=early.command([]))  # the background's cgroup, if any
 
 
 def start_early(session):

@@ -1,25 +1,34 @@
 """Long test work begun before the tests that need it (issue 37).
 
-The notebook tests' grader run and the pre-layout notebooks take minutes, and mostly wait (on
-kernels, ranks and start-ups); started when first needed they ran after the unit tests, one
-after another, while the unit tests left about a third of the two cores idle. ``GATE.start`` runs
-such work in a background thread instead. tests/conftest.py calls each selected test module's
-``start_early(session)`` after collection; ``LABS_TESTS_EARLY=0`` turns it off (the work then
-runs when its fixture first asks, as before).
+The notebook tests' grader run, the pre-layout notebooks and the benchmarks' smoke runs take
+minutes, and partly wait (on kernels, ranks and start-ups); run by the tests that need them, they
+ran one after another while other stretches of the session left a core idle. ``GATE.start``
+runs such work in a background thread instead: tests/conftest.py calls each selected test
+module's ``start_early(session)`` after collection and puts those modules' tests last, so that
+the work has the session to run in; ``LABS_TESTS_EARLY=0`` turns it off (the work then runs
+when its fixture first asks).
 
-The work waits behind a gate until ``GATE.release()``: tests/conftest.py opens it at the first test
-of a module marked ``leaves_a_core`` (mostly one process, or waiting on timeouts and start-ups),
-and whoever waits for the work's result opens it first (``GATE.result``), so nothing can wait on a
-closed gate. Opened at the session's start, the work ran beside the catalog and the benchmarks,
-which use both cores: the catalog took 138 s instead of 49 s, and nothing was gained.
+Where the machine lets the tests make a cgroup (cgroup v1's ``cpu`` controller, writable: root
+in a container, as CI runs), every process the background work starts goes into that one cgroup
+(:func:`command`), whatever sessions its grader workers, kernels and ranks start. It is then one
+scheduler group with one group's share: it takes the cores the tests leave idle and at most an
+even share of those they use. Without it, each of those sessions was a group of its own with a
+full share, so the background took most of the machine and the tests beside it slowed by up to
+four times; a lower cgroup share starved it instead (100 of 1024: a check's 20 s launch
+deadline passed in a grader run). The work waits behind a gate that tests/conftest.py opens at
+the first test of a module marked ``leaves_a_core`` (mostly one process, or waiting on timeouts
+and start-ups): begun at the session's start it slowed the answer catalog, whose ranks exchange
+many small messages, from 55 s to over 120 s. Whoever waits for the work's result opens the gate
+first (``GATE.result``), so nothing waits on a closed gate.
 
-Not every long run starts early: all at once they oversubscribe the cores (measured: adding the
-solutions' run made ``make test`` 20 min 13 s instead of 18 min 35 s), and a lower priority does
-not hold them back here, since each kernel and grader worker starts a session (and so a
-scheduler group) of its own.
+Measured on 2 cores, ``make test``: 20 min 9 s with the work at the session's start and no cgroup
+(and, by a bug since fixed, the grader run twice), 17 min 44 s gated without a cgroup (the bug
+fixed), 15 min 53 s and 15 min 43 s with the cgroup from the session's start, 15 min 34 s with
+the cgroup behind the gate.
 
-Owns: ``Gate``, the session's ``GATE``, ``enabled``. Must not: import labs or grader
-code, or assert anything.
+Owns: ``Gate``, the session's ``GATE``, ``enabled``, the background's cgroup (``command``,
+``cgroup_available``, ``remove_cgroup``). Must not: import labs or grader code, or assert
+anything.
 """
 from __future__ import annotations
 
@@ -27,8 +36,15 @@ import concurrent.futures
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
-__all__ = ["GATE", "Gate", "enabled"]
+__all__ = ["GATE", "Gate", "cgroup_available", "command", "enabled", "remove_cgroup"]
+
+# cgroup v1's cpu controller; the background's cgroup has the share of one of the tests' own
+# (auto)groups: all the cores they leave idle, half of what they use when one group is busy.
+CPU_CGROUPS = Path("/sys/fs/cgroup/cpu")
+SHARES = 1024
+_CGROUP: list = []  # [the cgroup's folder, or None where none could be made]
 
 
 def enabled() -> bool:
@@ -42,15 +58,16 @@ class Gate:
         self._open = threading.Event()
         self._cancelled = threading.Event()
 
-    def start(self, name: str, fn, *args) -> Future:
-        """``fn(*args)`` in a background thread once the gate opens (:meth:`release`); its
-        Future (its result None when the session ended before the gate opened)."""
-        def gated():
-            self._open.wait()
+    def start(self, name: str, fn, *args, gated: bool = True) -> Future:
+        """``fn(*args)`` in a background thread once the gate opens (:meth:`release`), or at
+        once when not ``gated``; its Future (None when the session ended before it began)."""
+        def gated_fn():
+            if gated:
+                self._open.wait()
             return None if self._cancelled.is_set() else fn(*args)
 
         pool = ThreadPoolExecutor(1, thread_name_prefix=f"early-{name}")
-        future = pool.submit(gated)
+        future = pool.submit(gated_fn)
         pool.shutdown(wait=False)
         return future
 
@@ -70,3 +87,42 @@ class Gate:
 
 
 GATE = Gate()  # the session's (tests/conftest.py opens it)
+
+
+def _cgroup() -> Path | None:
+    """The session's background cgroup, made on first use; None where it cannot be made."""
+    if not _CGROUP:
+        folder = CPU_CGROUPS / f"labs-tests-{os.getpid()}"
+        try:
+            folder.mkdir(exist_ok=True)
+            (folder / "cpu.shares").write_text(str(SHARES))
+            _CGROUP.append(folder)
+        except OSError:
+            _CGROUP.append(None)
+    return _CGROUP[0]
+
+
+def cgroup_available() -> bool:
+    """Whether commands started by the background work run in a cgroup of their own here."""
+    return enabled() and _cgroup() is not None
+
+
+def command(cmd: list[str], *, background: bool | None = None) -> list[str]:
+    """``cmd`` as run by the background work (``background``; None: whether this thread is one
+    of :class:`Gate`'s): where the cgroup exists, it first moves itself into it (its children
+    stay there, whatever sessions they start); else ``cmd`` unchanged."""
+    if background is None:
+        background = threading.current_thread().name.startswith("early-")
+    folder = _CGROUP[0] if _CGROUP else None
+    if folder is None or not background:
+        return list(cmd)
+    return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(folder / "cgroup.procs"), *cmd]
+
+
+def remove_cgroup() -> None:
+    """At the session's end: remove the cgroup (possible once its processes have ended)."""
+    if _CGROUP and _CGROUP[0] is not None:
+        try:
+            _CGROUP[0].rmdir()
+        except OSError:
+            pass

@@ -63,10 +63,10 @@ def _grade_folders(root: Path, folders: dict, timeout: float) -> dict:
         (subs / who).mkdir(parents=True)
         nbformat.write(nb, str(subs / who / name))
     out = root / "grades"
-    proc = subprocess.run(
+    proc = subprocess.run(early.command(
         [sys.executable, "-m", "grader", str(subs), "--out", str(out), "--solutions",
          str(ROOT / "solutions"), "--timeout", str(timeout), "--cell-timeout", "120",
-         "--secret", SECRET],
+         "--secret", SECRET]),
         capture_output=True, text=True, cwd=root, timeout=4 * timeout)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((out / "grades.json").read_text(encoding="utf-8"))

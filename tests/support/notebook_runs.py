@@ -14,16 +14,29 @@ import nbformat
 __all__ = ["run_notebooks"]
 
 
-def run_notebooks(paths, *, at_once: int, cwd, timeout: float = 300) -> dict:
+def run_notebooks(paths, *, at_once: int, cwd, timeout: float = 300, prefix=()) -> dict:
     """Execute every notebook of ``paths`` (in that order, ``at_once`` at a time), each in a
     kernel started in ``cwd(path)`` with ``timeout`` seconds per cell, as nbclient does with
     ``allow_errors=False`` (a cell tagged ``raises-exception`` may raise): ``{path: the executed
-    notebook, or the exception its run raised}``."""
-    return asyncio.run(_run(list(paths), at_once, cwd, timeout))
+    notebook, or the exception its run raised}``. ``prefix``: words put before the kernel's
+    command (tests/support/early.py's move into a cgroup)."""
+    return asyncio.run(_run(list(paths), at_once, cwd, timeout, list(prefix)))
 
 
-async def _run(paths: list, at_once: int, cwd, timeout: float) -> dict:
+def _manager_class(prefix: list):
+    from jupyter_client.manager import AsyncKernelManager
+
+    class PrefixedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            return [*prefix, *super().format_kernel_cmd(extra_arguments)]
+
+    return PrefixedKernelManager
+
+
+async def _run(paths: list, at_once: int, cwd, timeout: float, prefix: list) -> dict:
     from nbclient import NotebookClient
+
+    extra = {"kernel_manager_class": _manager_class(prefix)} if prefix else {}
 
     gate = asyncio.Semaphore(max(1, at_once))
 
@@ -33,7 +46,8 @@ async def _run(paths: list, at_once: int, cwd, timeout: float) -> dict:
             # killed at the end, not asked to stop: a graceful stop after labs.launch waits 2.6 s
             await NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                  shutdown_kernel="immediate",
-                                 resources={"metadata": {"path": str(cwd(path))}}).async_execute()
+                                 resources={"metadata": {"path": str(cwd(path))}},
+                                 **extra).async_execute()
             return nb
 
     done = await asyncio.gather(*(one(p) for p in paths), return_exceptions=True)
