@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -50,11 +49,10 @@ LONGEST_FIRST = ("hybrid", "pp", "ddp", "grade", "tp", "collectives", "planner")
 AT_ONCE = 3  # smoke runs at the same time: they wait on ranks, sleeps and start-up a good part
 
 
-def _smoke(name: str, background: bool):
+def _smoke(name: str):
     args, _ = SMOKE[name]
     try:
-        return subprocess.run(early.command([sys.executable, "-m", "labs.bench", name, *args],
-                                            background=background),
+        return subprocess.run(early.command([sys.executable, "-m", "labs.bench", name, *args]),
                               capture_output=True, text=True, timeout=280, cwd=ROOT)
     except subprocess.TimeoutExpired as exc:
         return exc
@@ -64,12 +62,12 @@ _TEST = "test_benchmark_runs_at_tiny_sizes"
 _EARLY: list = []
 
 
-def _run_smokes(names: set, background: bool = False) -> dict:
+def _run_smokes(names: set) -> dict:
     """The smoke runs ``names``, AT_ONCE at a time (issue 27: 50 s one after the other, 29 s
     three at once on 2 cores): ``{name: its finished process, or its TimeoutExpired}``."""
     order = [n for n in LONGEST_FIRST if n in names] + sorted(names - set(LONGEST_FIRST))
-    with ThreadPoolExecutor(AT_ONCE) as pool:
-        return dict(zip(order, pool.map(lambda n: _smoke(n, background), order)))
+    with early.pool(AT_ONCE) as pool:
+        return dict(zip(order, pool.map(_smoke, order)))
 
 
 def start_early(session):
@@ -77,15 +75,14 @@ def start_early(session):
     behind the gate: they print speeds, and no test asserts one."""
     names = set(selected_params(session, __name__, "name", test=_TEST))
     if names and not _EARLY:
-        _EARLY.append(early.GATE.start("bench", _run_smokes, names, True))
+        _EARLY.append(early.GATE.start("bench", _run_smokes, names))
 
 
 @pytest.fixture(scope="module")
 def smoke_runs(request):
     """The selected smoke runs (begun in the background when conftest could)."""
     if _EARLY:
-        early.GATE.result(_EARLY)
-        return _EARLY[0].result()
+        return early.GATE.result(_EARLY[0])
     return _run_smokes(set(selected_params(request.session, __name__, "name", test=_TEST)))
 
 

@@ -96,3 +96,21 @@ def test_work_behind_a_gate_the_session_never_opened_does_not_run():
     future = gate.start("test", ran.append, 1)
     gate.cancel()  # tests/conftest.py at the session's end
     assert future.result(timeout=10) is None and ran == []
+
+
+def test_background_commands_and_theirs_alone_move_into_the_cgroup(monkeypatch, tmp_path):
+    """One rule for tests/support/early.py's cgroup: a command run from the background work (a
+    thread of a Gate's, or a pool it made) moves itself in first; a test's own does not."""
+    monkeypatch.setattr(early, "_CGROUP", [tmp_path])
+    wrapped = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(tmp_path / "cgroup.procs"), "cmd"]
+
+    def in_a_pool():
+        with early.pool(2) as pool:
+            return list(pool.map(lambda _: early.command(["cmd"]), range(2)))
+
+    gate = early.Gate()
+    assert gate.result(gate.start("test", early.command, ["cmd"])) == wrapped
+    assert gate.result(gate.start("test", in_a_pool)) == [wrapped, wrapped]
+    assert early.command(["cmd"]) == ["cmd"] and in_a_pool() == [["cmd"], ["cmd"]]
+    monkeypatch.setattr(early, "_CGROUP", [None])  # where no cgroup could be made
+    assert gate.result(gate.start("test", early.command, ["cmd"])) == ["cmd"]

@@ -188,8 +188,7 @@ def start_early(session):
 def pre_layout_runs(request):
     """The selected pre-layout notebooks' runs (begun early when conftest could)."""
     if _EARLY:
-        early.GATE.result(_EARLY)
-        return _EARLY[0].result()
+        return early.GATE.result(_EARLY[0])
     return _run_pre_layout(selected_params(request.session, __name__, "path", test=_RUN_TEST))
 
 

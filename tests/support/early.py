@@ -27,7 +27,7 @@ fixed), 15 min 53 s and 15 min 43 s with the cgroup from the session's start, 15
 the cgroup behind the gate.
 
 Owns: ``Gate``, the session's ``GATE``, ``enabled``, the background's cgroup (``command``,
-``cgroup_available``, ``remove_cgroup``). Must not: import labs or grader code, or assert
+``pool``, ``cgroup_available``, ``remove_cgroup``). Must not: import labs or grader code, or assert
 anything.
 """
 from __future__ import annotations
@@ -38,13 +38,14 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["GATE", "Gate", "cgroup_available", "command", "enabled", "remove_cgroup"]
+__all__ = ["GATE", "Gate", "cgroup_available", "command", "enabled", "pool", "remove_cgroup"]
 
 # cgroup v1's cpu controller; the background's cgroup has the share of one of the tests' own
 # (auto)groups: all the cores they leave idle, half of what they use when one group is busy.
 CPU_CGROUPS = Path("/sys/fs/cgroup/cpu")
 SHARES = 1024
 _CGROUP: list = []  # [the cgroup's folder, or None where none could be made]
+_PREFIX = "early-"  # the names of the background work's threads
 
 
 def enabled() -> bool:
@@ -66,7 +67,7 @@ class Gate:
                 self._open.wait()
             return None if self._cancelled.is_set() else fn(*args)
 
-        pool = ThreadPoolExecutor(1, thread_name_prefix=f"early-{name}")
+        pool = ThreadPoolExecutor(1, thread_name_prefix=f"{_PREFIX}{name}")
         future = pool.submit(gated_fn)
         pool.shutdown(wait=False)
         return future
@@ -75,10 +76,10 @@ class Gate:
         """Open the gate: the work behind it begins (now, or at once when started later)."""
         self._open.set()
 
-    def result(self, futures: list) -> None:
-        """Open the gate and wait for ``futures``."""
+    def result(self, future: Future):
+        """Open the gate, wait for ``future`` (one of :meth:`start`'s) and return its result."""
         self.release()
-        concurrent.futures.wait(futures)
+        return future.result()
 
     def cancel(self) -> None:
         """At the session's end: work still behind the gate never runs (its thread ends)."""
@@ -107,16 +108,20 @@ def cgroup_available() -> bool:
     return enabled() and _cgroup() is not None
 
 
-def command(cmd: list[str], *, background: bool | None = None) -> list[str]:
-    """``cmd`` as run by the background work (``background``; None: whether this thread is one
-    of :class:`Gate`'s): where the cgroup exists, it first moves itself into it (its children
-    stay there, whatever sessions they start); else ``cmd`` unchanged."""
-    if background is None:
-        background = threading.current_thread().name.startswith("early-")
+def command(cmd: list[str]) -> list[str]:
+    """``cmd`` as this thread runs it: in the background work (a thread of :class:`Gate`'s, or
+    one of a :func:`pool` it made) and where the cgroup exists, it first moves itself into the
+    cgroup (its children stay there, whatever sessions they start); else ``cmd`` unchanged."""
     folder = _CGROUP[0] if _CGROUP else None
-    if folder is None or not background:
+    if folder is None or not threading.current_thread().name.startswith(_PREFIX):
         return list(cmd)
     return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(folder / "cgroup.procs"), *cmd]
+
+
+def pool(workers: int) -> ThreadPoolExecutor:
+    """A thread pool whose threads count as this thread for :func:`command`: background work's
+    pool runs its commands in the cgroup, a test's pool outside it."""
+    return ThreadPoolExecutor(workers, thread_name_prefix=threading.current_thread().name)
 
 
 def remove_cgroup() -> None:

@@ -103,7 +103,7 @@ class Runs:
         limit); a module whose variants cannot be built fails alone, a failed run fails every
         module in it. When :meth:`start_early` began that run, this waits for it."""
         if self.early:
-            self.gate.result(self.early)
+            self.gate.result(self.early[0])
         with self.lock:
             if module not in self.records and module not in self.failed:
                 self._grade_all(module, tmp_path_factory)
