@@ -9,8 +9,10 @@ The course runs its own forkserver instance (not multiprocessing's global one), 
 ``multiprocessing`` is changed for other code in the same kernel. The server never sees a
 Ctrl-C: a terminal or Jupyter sends SIGINT to the kernel's whole process group, and a server
 killed in the middle of forking a rank would break every later launch; the launcher stops
-ranks itself. Each request waits for the server only until a deadline, so a frozen server
-cannot block a launch past its timeout.
+ranks itself. Each request waits for the server only for the launch's timeout, counted at the
+pace the machine allows the server (labs.runtime.load): a frozen server cannot block a launch
+past its timeout, and a server slowed by a busy machine is not taken for a frozen one (on 2 busy
+cores, 2.0's deadlock demo, ``timeout=3``, lost its ranks' start to that clock).
 
 Owns: the one server per kernel (its only process state), shipping code to it and the rank processes
 it forks. Must not: import torch in the kernel (only the server preloads it), run the user's
@@ -38,11 +40,11 @@ import types
 from multiprocessing import forkserver, popen_forkserver, process, reduction, spawn, util
 
 from labs.messages import sentences, text
-from labs.runtime import processes as _processes
+from labs.runtime import load as _load, processes as _processes
 from labs.runtime.errors import HelperError
 
-__all__ = ["SERVER", "PRELOAD", "preload", "RankProcess", "helper_error", "helper_ended",
-           "warm_up", "shutdown", "dumps", "notebook_sources"]
+__all__ = ["SERVER", "PRELOAD", "preload", "RankProcess", "start_pace", "helper_error",
+           "helper_ended", "warm_up", "shutdown", "dumps", "notebook_sources"]
 
 # The first module shields the server from Ctrl-C, the second imports torch. Then what the
 # ranks would each import again, paid here once (about 0.4 s) instead of in every rank:
@@ -66,6 +68,7 @@ def preload(*modules: str) -> None:
 
 
 COLD_START_S = 120.0  # time the server may take to import torch on a slow laptop
+_SLICE = 0.1  # seconds between two looks at a start's time limit
 
 
 def helper_error(problem: str) -> HelperError:
@@ -197,7 +200,7 @@ def _interrupts_blocked():
 
 
 class _Popen(popen_forkserver.Popen):
-    """Starts one rank through :data:`SERVER`, waiting for it only until a deadline.
+    """Starts one rank through :data:`SERVER`, waiting for it only for its time limit.
 
     Unlike multiprocessing's own, the rank does not re-import the caller's ``__main__``: the
     function travels by value, and re-running a script's top level (or a notebook kernel's
@@ -205,7 +208,9 @@ class _Popen(popen_forkserver.Popen):
     """
 
     def _launch(self, process_obj):
-        deadline = process_obj.start_deadline
+        # taken off the process before it is pickled for the server (a pace is not sent)
+        pace, limit = process_obj.__dict__.pop("start_limit", (None, COLD_START_S))
+        pace, limit = pace or start_pace(), min(limit, COLD_START_S)
         prep_data = spawn.get_preparation_data(process_obj._name)
         prep_data.pop("init_main_from_name", None)
         prep_data.pop("init_main_from_path", None)
@@ -217,8 +222,12 @@ class _Popen(popen_forkserver.Popen):
         finally:
             mp.context.set_spawning_popen(None)
         cold_since = SERVER.ensure_running()
-        if cold_since is not None:  # a new server imports torch before it can fork
-            deadline = max(deadline, cold_since + COLD_START_S)
+        # a new server imports torch before it can fork: it has COLD_START_S to do it
+        warm_from = -1.0 if cold_since is None else cold_since + COLD_START_S
+
+        def expired():
+            return time.monotonic() > warm_from and pace.over(limit)
+
         server_pid = SERVER.pid
         try:
             self.sentinel, w = SERVER.connect_to_new_process(self._fds)
@@ -232,11 +241,13 @@ class _Popen(popen_forkserver.Popen):
         os.set_blocking(w, False)
         try:
             while payload:
-                if not select.select([], [w], [], _left(deadline))[1]:
+                if select.select([], [w], [], _SLICE)[1]:
+                    payload = payload[os.write(w, payload):]
+                elif expired():
                     raise TimeoutError
-                payload = payload[os.write(w, payload):]
-            if not multiprocessing.connection.wait([self.sentinel], _left(deadline)):
-                raise TimeoutError
+            while not multiprocessing.connection.wait([self.sentinel], _SLICE):
+                if expired():
+                    raise TimeoutError
             self.pid = forkserver.read_signed(self.sentinel)
             SERVER.started_at = None  # it answered: warm from now on
         except TimeoutError:
@@ -252,13 +263,15 @@ class _Popen(popen_forkserver.Popen):
             os.close(w)
 
 
-def _left(deadline: float) -> float:
-    return min(max(0.0, deadline - time.monotonic()), COLD_START_S)
+def start_pace() -> _load.Pace:
+    """A clock for starting ranks: the seconds counted at the pace the machine allows the
+    server (a frozen server does not run, so its time counts in full)."""
+    return _load.Pace(lambda: [SERVER.pid] if SERVER.pid else [])
 
 
 class RankProcess(mp.context.ForkServerProcess):
-    start_deadline = float("inf")  # set by the launcher before start()
-
+    # start_limit: (a start_pace(), the seconds a start may take on it), set by the launcher
+    # before start(); a start never waits for more than COLD_START_S counted seconds
     @staticmethod
     def _Popen(process_obj):
         return _Popen(process_obj)

@@ -200,7 +200,7 @@ class _Run:
         # of the environment the forkserver was started with.
         env[messages.LANG_ENV] = messages.language()
         self.tails = []
-        deadline = time.monotonic() + self.timeout
+        pace = _forkserver.start_pace()
         for rank in range(self.world_size):
             self.tails.append((
                 OutputTail(self.path(f"rank{rank}.out"), f"[rank {rank}] ", self.stream_out),
@@ -209,11 +209,11 @@ class _Run:
                 target=_rank.rank_main, name=f"labs-rank{rank}", daemon=False,
                 args=(self.run_dir, rank, self.world_size, self.backend, self.timeout,
                       os.getpid(), env))
-            proc.start_deadline = deadline
+            proc.start_limit = (pace, self.timeout)
             proc.start()
             self.procs.append(proc)
             if rank == 0:  # a cold helper imported torch first: that time is not the run's
-                deadline = max(deadline, time.monotonic() + self.timeout)
+                pace = _forkserver.start_pace()
 
     def _pump(self, final=False):
         for out, err in self.tails:

@@ -220,6 +220,29 @@ def test_frozen_helper_cannot_block_past_the_timeout():
     assert labs.launch(quick, 2) == [0, 1]
 
 
+def test_a_helper_slowed_by_a_busy_machine_is_not_taken_for_a_frozen_one(monkeypatch):
+    """A rank's start counts at the pace the machine allows the helper (labs.runtime.load): here
+    the machine is full (16 tasks ready to run on its cores, the helper one of them, so each
+    second counts 1/8) and the helper is held for 1.5 s -- 0.19 s counted, within 1 s."""
+    from labs.runtime import load as _load
+
+    labs.launch(quick, 2)
+    server = _forkserver.SERVER.pid
+    monkeypatch.setattr(_load, "machine_runnable", lambda: 16)
+    monkeypatch.setattr(_load, "runnable", lambda pids: 1 if list(pids) else 0)
+    monkeypatch.setattr(_load, "_cores", lambda: 2)
+    os.kill(server, signal.SIGSTOP)
+    later = threading.Timer(1.5, os.kill, (server, signal.SIGCONT))
+    later.start()
+    try:
+        assert labs.launch(quick, 2, timeout=1) == [0, 1]
+    finally:
+        later.join()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server, signal.SIGCONT)
+    assert _forkserver.SERVER.pid == server  # the same helper: it was not stopped
+
+
 def test_helper_frozen_mid_run_still_returns_within_the_timeout(tmp_path):
     labs.launch(quick, 2)
     server = _forkserver.SERVER.pid
