@@ -35,7 +35,7 @@ from grader import limits as time_limits
 from grader import resources, sandbox
 from grader.imports import leave_out_unused_format_checkers
 
-__all__ = ["run_job", "main", "prefixed_kernel_manager"]
+__all__ = ["run_job", "main"]
 
 OK, TIMEOUT, DEAD, OVERALL, SETUP, LIMIT = "ok", "timeout", "dead", "overall", "setup", "limit"
 _OUTPUTS = ("stream", "display_data", "execute_result", "error", "update_display_data")
@@ -44,22 +44,13 @@ _OUTPUTS = ("stream", "display_data", "execute_result", "error", "update_display
 KERNEL_START = "__import__('grader.recorder').recorder.install()"
 
 
-def prefixed_kernel_manager(prefix: list[str]):
-    """An async kernel manager (as nbclient expects: with a blocking one its client blocks the
-    event loop in get_msg, so nbclient's timeout and dead-kernel checks never run -- a kernel
-    that died mid-cell hung the worker forever) whose kernels start as ``prefix`` followed by
-    their own command: the sandbox's shim here, a cgroup's wrapper in the tests."""
+def _manager_class(prefix: list[str], ipc: Path):
+    # Async, as nbclient expects: with a blocking manager its client blocks the event loop
+    # in get_msg, so nbclient's timeout and dead-kernel checks never run (a kernel that
+    # died mid-cell hung the worker forever).
     from jupyter_client.manager import AsyncKernelManager
 
-    class PrefixedKernelManager(AsyncKernelManager):
-        def format_kernel_cmd(self, extra_arguments=None):
-            return [*prefix, *super().format_kernel_cmd(extra_arguments)]
-
-    return PrefixedKernelManager
-
-
-def _manager_class(prefix: list[str], ipc: Path):
-    class SandboxedKernelManager(prefixed_kernel_manager(prefix)):
+    class SandboxedKernelManager(AsyncKernelManager):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             self.transport = "ipc"  # unix sockets: the sandbox has no network of its own
@@ -68,7 +59,7 @@ def _manager_class(prefix: list[str], ipc: Path):
             self.connection_file = str(ipc / f"{tag}.json")
 
         def format_kernel_cmd(self, extra_arguments=None):
-            return [*super().format_kernel_cmd(extra_arguments),
+            return [*prefix, *super().format_kernel_cmd(extra_arguments),
                     f"--IPKernelApp.exec_lines={KERNEL_START}"]
 
     return SandboxedKernelManager

@@ -5,6 +5,8 @@ module whose plant no longer applies fails alone, and a deselected module is not
 The grader itself is replaced by a recorder here: the real runs are the notebook tests'."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 # as `support`: test_markers would take the usual name and call for a real grader run
@@ -101,16 +103,35 @@ def test_work_behind_a_gate_the_session_never_opened_does_not_run():
 def test_background_commands_and_theirs_alone_move_into_the_cgroup(monkeypatch, tmp_path):
     """One rule for tests/support/early.py's cgroup: a command run from the background work (a
     thread of a Gate's, or a pool it made) moves itself in first; a test's own does not."""
-    monkeypatch.setattr(early, "_CGROUP", [tmp_path])
-    wrapped = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(tmp_path / "cgroup.procs"), "cmd"]
+    monkeypatch.setattr(early, "_CGROUP", [])
+    monkeypatch.setattr(early, "CPU_CGROUPS", tmp_path)  # as cgroup v1's cpu controller
+    folder = tmp_path / f"labs-tests-{os.getpid()}"
+    wrapped = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(folder / "cgroup.procs"), "cmd"]
 
     def in_a_pool():
         with early.pool(2) as pool:
             return list(pool.map(lambda _: early.command(["cmd"]), range(2)))
 
     gate = early.Gate()
+    assert early.command(["cmd"]) == ["cmd"]  # a test's own
     assert gate.result(gate.start("test", early.command, ["cmd"])) == wrapped
     assert gate.result(gate.start("test", in_a_pool)) == [wrapped, wrapped]
     assert early.command(["cmd"]) == ["cmd"] and in_a_pool() == [["cmd"], ["cmd"]]
+    assert (folder / "cpu.shares").read_text() == str(early.SHARES)  # made once, when first used
     monkeypatch.setattr(early, "_CGROUP", [None])  # where no cgroup could be made
     assert gate.result(gate.start("test", early.command, ["cmd"])) == ["cmd"]
+
+
+@pytest.mark.slow  # two kernels
+def test_notebooks_run_apart_come_back_executed_or_with_why_they_failed(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    from tests.support.notebook_runs import run_notebooks_apart
+
+    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("import os; print(os.getcwd())")]), good)
+    nbformat.write(new_notebook(cells=[new_code_cell("raise ValueError('planted')")]), bad)
+    runs = run_notebooks_apart([good, bad], at_once=2, cwd=tmp_path, timeout=60)
+    assert runs[good].cells[0].outputs[0].text.strip() == str(tmp_path)
+    assert isinstance(runs[bad], RuntimeError) and "planted" in str(runs[bad])

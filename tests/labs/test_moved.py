@@ -27,7 +27,7 @@ import pytest
 import labs
 from labs import _moved
 from tests.support import early
-from tests.support.notebook_runs import run_notebooks
+from tests.support.notebook_runs import run_notebooks_apart
 from tests.support.selection import selected_params
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,9 +171,8 @@ _EARLY: list = []
 def _run_pre_layout(paths):
     """The pre-layout notebooks ``paths``, run at the same time (issue 27: their cells mostly
     wait on ranks, sleeps and kernels, so three kernels at once take about 40 s where one after
-    the other took 64 s on 2 cores)."""
-    return run_notebooks(paths, at_once=len(paths), cwd=lambda p: ROOT,
-                         prefix=early.command([]))  # the background's cgroup, if any
+    the other took 64 s on 2 cores), from a process of their own (they run beside other tests)."""
+    return run_notebooks_apart(paths, at_once=len(paths), cwd=ROOT)
 
 
 def start_early(session):

@@ -112,8 +112,10 @@ def command(cmd: list[str]) -> list[str]:
     """``cmd`` as this thread runs it: in the background work (a thread of :class:`Gate`'s, or
     one of a :func:`pool` it made) and where the cgroup exists, it first moves itself into the
     cgroup (its children stay there, whatever sessions they start); else ``cmd`` unchanged."""
-    folder = _CGROUP[0] if _CGROUP else None
-    if folder is None or not threading.current_thread().name.startswith(_PREFIX):
+    if not threading.current_thread().name.startswith(_PREFIX):
+        return list(cmd)
+    folder = _cgroup()  # made by the first background command
+    if folder is None:
         return list(cmd)
     return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(folder / "cgroup.procs"), *cmd]
 
