@@ -21,10 +21,19 @@ and start-ups): begun at the session's start it slowed the answer catalog, whose
 many small messages, from 55 s to over 120 s. Whoever waits for the work's result opens the gate
 first (``GATE.result``), so nothing waits on a closed gate.
 
+The background's own Python stays out of the test process: the pre-layout notebooks' nbclient
+runs in a process of its own (tests/support/notebook_runs.py); in a thread here it held the GIL
+and slowed the tests beside it 2.5 times, whatever the cgroup did.
+
 Measured on 2 cores, ``make test``: 20 min 9 s with the work at the session's start and no cgroup
-(and, by a bug since fixed, the grader run twice), 17 min 44 s gated without a cgroup (the bug
-fixed), 15 min 53 s and 15 min 43 s with the cgroup from the session's start, 15 min 34 s with
-the cgroup behind the gate.
+(and, by a bug since fixed, the grader run twice), 17 min 44 s gated; 15 min 34 s and (the next
+session, same code) 15 min 50 s "with the cgroup behind the gate" -- but until 2026-12-07 no
+command made the cgroup, so those runs had none; 14 min 53 s with the cgroup made and the
+notebooks' client in a process of its own (and 17 min 4 s in a slower hour of the same machine,
+where the answer catalog, which runs before the gate opens, took 80 s instead of 48 s). Tried
+and dropped: the gate at the launcher tests, whose idle time it was to fill: no faster, and a
+launcher test failed (a rank that spins took its group's one share, so its peer never reached
+the barrier it waits at -- the tests' own ranks are one group beside the background's).
 
 Owns: ``Gate``, the session's ``GATE``, ``enabled``, the background's cgroup (``command``,
 ``pool``, ``cgroup_available``, ``remove_cgroup``). Must not: import labs or grader code, or assert
