@@ -59,7 +59,6 @@ def _smoke(name: str):
 
 
 _TEST = "test_benchmark_runs_at_tiny_sizes"
-_EARLY: list = []
 
 
 def _run_smokes(names: set) -> dict:
@@ -70,20 +69,20 @@ def _run_smokes(names: set) -> dict:
         return dict(zip(order, pool.map(_smoke, order)))
 
 
+_SMOKES = early.Selected("bench", _run_smokes,
+                         lambda s: set(selected_params(s, __name__, "name", test=_TEST)))
+
+
 def start_early(session):
     """tests/conftest.py: the selected smoke runs as background work (tests/support/early.py),
     behind the gate: they print speeds, and no test asserts one."""
-    names = set(selected_params(session, __name__, "name", test=_TEST))
-    if names and not _EARLY:
-        _EARLY.append(early.GATE.start("bench", _run_smokes, names))
+    _SMOKES.start(session)
 
 
 @pytest.fixture(scope="module")
 def smoke_runs(request):
     """The selected smoke runs (begun in the background when conftest could)."""
-    if _EARLY:
-        return early.GATE.result(_EARLY[0])
-    return _run_smokes(set(selected_params(request.session, __name__, "name", test=_TEST)))
+    return _SMOKES.result(request.session)
 
 
 @pytest.mark.slow

@@ -165,7 +165,6 @@ def test_python_m_old_script_runs_the_new_one():
 
 
 _RUN_TEST = "test_notebook_from_before_the_move_runs_and_passes_its_checks"
-_EARLY: list = []
 
 
 def _run_pre_layout(paths):
@@ -175,20 +174,20 @@ def _run_pre_layout(paths):
     return run_notebooks_apart(paths, at_once=len(paths), cwd=ROOT)
 
 
+_PRE_LAYOUT_RUNS = early.Selected(
+    "pre-layout", _run_pre_layout, lambda s: selected_params(s, __name__, "path", test=_RUN_TEST))
+
+
 def start_early(session):
-    """tests/conftest.py: run the selected pre-layout notebooks from the session's start, beside
-    the unit tests (tests/support/early.py)."""
-    paths = selected_params(session, __name__, "path", test=_RUN_TEST)
-    if paths and not _EARLY:
-        _EARLY.append(early.GATE.start("pre-layout", _run_pre_layout, paths))
+    """tests/conftest.py: run the selected pre-layout notebooks as background work, behind the
+    gate (tests/support/early.py)."""
+    _PRE_LAYOUT_RUNS.start(session)
 
 
 @pytest.fixture(scope="module")
 def pre_layout_runs(request):
-    """The selected pre-layout notebooks' runs (begun early when conftest could)."""
-    if _EARLY:
-        return early.GATE.result(_EARLY[0])
-    return _run_pre_layout(selected_params(request.session, __name__, "path", test=_RUN_TEST))
+    """The selected pre-layout notebooks' runs (begun in the background when conftest could)."""
+    return _PRE_LAYOUT_RUNS.result(request.session)
 
 
 @pytest.mark.slow

@@ -35,9 +35,9 @@ and dropped: the gate at the launcher tests, whose idle time it was to fill: no 
 launcher test failed (a rank that spins took its group's one share, so its peer never reached
 the barrier it waits at -- the tests' own ranks are one group beside the background's).
 
-Owns: ``Gate``, the session's ``GATE``, ``enabled``, the background's cgroup (``command``,
-``pool``, ``cgroup_available``, ``remove_cgroup``). Must not: import labs or grader code, or assert
-anything.
+Owns: ``Gate``, the session's ``GATE``, ``Selected``, ``enabled``, the background's cgroup
+(``command``, ``pool``, ``cgroup_available``, ``remove_cgroup``). Must not: import labs or
+grader code, or assert anything.
 """
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["GATE", "Gate", "cgroup_available", "command", "enabled", "pool", "remove_cgroup"]
+__all__ = ["GATE", "Gate", "Selected", "cgroup_available", "command", "enabled", "pool",
+           "remove_cgroup"]
 
 # cgroup v1's cpu controller; the background's cgroup has the share of one of the tests' own
 # (auto)groups: all the cores they leave idle, half of what they use when one group is busy.
@@ -97,6 +98,27 @@ class Gate:
 
 
 GATE = Gate()  # the session's (tests/conftest.py opens it)
+
+
+class Selected:
+    """A test module's long work on its selected parameters: ``fn(select(session))``, begun
+    behind :data:`GATE` by the module's ``start_early`` (:meth:`start`), or run when its
+    fixture first asks (:meth:`result`) where it was not begun."""
+
+    def __init__(self, name: str, fn, select, gate: Gate | None = None):
+        self.name, self.fn, self.select = name, fn, select
+        self.gate = gate or GATE  # a test of this machinery passes its own
+        self.future: Future | None = None
+
+    def start(self, session) -> None:
+        chosen = self.select(session)
+        if chosen and self.future is None:
+            self.future = self.gate.start(self.name, self.fn, chosen)
+
+    def result(self, session):
+        if self.future is not None:
+            return self.gate.result(self.future)
+        return self.fn(self.select(session))
 
 
 def _cgroup() -> Path | None:
