@@ -73,8 +73,7 @@ async def _run(paths: list, at_once: int, cwd, timeout: float) -> dict:
             # killed at the end, not asked to stop: a graceful stop after labs.launch waits 2.6 s
             await NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                  shutdown_kernel="immediate",
-                                 resources={"metadata": {"path": str(cwd(path))}}
-                                 ).async_execute()
+                                 resources={"metadata": {"path": str(cwd(path))}}).async_execute()
             return nb
 
     done = await asyncio.gather(*(one(p) for p in paths), return_exceptions=True)
