@@ -30,10 +30,20 @@ Measured on 2 cores, ``make test``: 20 min 9 s with the work at the session's st
 session, same code) 15 min 50 s "with the cgroup behind the gate" -- but until 2026-12-07 no
 command made the cgroup, so those runs had none; 14 min 53 s with the cgroup made and the
 notebooks' client in a process of its own (and 17 min 4 s in a slower hour of the same machine,
-where the answer catalog, which runs before the gate opens, took 80 s instead of 48 s). Tried
+where the answer catalog, which runs before the gate opens, took 80 s instead of 48 s; 13 min
+28 s in a faster one, 2026-12-08, the catalog 40 s). Tried
 and dropped: the gate at the launcher tests, whose idle time it was to fill: no faster, and a
 launcher test failed (a rank that spins took its group's one share, so its peer never reached
 the barrier it waits at -- the tests' own ranks are one group beside the background's).
+Tried and dropped (2026-12-08): the browser's Run All as background work too, the modules that
+count time (launcher, grader limits and faults, measured bubbles, the answer catalog) run first
+and every other test beside the background: 16 min 3 s against 13 min 28 s for this code in an
+equally fast hour (each of those first modules took the same time in both runs). CPU-bound
+tests beside CPU-bound background work cost about a fifth more CPU in all (1,429 against 1,202
+core-seconds, by process accounting), a test that times a pipeline's bubble failed beside it,
+and the launcher tests took 277 s beside three spinning processes in the cgroup, 112 s alone
+(their timeouts count at the machine's pace). Overlap pays only where the tests leave a core
+idle and count no time.
 
 Owns: ``Gate``, the session's ``GATE``, ``Selected``, ``enabled``, the background's cgroup
 (``command``, ``pool``, ``cgroup_available``, ``remove_cgroup``). Must not: import labs or
