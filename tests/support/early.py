@@ -31,7 +31,8 @@ session, same code) 15 min 50 s "with the cgroup behind the gate" -- but until 2
 command made the cgroup, so those runs had none; 14 min 53 s with the cgroup made and the
 notebooks' client in a process of its own (and 17 min 4 s in a slower hour of the same machine,
 where the answer catalog, which runs before the gate opens, took 80 s instead of 48 s; 13 min
-28 s in a faster one, 2026-12-08, the catalog 40 s). Tried
+28 s in a faster one, 2026-12-08, the catalog 40 s, where ``LABS_TESTS_EARLY=0`` took 15 min 6 s
+80 minutes later, the catalog 44 s: 1,245 core-seconds of CPU against 1,202). Tried
 and dropped: the gate at the launcher tests, whose idle time it was to fill: no faster, and a
 launcher test failed (a rank that spins took its group's one share, so its peer never reached
 the barrier it waits at -- the tests' own ranks are one group beside the background's).
