@@ -122,7 +122,6 @@ def test_background_commands_and_theirs_alone_move_into_the_cgroup(monkeypatch, 
     assert gate.result(gate.start("test", early.command, ["cmd"])) == ["cmd"]
 
 
-
 def test_a_modules_selected_work_runs_once_begun_early_or_when_asked():
     calls = []
 
@@ -136,6 +135,7 @@ def test_a_modules_selected_work_runs_once_begun_early_or_when_asked():
     asked = early.Selected("test", work, lambda session: session, early.Gate())
     asked.start(set())  # nothing selected: nothing begun
     assert asked.future is None and asked.result({"c"}) == ["c"] and calls[-1] == {"c"}
+
 
 @pytest.mark.slow  # two kernels
 def test_notebooks_run_apart_come_back_executed_or_with_why_they_failed(tmp_path):
